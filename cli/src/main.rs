@@ -1,0 +1,3 @@
+//! The `oxwright` command line.
+
+fn main() {}

@@ -1,0 +1,231 @@
+//! The shared artefact-store test suite: every [`ArtifactStore`]
+//! implementation (memory, filesystem, S3) runs it, so they all behave
+//! alike. Each check works under its own fresh prefix, so a store that
+//! already holds data (a shared bucket) can run it too.
+//!
+//! The checks panic on failure, like assertions in a test.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use futures::future::join_all;
+
+use crate::{ArtifactError, ArtifactStore};
+
+static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Returns a prefix no earlier check (in this or another process) used.
+fn fresh_prefix(name: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("suite/{name}-{nanos}-{}-{n}/", std::process::id())
+}
+
+/// Runs every check of the suite against `store`.
+pub async fn run_all(store: &dyn ArtifactStore) {
+    put_get_round_trip(store).await;
+    put_overwrites(store).await;
+    append_keeps_order(store).await;
+    list_by_prefix(store).await;
+    not_found_is_typed(store).await;
+    invalid_keys_are_refused(store).await;
+    binary_bytes_survive(store).await;
+    concurrent_appends_lose_no_line(store).await;
+    describe_is_not_empty(store).await;
+}
+
+/// Checks that a stored body comes back unchanged and `exists` sees it.
+pub async fn put_get_round_trip(store: &dyn ArtifactStore) {
+    let key = format!("{}result.json", fresh_prefix("round-trip"));
+    assert!(!store.exists(&key).await.unwrap(), "{key} exists before put");
+    let body = Bytes::from_static(br#"{"ok":true}"#);
+    store.put(&key, body.clone(), "application/json").await.unwrap();
+    assert_eq!(store.get(&key).await.unwrap(), body);
+    assert!(store.exists(&key).await.unwrap(), "{key} missing after put");
+}
+
+/// Checks that `put` replaces the previous body, including a longer one.
+pub async fn put_overwrites(store: &dyn ArtifactStore) {
+    let key = format!("{}page.md", fresh_prefix("overwrite"));
+    store
+        .put(&key, Bytes::from_static(b"first, longer body"), "text/markdown")
+        .await
+        .unwrap();
+    store
+        .put(&key, Bytes::from_static(b"second"), "text/markdown")
+        .await
+        .unwrap();
+    assert_eq!(store.get(&key).await.unwrap(), Bytes::from_static(b"second"));
+    assert_eq!(store.list(&key).await.unwrap(), vec![key.clone()]);
+}
+
+/// Checks that appended lines come back in order, newline-terminated, and
+/// that `append` creates the log.
+pub async fn append_keeps_order(store: &dyn ArtifactStore) {
+    let key = format!("{}steps.jsonl", fresh_prefix("append"));
+    store
+        .append(&key, Bytes::from_static(b"{\"n\":1}"))
+        .await
+        .unwrap();
+    store
+        .append(&key, Bytes::from_static(b"{\"n\":2}\n"))
+        .await
+        .unwrap();
+    store
+        .append(&key, Bytes::from_static(b"{\"n\":3}"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get(&key).await.unwrap(),
+        Bytes::from_static(b"{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n")
+    );
+}
+
+/// Checks that `list` returns exactly the keys under a prefix, sorted,
+/// matching partial segments like S3 does.
+pub async fn list_by_prefix(store: &dyn ArtifactStore) {
+    let base = fresh_prefix("list");
+    let keys = [
+        format!("{base}b/2.json"),
+        format!("{base}a/1.json"),
+        format!("{base}a/sub/3.json"),
+        format!("{base}ab/4.json"),
+        format!("{base}c.json"),
+    ];
+    for key in &keys {
+        store
+            .put(key, Bytes::from_static(b"{}"), "application/json")
+            .await
+            .unwrap();
+    }
+    let mut all = keys.to_vec();
+    all.sort();
+    assert_eq!(store.list(&base).await.unwrap(), all);
+    assert_eq!(
+        store.list(&format!("{base}a/")).await.unwrap(),
+        vec![format!("{base}a/1.json"), format!("{base}a/sub/3.json")]
+    );
+    assert_eq!(
+        store.list(&format!("{base}a")).await.unwrap(),
+        vec![
+            format!("{base}a/1.json"),
+            format!("{base}a/sub/3.json"),
+            format!("{base}ab/4.json"),
+        ]
+    );
+    assert!(store.list(&format!("{base}zzz")).await.unwrap().is_empty());
+    assert!(store.list(&fresh_prefix("list-empty")).await.unwrap().is_empty());
+}
+
+/// Checks that reading a missing key gives [`ArtifactError::NotFound`]
+/// naming the key, and that it is not retryable.
+pub async fn not_found_is_typed(store: &dyn ArtifactStore) {
+    let key = format!("{}missing.json", fresh_prefix("not-found"));
+    match store.get(&key).await {
+        Err(err @ ArtifactError::NotFound { .. }) => {
+            assert_eq!(err.key(), key);
+            assert!(!err.is_retryable());
+        }
+        other => panic!("expected NotFound for {key}, got {other:?}"),
+    }
+    assert!(!store.exists(&key).await.unwrap());
+}
+
+/// Checks that every operation refuses keys that could escape the store
+/// or alias another key.
+pub async fn invalid_keys_are_refused(store: &dyn ArtifactStore) {
+    let bad = [
+        "",
+        "/etc/passwd",
+        "../outside",
+        "a/../../outside",
+        "a\\b",
+        "a//b",
+        "a/",
+        "a/./b",
+    ];
+    for key in bad {
+        let body = Bytes::from_static(b"x");
+        let results = [
+            store.put(key, body.clone(), "text/plain").await.err(),
+            store.get(key).await.err(),
+            store.append(key, body).await.err(),
+            store.exists(key).await.err(),
+        ];
+        for (op, result) in ["put", "get", "append", "exists"].iter().zip(results) {
+            match result {
+                Some(ArtifactError::InvalidKey { key: k, .. }) => assert_eq!(k, key),
+                other => panic!("{op}({key:?}) should be InvalidKey, got {other:?}"),
+            }
+        }
+    }
+    for prefix in ["../", "/abs", "a\\"] {
+        assert!(
+            matches!(store.list(prefix).await, Err(ArtifactError::InvalidKey { .. })),
+            "list({prefix:?}) should be InvalidKey"
+        );
+    }
+}
+
+/// Checks that arbitrary bytes (NUL, invalid UTF-8, every byte value)
+/// survive a round trip, as do empty bodies.
+pub async fn binary_bytes_survive(store: &dyn ArtifactStore) {
+    let base = fresh_prefix("binary");
+    let mut body: Vec<u8> = (0..=255u8).collect();
+    body.extend_from_slice(&[0xff, 0xfe, 0x00, 0xc3, 0x28]);
+    let key = format!("{base}shot.png");
+    store
+        .put(&key, Bytes::from(body.clone()), "image/png")
+        .await
+        .unwrap();
+    assert_eq!(store.get(&key).await.unwrap(), Bytes::from(body));
+    let empty = format!("{base}empty");
+    store
+        .put(&empty, Bytes::new(), "application/octet-stream")
+        .await
+        .unwrap();
+    assert_eq!(store.get(&empty).await.unwrap(), Bytes::new());
+    assert!(store.exists(&empty).await.unwrap());
+}
+
+/// Checks that appends from several concurrent writers all land, each
+/// line whole, each writer's lines in its own order.
+pub async fn concurrent_appends_lose_no_line(store: &dyn ArtifactStore) {
+    const WRITERS: usize = 8;
+    const LINES: usize = 25;
+    let key = format!("{}manifest.jsonl", fresh_prefix("concurrent"));
+    let writers = (0..WRITERS).map(|w| {
+        let key = key.clone();
+        async move {
+            for n in 0..LINES {
+                let line = format!("{{\"writer\":{w},\"n\":{n},\"pad\":\"{}\"}}", "x".repeat(64));
+                store.append(&key, Bytes::from(line)).await.unwrap();
+            }
+        }
+    });
+    join_all(writers).await;
+    let body = store.get(&key).await.unwrap();
+    let text = std::str::from_utf8(&body).expect("log is UTF-8");
+    assert!(text.ends_with('\n'));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), WRITERS * LINES, "lines were lost");
+    let mut next = [0usize; WRITERS];
+    for line in lines {
+        let pad = "x".repeat(64);
+        let (w, n) = (0..WRITERS)
+            .flat_map(|w| (0..LINES).map(move |n| (w, n)))
+            .find(|(w, n)| line == format!("{{\"writer\":{w},\"n\":{n},\"pad\":\"{pad}\"}}"))
+            .unwrap_or_else(|| panic!("mangled line: {line}"));
+        assert_eq!(n, next[w], "writer {w} lines out of order");
+        next[w] += 1;
+    }
+}
+
+/// Checks that the store can describe itself to users.
+pub async fn describe_is_not_empty(store: &dyn ArtifactStore) {
+    assert!(!store.describe().trim().is_empty());
+}

@@ -1,0 +1,71 @@
+//! Pool configuration.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How the browser pool is built.
+#[derive(Debug, Clone)]
+pub struct PoolConfig {
+    /// Warm browsers kept running.
+    pub browsers: usize,
+    /// Pages (each in its own browser context) one browser serves at once.
+    pub pages_per_browser: usize,
+    /// The Chromium executable (`CHROME_PATH`).
+    pub chrome_path: PathBuf,
+    /// A remote browser's DevTools URL (`CHROME_URL`); no process is launched.
+    pub chrome_url: Option<String>,
+    /// Headless by default; headed jobs get their own browser on `$DISPLAY`.
+    pub headless: bool,
+    /// Jobs a browser serves before it is replaced.
+    pub recycle_after: u32,
+    /// Deadline for Chromium to start.
+    pub launch_timeout: Duration,
+    /// Deadline of one DevTools call.
+    pub call_timeout: Duration,
+    /// Extra Chromium flags.
+    pub extra_args: Vec<String>,
+    /// Window size.
+    pub window: (u32, u32),
+    /// X display for headed browsers; `$DISPLAY` when unset.
+    pub display: Option<String>,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        Self {
+            browsers: 1,
+            pages_per_browser: 4,
+            chrome_path: PathBuf::from("/usr/bin/chromium"),
+            chrome_url: None,
+            headless: true,
+            recycle_after: 500,
+            launch_timeout: Duration::from_secs(20),
+            call_timeout: Duration::from_secs(10),
+            extra_args: Vec::new(),
+            window: (1280, 800),
+            display: None,
+        }
+    }
+}
+
+impl PoolConfig {
+    /// Applies `CHROME_PATH` and `CHROME_URL` from an environment map.
+    pub fn with_env(mut self, env: &BTreeMap<String, String>) -> Self {
+        if let Some(path) = env.get("CHROME_PATH").filter(|p| !p.is_empty()) {
+            self.chrome_path = PathBuf::from(path);
+        }
+        if let Some(url) = env.get("CHROME_URL").filter(|u| !u.is_empty()) {
+            self.chrome_url = Some(url.clone());
+        }
+        if let Some(display) = env.get("DISPLAY").filter(|d| !d.is_empty()) {
+            self.display.get_or_insert_with(|| display.clone());
+        }
+        self
+    }
+
+    /// Returns how many pages the pool serves at once.
+    pub fn capacity(&self) -> usize {
+        self.browsers.max(1) * self.pages_per_browser.max(1)
+    }
+}

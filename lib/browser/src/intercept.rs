@@ -1,0 +1,232 @@
+//! Request interception through the DevTools Fetch domain: the URL policy on
+//! every request (redirect hops included), resource blocking, and the main
+//! document's status and content-type check before it renders.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    ContinueRequestParams, EnableParams, EventRequestPaused, FailRequestParams, RequestPattern, RequestStage,
+};
+use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
+use futures::StreamExt;
+use oxwright_jobs::BlockResource;
+use oxwright_policy::{PolicyError, UrlPolicy};
+use tokio::task::JoinHandle;
+
+use crate::error::cdp;
+use crate::tab::Tab;
+use crate::{BrowserError, NavigateOptions};
+
+/// What the interceptor saw of the main frame's document.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MainDocument {
+    pub url: Option<String>,
+    pub status: Option<u16>,
+    pub content_type: Option<String>,
+    pub redirects: Vec<String>,
+    pub blocked: usize,
+    pub refused: Vec<String>,
+    pub error: Option<BrowserError>,
+}
+
+/// The running interception task of one tab.
+pub(crate) struct Interceptor {
+    task: JoinHandle<()>,
+    doc: Arc<Mutex<MainDocument>>,
+}
+
+struct Shared {
+    page: Page,
+    main_frame: String,
+    policy: Arc<UrlPolicy>,
+    blocked: Vec<ResourceType>,
+    doc: Arc<Mutex<MainDocument>>,
+    hosts: Mutex<HashMap<String, Result<(), PolicyError>>>,
+    call_timeout: Duration,
+}
+
+/// Returns the DevTools resource types behind a block name.
+fn resource_types(block: BlockResource) -> &'static [ResourceType] {
+    match block {
+        BlockResource::Image => &[ResourceType::Image],
+        BlockResource::Font => &[ResourceType::Font],
+        BlockResource::Media => &[ResourceType::Media, ResourceType::TextTrack],
+        BlockResource::Stylesheet => &[ResourceType::Stylesheet],
+        BlockResource::Script => &[ResourceType::Script],
+        BlockResource::Xhr => &[ResourceType::Xhr],
+        BlockResource::Fetch => &[ResourceType::Fetch],
+        BlockResource::Websocket => &[ResourceType::WebSocket],
+        BlockResource::Eventsource => &[ResourceType::EventSource],
+        BlockResource::Manifest => &[ResourceType::Manifest],
+        BlockResource::Other => &[ResourceType::Other, ResourceType::Prefetch, ResourceType::Ping],
+    }
+}
+
+impl Interceptor {
+    /// Subscribes to paused requests, enables the Fetch domain and starts
+    /// answering every paused request.
+    pub(crate) async fn start(
+        tab: &Tab,
+        main_frame: String,
+        opts: &NavigateOptions,
+    ) -> Result<Self, BrowserError> {
+        let page = tab.page().clone();
+        let mut events = page
+            .event_listener::<EventRequestPaused>()
+            .await
+            .map_err(|e| cdp("Fetch.requestPaused", e))?;
+        let enable = EnableParams::builder()
+            .pattern(
+                RequestPattern::builder()
+                    .url_pattern("*")
+                    .request_stage(RequestStage::Request)
+                    .build(),
+            )
+            .pattern(
+                RequestPattern::builder()
+                    .url_pattern("*")
+                    .resource_type(ResourceType::Document)
+                    .request_stage(RequestStage::Response)
+                    .build(),
+            )
+            .build();
+        tab.call(enable).await?;
+        let doc = Arc::new(Mutex::new(MainDocument::default()));
+        let shared = Arc::new(Shared {
+            page,
+            main_frame,
+            policy: opts.policy.clone(),
+            blocked: opts
+                .block
+                .iter()
+                .flat_map(|b| resource_types(*b).iter().cloned())
+                .collect(),
+            doc: doc.clone(),
+            hosts: Mutex::new(HashMap::new()),
+            call_timeout: tab.call_timeout(),
+        });
+        let task = tokio::spawn(async move {
+            while let Some(ev) = events.next().await {
+                let shared = shared.clone();
+                tokio::spawn(async move { shared.on_paused(&ev).await });
+            }
+        });
+        Ok(Self { task, doc })
+    }
+
+    pub(crate) fn document(&self) -> Arc<Mutex<MainDocument>> {
+        self.doc.clone()
+    }
+
+    pub(crate) fn into_task(self) -> JoinHandle<()> {
+        self.task
+    }
+}
+
+impl Shared {
+    async fn on_paused(&self, ev: &EventRequestPaused) {
+        let is_main_doc =
+            ev.resource_type == ResourceType::Document && ev.frame_id.as_ref() == self.main_frame;
+        let url = ev.request.url.clone();
+        let response_stage = ev.response_status_code.is_some() || ev.response_error_reason.is_some();
+        if response_stage {
+            if is_main_doc && let Some(err) = self.check_main_response(ev) {
+                self.doc.lock().expect("doc").error = Some(err);
+                return self.fail(ev, ErrorReason::BlockedByResponse).await;
+            }
+            return self.proceed(ev).await;
+        }
+        if let Err(source) = self.allowed(&url).await {
+            tracing::debug!(url = %url, error = %source, "request refused by url policy");
+            {
+                let mut doc = self.doc.lock().expect("doc");
+                if is_main_doc && doc.error.is_none() {
+                    doc.error = Some(BrowserError::Policy {
+                        url: url.clone(),
+                        source,
+                    });
+                } else {
+                    doc.refused.push(url);
+                }
+            }
+            return self.fail(ev, ErrorReason::AccessDenied).await;
+        }
+        if self.blocked.contains(&ev.resource_type) {
+            self.doc.lock().expect("doc").blocked += 1;
+            return self.fail(ev, ErrorReason::BlockedByClient).await;
+        }
+        if is_main_doc && ev.redirected_request_id.is_some() {
+            self.doc.lock().expect("doc").redirects.push(url);
+        }
+        self.proceed(ev).await
+    }
+
+    /// Checks the main document's response; returns the error that refuses it.
+    fn check_main_response(&self, ev: &EventRequestPaused) -> Option<BrowserError> {
+        let status = ev.response_status_code? as u16;
+        let url = ev.request.url.clone();
+        if (300..400).contains(&status) {
+            return None;
+        }
+        if status >= 400 {
+            return Some(BrowserError::HttpStatus { status, url });
+        }
+        let content_type = ev
+            .response_headers
+            .iter()
+            .flatten()
+            .find(|h| h.name.eq_ignore_ascii_case("content-type"))
+            .map(|h| h.value.clone());
+        let mime = content_type
+            .as_deref()
+            .map(|c| c.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+            .unwrap_or_default();
+        if !(mime.is_empty() || mime == "text/html" || mime == "application/xhtml+xml") {
+            return Some(BrowserError::NonHtml {
+                content_type: content_type.unwrap_or_default(),
+                url,
+            });
+        }
+        let mut doc = self.doc.lock().expect("doc");
+        doc.url = Some(url);
+        doc.status = Some(status);
+        doc.content_type = content_type;
+        None
+    }
+
+    /// Applies the URL policy, resolving each host once per tab.
+    async fn allowed(&self, raw: &str) -> Result<(), PolicyError> {
+        let mut url = url::Url::parse(raw).map_err(|_| PolicyError::Invalid(raw.to_string()))?;
+        // WebSockets follow the rules of their HTTP twin.
+        let twin = match url.scheme() {
+            "ws" => Some("http"),
+            "wss" => Some("https"),
+            _ => None,
+        };
+        if let Some(scheme) = twin {
+            let _ = url.set_scheme(scheme);
+        }
+        let Some(host) = self.policy.check_static(&url)? else {
+            return Ok(());
+        };
+        if let Some(known) = self.hosts.lock().expect("hosts").get(&host) {
+            return known.clone();
+        }
+        let verdict = self.policy.check(&url).await;
+        self.hosts.lock().expect("hosts").insert(host, verdict.clone());
+        verdict
+    }
+
+    async fn proceed(&self, ev: &EventRequestPaused) {
+        let cmd = ContinueRequestParams::new(ev.request_id.clone());
+        let _ = tokio::time::timeout(self.call_timeout, self.page.execute(cmd)).await;
+    }
+
+    async fn fail(&self, ev: &EventRequestPaused, reason: ErrorReason) {
+        let cmd = FailRequestParams::new(ev.request_id.clone(), reason);
+        let _ = tokio::time::timeout(self.call_timeout, self.page.execute(cmd)).await;
+    }
+}

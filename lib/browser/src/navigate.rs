@@ -1,0 +1,163 @@
+//! Navigation driven by events: chromiumoxide holds a `Page.navigate`
+//! answer until its own idea of "loaded", so the command is sent in the
+//! background and completion is read from lifecycle, frame and network
+//! events, matched to the committed loader.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use chromiumoxide::cdp::browser_protocol::network::{EventLoadingFailed, ResourceType};
+use chromiumoxide::cdp::browser_protocol::page::{EventFrameNavigated, EventLifecycleEvent, NavigateParams};
+use futures::StreamExt;
+use oxwright_jobs::WaitUntil;
+
+use crate::error::cdp;
+use crate::intercept::{Interceptor, MainDocument};
+use crate::tab::Tab;
+use crate::{BrowserError, NavigateOptions, Navigation};
+
+impl Tab {
+    /// Navigates to `url` and waits for the requested state, enforcing the
+    /// URL policy and resource blocking on every request the page makes.
+    pub async fn navigate(&self, url: &url::Url, opts: &NavigateOptions) -> Result<Navigation, BrowserError> {
+        let started = Instant::now();
+        opts.policy
+            .check(url)
+            .await
+            .map_err(|source| BrowserError::Policy {
+                url: url.to_string(),
+                source,
+            })?;
+        let page = self.page().clone();
+        let main_frame = page.target_id().as_ref().to_string();
+        let listen_err = |e| cdp("event subscription", e);
+        let mut lifecycle = page
+            .event_listener::<EventLifecycleEvent>()
+            .await
+            .map_err(listen_err)?;
+        let mut navigated = page
+            .event_listener::<EventFrameNavigated>()
+            .await
+            .map_err(listen_err)?;
+        let mut failed = page
+            .event_listener::<EventLoadingFailed>()
+            .await
+            .map_err(listen_err)?;
+        let interceptor = Interceptor::start(self, main_frame.clone(), opts).await?;
+        let doc = interceptor.document();
+        self.tasks.lock().expect("tasks").push(interceptor.into_task());
+
+        let (nav_tx, mut nav_rx) = tokio::sync::oneshot::channel();
+        let sender = page.clone();
+        let target = url.to_string();
+        self.tasks.lock().expect("tasks").push(tokio::spawn(async move {
+            let _ = nav_tx.send(sender.execute(NavigateParams::new(target)).await);
+        }));
+
+        let event_name = match opts.wait_until {
+            WaitUntil::Load => "load",
+            WaitUntil::Domcontentloaded => "DOMContentLoaded",
+            WaitUntil::Networkidle => "networkIdle",
+        };
+        let what = format!("{event_name} of {url}");
+        let recorded = || doc.lock().expect("doc").error.clone();
+        let limit = opts.timeout;
+        let waited = self
+            .guard(&what, limit, async {
+                let mut committed: Option<String> = None;
+                let mut seen: HashSet<String> = HashSet::new();
+                let mut doc_failure: Option<String> = None;
+                let mut error_page = false;
+                let mut nav_done = false;
+                loop {
+                    tokio::select! {
+                        res = &mut nav_rx, if !nav_done => {
+                            nav_done = true;
+                            if let Ok(Ok(resp)) = res
+                                && let Some(text) = resp.result.error_text.filter(|t| !t.is_empty())
+                            {
+                                    return Err(recorded().unwrap_or(BrowserError::Net { net_error: text, url: url.to_string() }));
+                            }
+                        }
+                        Some(ev) = navigated.next() => {
+                            if ev.frame.parent_id.is_some() || ev.frame.id.as_ref() != main_frame {
+                                continue;
+                            }
+                            if ev.frame.url.starts_with("chrome-error:") {
+                                if let Some(err) = recorded() {
+                                    return Err(err);
+                                }
+                                if let Some(text) = doc_failure.clone() {
+                                    return Err(BrowserError::Net { net_error: text, url: url.to_string() });
+                                }
+                                // The reason follows as Page.navigate's error text.
+                                error_page = true;
+                                continue;
+                            }
+                            if committed.is_none() {
+                                committed = Some(ev.frame.loader_id.as_ref().to_string());
+                            }
+                        }
+                        Some(ev) = lifecycle.next() => {
+                            if ev.frame_id.as_ref() == main_frame && ev.name == event_name {
+                                seen.insert(ev.loader_id.as_ref().to_string());
+                            }
+                        }
+                        Some(ev) = failed.next() => {
+                            if ev.r#type == ResourceType::Document {
+                                doc_failure = Some(ev.error_text.clone());
+                                if error_page {
+                                    return Err(recorded().unwrap_or(BrowserError::Net {
+                                        net_error: ev.error_text.clone(),
+                                        url: url.to_string(),
+                                    }));
+                                }
+                            }
+                        }
+                        else => return Err(BrowserError::Crashed("event streams ended".into())),
+                    }
+                    if committed.as_ref().is_some_and(|loader| seen.contains(loader)) {
+                        return Ok(());
+                    }
+                }
+            })
+            .await;
+        if let Err(err) = waited {
+            // A refusal recorded by the interceptor explains a timeout or error page best.
+            return Err(recorded().unwrap_or(err));
+        }
+
+        if let Some(selector) = &opts.wait_for {
+            let remaining = limit.saturating_sub(started.elapsed());
+            let script = format!(
+                "new Promise(resolve => {{ const sel = {sel}; const found = () => document.querySelector(sel) !== null; \
+                 if (found()) return resolve(true); const o = new MutationObserver(() => {{ if (found()) {{ o.disconnect(); resolve(true); }} }}); \
+                 o.observe(document, {{subtree: true, childList: true, attributes: true}}); }})",
+                sel = serde_json::to_string(selector).expect("string serialises")
+            );
+            match self.evaluate(&script, remaining).await {
+                Ok(_) => {}
+                Err(BrowserError::Timeout { .. }) => {
+                    return Err(BrowserError::WaitFor {
+                        selector: selector.clone(),
+                        ms: limit.as_millis() as u64,
+                    });
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        let doc = doc.lock().expect("doc").clone();
+        Ok(finish(url, doc))
+    }
+}
+
+fn finish(url: &url::Url, doc: MainDocument) -> Navigation {
+    Navigation {
+        final_url: doc.url.unwrap_or_else(|| url.to_string()),
+        status: doc.status.unwrap_or(200),
+        content_type: doc.content_type,
+        redirects: doc.redirects,
+        blocked: doc.blocked,
+        refused: doc.refused,
+    }
+}

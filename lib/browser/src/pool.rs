@@ -1,0 +1,305 @@
+//! The warm browser pool: N browsers, each serving a few pages at once in
+//! fresh browser contexts; dead browsers are replaced, busy ones recycled.
+
+use std::ops::Deref;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
+
+use crate::handle::BrowserHandle;
+use crate::tab::Tab;
+use crate::{BrowserError, PoolConfig};
+
+/// Counters describing the pool's life so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Browsers launched (initial, replacements, recycles).
+    pub launched: u64,
+    /// Browsers replaced because they died.
+    pub replaced: u64,
+    /// Browsers replaced after `recycle_after` jobs.
+    pub recycled: u64,
+    /// Leases handed out.
+    pub leases: u64,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    handle: Option<Arc<BrowserHandle>>,
+    jobs: u32,
+}
+
+#[derive(Debug)]
+struct Group {
+    headless: bool,
+    slots: Vec<Mutex<Slot>>,
+    active: std::sync::Mutex<Vec<usize>>,
+    permits: Arc<Semaphore>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    cfg: PoolConfig,
+    main: Group,
+    other: tokio::sync::OnceCell<Group>,
+    launched: AtomicU64,
+    replaced: AtomicU64,
+    recycled: AtomicU64,
+    leases: AtomicU64,
+}
+
+/// A pool of warm browsers.
+#[derive(Debug, Clone)]
+pub struct BrowserPool {
+    inner: Arc<Inner>,
+}
+
+/// A page on loan from the pool, in its own browser context. Dropping it
+/// disposes the context and returns the capacity.
+#[derive(Debug)]
+pub struct Lease {
+    tab: Option<Tab>,
+    pool: BrowserPool,
+    group_headless: bool,
+    slot: usize,
+    _permit: OwnedSemaphorePermit,
+    /// Time spent waiting for and preparing the page.
+    pub waited: std::time::Duration,
+}
+
+impl Deref for Lease {
+    type Target = Tab;
+
+    fn deref(&self) -> &Tab {
+        self.tab.as_ref().expect("tab present until drop")
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let Some(tab) = self.tab.take() else { return };
+        let pool = self.pool.clone();
+        let (headless, slot) = (self.group_headless, self.slot);
+        let crashed = tab.crashed();
+        let release = async move {
+            tab.close().await;
+            pool.release(headless, slot, crashed).await;
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn(release);
+            }
+            Err(_) => tracing::debug!("lease dropped outside a runtime"),
+        }
+    }
+}
+
+impl Group {
+    fn new(headless: bool, browsers: usize, pages: usize) -> Self {
+        Self {
+            headless,
+            slots: (0..browsers.max(1))
+                .map(|_| Mutex::new(Slot::default()))
+                .collect(),
+            active: std::sync::Mutex::new(vec![0; browsers.max(1)]),
+            permits: Arc::new(Semaphore::new(browsers.max(1) * pages.max(1))),
+        }
+    }
+}
+
+impl BrowserPool {
+    /// Builds the pool and launches its browsers (warm start).
+    pub async fn start(cfg: PoolConfig) -> Result<Self, BrowserError> {
+        let main = Group::new(cfg.headless, cfg.browsers, cfg.pages_per_browser);
+        let pool = Self {
+            inner: Arc::new(Inner {
+                cfg,
+                main,
+                other: tokio::sync::OnceCell::new(),
+                launched: AtomicU64::new(0),
+                replaced: AtomicU64::new(0),
+                recycled: AtomicU64::new(0),
+                leases: AtomicU64::new(0),
+            }),
+        };
+        let warm = (0..pool.inner.main.slots.len()).map(|i| pool.ensure_browser(&pool.inner.main, i));
+        for result in futures::future::join_all(warm).await {
+            result?;
+        }
+        Ok(pool)
+    }
+
+    /// Returns the configuration.
+    pub fn config(&self) -> &PoolConfig {
+        &self.inner.cfg
+    }
+
+    /// Returns how many pages the pool serves at once.
+    pub fn capacity(&self) -> usize {
+        self.inner.cfg.capacity()
+    }
+
+    /// Returns the pool's counters.
+    pub fn stats(&self) -> PoolStats {
+        PoolStats {
+            launched: self.inner.launched.load(Ordering::Relaxed),
+            replaced: self.inner.replaced.load(Ordering::Relaxed),
+            recycled: self.inner.recycled.load(Ordering::Relaxed),
+            leases: self.inner.leases.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Returns how many pages are on loan right now.
+    pub fn in_use(&self) -> usize {
+        self.inner.cfg.capacity() - self.inner.main.permits.available_permits()
+    }
+
+    /// Returns the process ids of the browsers launched by this pool.
+    pub async fn pids(&self) -> Vec<i32> {
+        let mut out = Vec::new();
+        for group in std::iter::once(&self.inner.main).chain(self.inner.other.get()) {
+            for slot in &group.slots {
+                if let Some(pid) = slot.lock().await.handle.as_ref().and_then(|h| h.pid()) {
+                    out.push(pid);
+                }
+            }
+        }
+        out
+    }
+
+    async fn group(&self, headless: bool) -> &Group {
+        if headless == self.inner.cfg.headless {
+            return &self.inner.main;
+        }
+        // The other mode gets one browser, created on first use.
+        self.inner
+            .other
+            .get_or_init(|| async { Group::new(headless, 1, self.inner.cfg.pages_per_browser) })
+            .await
+    }
+
+    /// Waits for capacity and returns a fresh page in its own context.
+    pub async fn acquire(&self, headless: bool) -> Result<Lease, BrowserError> {
+        let started = Instant::now();
+        let group = self.group(headless).await;
+        let permit = group
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| BrowserError::Unavailable("pool is shut down".into()))?;
+        let slot = {
+            let mut active = group.active.lock().expect("active counts");
+            let (idx, _) = active
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, n)| **n)
+                .expect("at least one slot");
+            active[idx] += 1;
+            idx
+        };
+        let tab = match self.open_tab(group, slot).await {
+            Ok(tab) => tab,
+            Err(err) => {
+                group.active.lock().expect("active counts")[slot] -= 1;
+                return Err(err);
+            }
+        };
+        self.inner.leases.fetch_add(1, Ordering::Relaxed);
+        Ok(Lease {
+            tab: Some(tab),
+            pool: self.clone(),
+            group_headless: group.headless,
+            slot,
+            _permit: permit,
+            waited: started.elapsed(),
+        })
+    }
+
+    /// Opens a tab on slot `idx`, replacing its browser once if it is dead.
+    async fn open_tab(&self, group: &Group, idx: usize) -> Result<Tab, BrowserError> {
+        let mut last = None;
+        for _ in 0..2 {
+            let handle = self.ensure_browser(group, idx).await?;
+            match handle.new_tab().await {
+                Ok(tab) => return Ok(tab),
+                Err(err) => {
+                    tracing::warn!(error = %err, "opening a page failed; replacing the browser");
+                    handle.mark_dead();
+                    last = Some(err);
+                }
+            }
+        }
+        Err(last.unwrap_or_else(|| BrowserError::Unavailable("no browser".into())))
+    }
+
+    /// Returns slot `idx`'s browser, launching a new one when it is missing,
+    /// dead or due for recycling.
+    async fn ensure_browser(&self, group: &Group, idx: usize) -> Result<Arc<BrowserHandle>, BrowserError> {
+        let mut slot = group.slots[idx].lock().await;
+        let recycle = slot.jobs >= self.inner.cfg.recycle_after;
+        if let Some(handle) = &slot.handle {
+            if handle.is_alive() && !recycle {
+                return Ok(handle.clone());
+            }
+            if recycle && handle.is_alive() {
+                self.inner.recycled.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(slot = idx, jobs = slot.jobs, "recycling browser");
+            } else {
+                self.inner.replaced.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(slot = idx, "browser died; replacing it");
+            }
+        }
+        // Pages still open on the old browser keep it alive until they end.
+        slot.handle = None;
+        let handle = BrowserHandle::start(&self.inner.cfg, group.headless).await?;
+        self.inner.launched.fetch_add(1, Ordering::Relaxed);
+        slot.handle = Some(handle.clone());
+        slot.jobs = 0;
+        Ok(handle)
+    }
+
+    async fn release(&self, headless: bool, idx: usize, crashed: bool) {
+        let group = self.group(headless).await;
+        group.active.lock().expect("active counts")[idx] -= 1;
+        let mut slot = group.slots[idx].lock().await;
+        slot.jobs += 1;
+        // A renderer crash leaves the browser usable; a dead connection does not.
+        if crashed && slot.handle.as_ref().is_some_and(|h| !h.is_alive()) {
+            slot.handle = None;
+        }
+    }
+
+    /// Pings every browser; dead ones are marked and replaced on next use.
+    /// Returns how many answered.
+    pub async fn health_check(&self) -> usize {
+        let mut healthy = 0;
+        for slot in &self.inner.main.slots {
+            let handle = slot.lock().await.handle.clone();
+            if let Some(h) = handle {
+                match h.ping().await {
+                    Ok(()) => healthy += 1,
+                    Err(err) => {
+                        tracing::warn!(error = %err, "browser failed its health check");
+                        h.mark_dead();
+                    }
+                }
+            }
+        }
+        healthy
+    }
+
+    /// Closes every browser and refuses new leases.
+    pub async fn shutdown(&self) {
+        for group in std::iter::once(&self.inner.main).chain(self.inner.other.get()) {
+            group.permits.close();
+            for slot in &group.slots {
+                if let Some(handle) = slot.lock().await.handle.take() {
+                    handle.kill();
+                }
+            }
+        }
+    }
+}

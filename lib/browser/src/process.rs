@@ -1,0 +1,244 @@
+//! Chromium processes that oxwright owns: spawned from one long-lived
+//! launcher thread with a parent-death signal and their own process group,
+//! killed as a group and reaped when dropped.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::BrowserError;
+
+/// What to launch.
+#[derive(Debug, Clone)]
+pub struct LaunchOptions {
+    /// The Chromium executable.
+    pub executable: PathBuf,
+    /// Headless (`true`) or headed on `$DISPLAY`.
+    pub headless: bool,
+    /// Extra command-line flags.
+    pub extra_args: Vec<String>,
+    /// How long to wait for "DevTools listening".
+    pub launch_timeout: Duration,
+    /// Window size in CSS pixels.
+    pub window: (u32, u32),
+    /// X display for headed mode (falls back to `$DISPLAY`).
+    pub display: Option<String>,
+}
+
+/// The flags every oxwright Chromium runs with. The networking ones matter:
+/// without them Chromium stalls on refused background connections.
+const BASE_FLAGS: &[&str] = &[
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--disable-breakpad",
+    "--disable-crash-reporter",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--disable-hang-monitor",
+    "--disable-popup-blocking",
+    "--disable-prompt-on-repost",
+    "--disable-ipc-flooding-protection",
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
+    "--disable-dev-shm-usage",
+    "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider",
+    "--metrics-recording-only",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--mute-audio",
+    "--hide-scrollbars",
+    "--enable-automation",
+    "--remote-debugging-address=127.0.0.1",
+    "--remote-debugging-port=0",
+];
+
+type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
+
+/// Hands `cmd` to the launcher thread. PR_SET_PDEATHSIG fires when the
+/// *thread* that forked the child exits, so every Chromium is forked from
+/// one thread that lives as long as the process.
+fn spawn_owned(cmd: Command) -> std::io::Result<Child> {
+    static LAUNCHER: OnceLock<std::sync::Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
+    let sender = LAUNCHER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnRequest>();
+        std::thread::Builder::new()
+            .name("oxwright-chromium-launcher".into())
+            .spawn(move || {
+                while let Ok((mut cmd, reply)) = rx.recv() {
+                    let _ = reply.send(cmd.spawn());
+                }
+            })
+            .expect("launcher thread starts");
+        std::sync::Mutex::new(tx)
+    });
+    let (reply_tx, reply_rx) = mpsc::channel();
+    sender
+        .lock()
+        .map_err(|_| std::io::Error::other("launcher lock poisoned"))?
+        .send((cmd, reply_tx))
+        .map_err(|_| std::io::Error::other("launcher thread gone"))?;
+    reply_rx
+        .recv()
+        .map_err(|_| std::io::Error::other("launcher thread gone"))?
+}
+
+/// A running Chromium and its process group. Dropping it kills the group.
+#[derive(Debug)]
+pub struct ChromiumProcess {
+    child: Child,
+    pgid: i32,
+    _profile: tempfile::TempDir,
+}
+
+impl ChromiumProcess {
+    /// Starts Chromium and returns it with its DevTools websocket URL.
+    /// Blocking: call it from `spawn_blocking`.
+    pub fn launch(opts: &LaunchOptions) -> Result<(Self, String), BrowserError> {
+        let display = opts.display.clone().or_else(|| std::env::var("DISPLAY").ok());
+        if !opts.headless && display.is_none() {
+            return Err(BrowserError::Unavailable(
+                "headed mode needs a display, and DISPLAY is not set".into(),
+            ));
+        }
+        if !Path::new(&opts.executable).exists() {
+            return Err(BrowserError::Unavailable(format!(
+                "no Chromium at {} (install it with `apt-get install chromium` or set CHROME_PATH)",
+                opts.executable.display()
+            )));
+        }
+        let profile = tempfile::Builder::new()
+            .prefix("oxwright-chromium-")
+            .tempdir()
+            .map_err(|e| BrowserError::Unavailable(format!("profile dir: {e}")))?;
+        let mut cmd = Command::new(&opts.executable);
+        cmd.args(BASE_FLAGS)
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!("--window-size={},{}", opts.window.0, opts.window.1))
+            .args(&opts.extra_args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if opts.headless {
+            cmd.arg("--headless");
+        } else if let Some(display) = display {
+            cmd.env("DISPLAY", display);
+        }
+        cmd.arg("about:blank");
+        let parent = std::process::id() as i32;
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setpgid(0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The parent may have died before prctl took effect.
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        let mut child = spawn_owned(cmd)
+            .map_err(|e| BrowserError::Unavailable(format!("spawn {}: {e}", opts.executable.display())))?;
+        let pgid = child.id() as i32;
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let (url_tx, url_rx) = mpsc::channel::<Result<String, String>>();
+        std::thread::Builder::new()
+            .name(format!("chromium-stderr-{pgid}"))
+            .spawn(move || drain_stderr(stderr, url_tx))
+            .map_err(|e| BrowserError::Unavailable(format!("stderr thread: {e}")))?;
+        let mut process = Self {
+            child,
+            pgid,
+            _profile: profile,
+        };
+        match url_rx.recv_timeout(opts.launch_timeout) {
+            Ok(Ok(url)) => Ok((process, url)),
+            Ok(Err(tail)) => {
+                process.kill();
+                Err(BrowserError::Unavailable(format!(
+                    "chromium exited at start: {tail}"
+                )))
+            }
+            Err(_) => {
+                process.kill();
+                Err(BrowserError::Unavailable(format!(
+                    "chromium did not report a DevTools URL within {} ms",
+                    opts.launch_timeout.as_millis()
+                )))
+            }
+        }
+    }
+
+    /// Returns the browser's process id (also its process group id).
+    pub fn pid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// Kills the whole process group and reaps the browser process.
+    pub fn kill(&mut self) {
+        // SAFETY: plain syscall on a process group we created.
+        unsafe {
+            libc::killpg(self.pgid, libc::SIGKILL);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ChromiumProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Reads Chromium's stderr: reports the DevTools URL once, then keeps
+/// draining so Chromium never blocks on a full pipe.
+fn drain_stderr(stderr: std::process::ChildStderr, url_tx: mpsc::Sender<Result<String, String>>) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = String::new();
+    let mut tail: Vec<String> = Vec::new();
+    let mut reported = false;
+    loop {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let text = line.trim_end();
+        if !reported {
+            if let Some(pos) = text.find("ws://")
+                && text.contains("DevTools listening on")
+            {
+                reported = true;
+                let _ = url_tx.send(Ok(text[pos..].to_string()));
+                continue;
+            }
+            tail.push(text.to_string());
+            if tail.len() > 8 {
+                tail.remove(0);
+            }
+        } else {
+            tracing::trace!(target: "chromium", line = text, "stderr");
+        }
+    }
+    if !reported {
+        let _ = url_tx.send(Err(tail.join(" | ")));
+    }
+}

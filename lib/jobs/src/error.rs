@@ -1,0 +1,171 @@
+//! Typed job errors: what broke, whether a retry can help.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// How a job failed. The snake_case name appears in results, manifests,
+/// summaries and dead-letter headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The input was not a usable URL or spec.
+    InvalidInput,
+    /// The URL policy refused a URL (input, redirect or sub-request).
+    PolicyDenied,
+    /// The host name does not resolve.
+    Dns,
+    /// The connection failed or was reset.
+    Connection,
+    /// The page did not reach the requested state in time.
+    Timeout,
+    /// The `wait_for` selector never appeared.
+    WaitForTimeout,
+    /// The main document answered with an HTTP error status.
+    HttpStatus,
+    /// The main document is not HTML.
+    NonHtml,
+    /// The renderer or the browser crashed, or its connection died.
+    BrowserCrashed,
+    /// No browser could be started or reached.
+    BrowserUnavailable,
+    /// Reading the page's content failed.
+    Extraction,
+    /// The job was cancelled by shutdown.
+    Cancelled,
+    /// An unexpected failure inside oxwright.
+    Internal,
+}
+
+impl ErrorKind {
+    /// Returns the snake_case name of this kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::PolicyDenied => "policy_denied",
+            ErrorKind::Dns => "dns",
+            ErrorKind::Connection => "connection",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::WaitForTimeout => "wait_for_timeout",
+            ErrorKind::HttpStatus => "http_status",
+            ErrorKind::NonHtml => "non_html",
+            ErrorKind::BrowserCrashed => "browser_crashed",
+            ErrorKind::BrowserUnavailable => "browser_unavailable",
+            ErrorKind::Extraction => "extraction",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Internal => "internal",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A typed job failure with enough detail to act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub struct JobError {
+    /// What kind of failure this is.
+    pub kind: ErrorKind,
+    /// A human-readable explanation naming the cause.
+    pub message: String,
+    /// How many attempts were made before giving up.
+    #[serde(default)]
+    pub attempts: u32,
+    /// The HTTP status of the main document, for [`ErrorKind::HttpStatus`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The main document's content type, for [`ErrorKind::NonHtml`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// The URL that failed (may be a redirect target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+impl JobError {
+    /// Creates an error of `kind` with `message`, attempt count 1.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            attempts: 1,
+            status: None,
+            content_type: None,
+            url: None,
+        }
+    }
+
+    /// Sets the HTTP status.
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    /// Sets the content type.
+    pub fn with_content_type(mut self, content_type: impl Into<String>) -> Self {
+        self.content_type = Some(content_type.into());
+        self
+    }
+
+    /// Sets the URL.
+    pub fn with_url(mut self, url: impl Into<String>) -> Self {
+        self.url = Some(url.into());
+        self
+    }
+
+    /// Says whether another attempt may succeed: timeouts, connection
+    /// errors, 5xx, 408, 429 and browser crashes are transient.
+    pub fn is_retryable(&self) -> bool {
+        match self.kind {
+            ErrorKind::Timeout
+            | ErrorKind::WaitForTimeout
+            | ErrorKind::Connection
+            | ErrorKind::BrowserCrashed
+            | ErrorKind::BrowserUnavailable => true,
+            ErrorKind::HttpStatus => matches!(self.status, Some(408 | 429 | 500..=599)),
+            ErrorKind::InvalidInput
+            | ErrorKind::PolicyDenied
+            | ErrorKind::Dns
+            | ErrorKind::NonHtml
+            | ErrorKind::Extraction
+            | ErrorKind::Cancelled
+            | ErrorKind::Internal => false,
+        }
+    }
+}
+
+impl fmt::Display for JobError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)?;
+        if self.attempts > 1 {
+            write!(f, " (after {} attempts)", self.attempts)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retryable_statuses() {
+        let status = |s| JobError::new(ErrorKind::HttpStatus, "x").with_status(s);
+        assert!(status(503).is_retryable());
+        assert!(status(429).is_retryable());
+        assert!(status(408).is_retryable());
+        assert!(!status(404).is_retryable());
+        assert!(!JobError::new(ErrorKind::NonHtml, "pdf").is_retryable());
+        assert!(JobError::new(ErrorKind::Timeout, "slow").is_retryable());
+    }
+
+    #[test]
+    fn display_names_attempts() {
+        let mut e = JobError::new(ErrorKind::HttpStatus, "HTTP 503").with_status(503);
+        e.attempts = 3;
+        assert_eq!(e.to_string(), "http_status: HTTP 503 (after 3 attempts)");
+    }
+}

@@ -1,0 +1,23 @@
+//! Artefact keys: the same layout in S3 and on disk (DESIGN.md).
+
+use crate::{JobId, JobKind};
+
+/// Returns `jobs/<kind>/<id>/<name>`.
+pub fn job_artifact(kind: JobKind, id: JobId, name: &str) -> String {
+    format!("jobs/{kind}/{id}/{name}")
+}
+
+/// Returns `jobs/<kind>/<id>/result.json`.
+pub fn job_result(kind: JobKind, id: JobId) -> String {
+    job_artifact(kind, id, "result.json")
+}
+
+/// Returns `batches/<batch-id>/manifest.jsonl`.
+pub fn batch_manifest(batch_id: &str) -> String {
+    format!("batches/{batch_id}/manifest.jsonl")
+}
+
+/// Returns `batches/<batch-id>/summary.json`.
+pub fn batch_summary(batch_id: &str) -> String {
+    format!("batches/{batch_id}/summary.json")
+}

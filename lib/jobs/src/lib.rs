@@ -1,0 +1,14 @@
+//! Job and result types shared by every oxwright component: the `Job`
+//! envelope, the per-kind specs and results, typed error kinds and the
+//! artefact key layout. Serde only, no I/O.
+
+mod error;
+mod fetch;
+mod job;
+pub mod keys;
+
+pub use error::{ErrorKind, JobError};
+pub use fetch::{
+    BlockResource, ContentMode, FetchResult, FetchSpec, FetchTimings, PageMetadata, TokenCounts, WaitUntil,
+};
+pub use job::{Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION};

@@ -1,0 +1,273 @@
+//! Owns the DOM clean-up before conversion: invisible and non-content
+//! elements go, links and images become absolute, code blocks get one
+//! `language-x` class that the converter understands.
+
+use dom_query::{Document, NodeRef};
+use url::Url;
+
+/// Elements that never carry readable content. `head` stays for the title and
+/// metadata the extractor reads; only `<body>` is ever converted.
+const NON_CONTENT: &str = "script, style, noscript, template, svg, math, iframe, frame, \
+    frameset, object, embed, canvas, audio, video, source, track, map, \
+    button, input, select, option, optgroup, datalist, textarea, dialog:not([open])";
+
+/// Elements hidden by attribute; CSS-hidden ones were already removed by the browser.
+const HIDDEN: &str = r#"[hidden], [aria-hidden="true" i]"#;
+
+/// Parses `html` and strips it down to visible content with absolute URLs.
+pub(crate) fn parse_and_clean(html: &str, base_url: Option<&Url>) -> Document {
+    let doc = Document::from(html);
+    let base = effective_base(&doc, base_url);
+    doc.select(NON_CONTENT).remove();
+    doc.select(HIDDEN).remove();
+    remove_inline_hidden(&doc);
+    remove_comments(&doc);
+    fix_links(&doc, base.as_ref());
+    fix_images(&doc, base.as_ref());
+    normalize_code_blocks(&doc);
+    doc
+}
+
+/// Returns the HTML of `<body>` (or of the whole document when there is none).
+pub(crate) fn body_html(doc: &Document) -> String {
+    let body = doc.select("body");
+    if body.exists() {
+        body.html().to_string()
+    } else {
+        doc.html().to_string()
+    }
+}
+
+/// Returns the number of non-whitespace characters of visible text.
+pub(crate) fn visible_chars(doc: &Document) -> usize {
+    doc.select("body")
+        .text()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .count()
+}
+
+/// Resolves the document's `<base href>` against the caller's URL.
+fn effective_base(doc: &Document, base_url: Option<&Url>) -> Option<Url> {
+    let base_url = base_url?;
+    let declared = doc.select("head base[href]").attr("href");
+    match declared {
+        Some(href) => base_url.join(href.trim()).ok().or_else(|| Some(base_url.clone())),
+        None => Some(base_url.clone()),
+    }
+}
+
+/// Removes elements whose inline style hides them (`display:none`, `visibility:hidden`).
+fn remove_inline_hidden(doc: &Document) {
+    let styled = doc.select("[style]");
+    for node in styled.nodes() {
+        let Some(style) = node.attr("style") else {
+            continue;
+        };
+        if style_hides(&style) {
+            node.remove_from_parent();
+        }
+    }
+}
+
+/// Tells whether an inline style declaration hides its element.
+fn style_hides(style: &str) -> bool {
+    let compact: String = style
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    compact.split(';').any(|decl| {
+        let decl = decl.trim_end_matches("!important");
+        decl == "display:none" || decl == "visibility:hidden" || decl == "visibility:collapse"
+    })
+}
+
+/// Removes every HTML comment node.
+fn remove_comments(doc: &Document) {
+    let comments: Vec<NodeRef> = doc.root().descendants_it().filter(|n| n.is_comment()).collect();
+    for node in comments {
+        node.remove_from_parent();
+    }
+}
+
+/// Makes link targets absolute and drops targets that cannot be followed.
+fn fix_links(doc: &Document, base: Option<&Url>) {
+    for node in doc.select("a[href]").nodes() {
+        let Some(href) = node.attr("href") else {
+            continue;
+        };
+        let href = href.trim();
+        if href.is_empty() || starts_with_ignore_case(href, "javascript:") {
+            node.remove_attr("href");
+            continue;
+        }
+        if let Some(abs) = resolve(base, href) {
+            node.set_attr("href", &abs);
+        }
+    }
+}
+
+/// Keeps only images with alt text and a fetchable source, made absolute.
+fn fix_images(doc: &Document, base: Option<&Url>) {
+    for node in doc.select("img").nodes() {
+        let alt = node.attr("alt").map(|a| a.trim().to_owned()).unwrap_or_default();
+        let src = image_source(node);
+        match (alt.is_empty(), src) {
+            (false, Some(src)) => {
+                let abs = resolve(base, &src).unwrap_or(src);
+                node.set_attr("src", &abs);
+            }
+            _ => node.remove_from_parent(),
+        }
+    }
+}
+
+/// Picks the real source of an image, looking past lazy-loading placeholders.
+fn image_source(node: &NodeRef) -> Option<String> {
+    let usable = |s: &str| !s.is_empty() && !starts_with_ignore_case(s, "data:");
+    for attr in ["src", "data-src", "data-lazy-src", "data-original"] {
+        if let Some(v) = node.attr(attr) {
+            let v = v.trim();
+            if usable(v) {
+                return Some(v.to_owned());
+            }
+        }
+    }
+    for attr in ["srcset", "data-srcset"] {
+        if let Some(v) = node.attr(attr) {
+            let first = v.split(',').next().unwrap_or("").split_whitespace().next();
+            if let Some(first) = first.filter(|s| usable(s)) {
+                return Some(first.to_owned());
+            }
+        }
+    }
+    None
+}
+
+/// Resolves `href` against `base`; returns `None` when there is no base or it fails.
+fn resolve(base: Option<&Url>, href: &str) -> Option<String> {
+    let joined = match base {
+        Some(base) => base.join(href).ok()?,
+        None => Url::parse(href).ok()?,
+    };
+    Some(joined.to_string())
+}
+
+/// Gives each `<pre>` exactly one `<code>` child with a `language-x` class
+/// when a language is declared on either element.
+fn normalize_code_blocks(doc: &Document) {
+    for pre in doc.select("pre").nodes() {
+        let code = single_code_child(pre);
+        let lang = code
+            .as_ref()
+            .and_then(|c| language_of(c.attr("class").as_deref()))
+            .or_else(|| language_of(pre.attr("class").as_deref()))
+            .or_else(|| pre.parent().and_then(|p| language_of(p.attr("class").as_deref())));
+        let class = lang.map(|l| format!("language-{l}")).unwrap_or_default();
+        match code {
+            Some(code) => {
+                if class.is_empty() {
+                    code.remove_attr("class");
+                } else {
+                    code.set_attr("class", &class);
+                }
+            }
+            None => {
+                // Without a lone `<code>` child htmd would emit plain text, not a fence.
+                let inner = pre.inner_html();
+                let attr = if class.is_empty() {
+                    String::new()
+                } else {
+                    format!(r#" class="{class}""#)
+                };
+                pre.set_html(format!("<code{attr}>{inner}</code>"));
+            }
+        }
+    }
+}
+
+/// Returns the `<pre>`'s only child element when it is `<code>` and no text sits beside it.
+fn single_code_child<'a>(pre: &NodeRef<'a>) -> Option<NodeRef<'a>> {
+    let mut found = None;
+    for child in pre.children_it(false) {
+        if child.is_element() {
+            if found.is_some() || !child.has_name("code") {
+                return None;
+            }
+            found = Some(child);
+        } else if child.is_text() && !child.text().trim().is_empty() {
+            return None;
+        }
+    }
+    found
+}
+
+/// Reads a language from `language-x`, `lang-x`, `highlight-x` or `highlight-source-x` classes.
+fn language_of(class: Option<&str>) -> Option<String> {
+    class?.split_whitespace().find_map(|token| {
+        let lower = token.to_ascii_lowercase();
+        let lang = ["language-", "lang-", "highlight-source-", "highlight-"]
+            .iter()
+            .find_map(|p| lower.strip_prefix(p).map(str::to_owned))?;
+        let valid = !lang.is_empty()
+            && lang.len() <= 32
+            && lang
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '#' | '-' | '_' | '.'));
+        valid.then_some(lang)
+    })
+}
+
+fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
+    s.len() >= prefix.len() && s.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_languages_from_classes() {
+        assert_eq!(language_of(Some("language-rust")), Some("rust".into()));
+        assert_eq!(language_of(Some("x lang-Python")), Some("python".into()));
+        assert_eq!(language_of(Some("highlight-source-js")), Some("js".into()));
+        assert_eq!(language_of(Some("highlight-bash")), Some("bash".into()));
+        assert_eq!(language_of(Some("highlight")), None);
+        assert_eq!(language_of(None), None);
+    }
+
+    #[test]
+    fn detects_hiding_styles() {
+        assert!(style_hides("color: red; display : none"));
+        assert!(style_hides("VISIBILITY:hidden !important"));
+        assert!(!style_hides("display: block"));
+        assert!(!style_hides("display: none-ish"));
+    }
+
+    #[test]
+    fn resolves_against_base_element() {
+        let base = Url::parse("https://example.com/a/b").unwrap();
+        let doc = parse_and_clean(
+            r#"<html><head><base href="/docs/"></head><body><a href="x">x</a><img src="i.png" alt="i"></body></html>"#,
+            Some(&base),
+        );
+        assert_eq!(
+            doc.select("a").attr("href").unwrap().as_ref(),
+            "https://example.com/docs/x"
+        );
+        assert_eq!(
+            doc.select("img").attr("src").unwrap().as_ref(),
+            "https://example.com/docs/i.png"
+        );
+    }
+
+    #[test]
+    fn wraps_bare_pre_in_code() {
+        let doc = parse_and_clean(r#"<pre class="lang-sh">ls -l</pre>"#, None);
+        assert_eq!(
+            doc.select("pre").html().as_ref(),
+            r#"<pre class="lang-sh"><code class="language-sh">ls -l</code></pre>"#
+        );
+    }
+}

@@ -1,0 +1,125 @@
+//! HTML to Markdown: main-content and full-page modes, token counts.
+//!
+//! The pipeline parses the rendered document once with `dom_query`, strips
+//! everything that is not visible content (`clean`), optionally narrows it to
+//! the main content with `dom_smoothie` (`extract`), converts with `htmd` plus
+//! our own table, link, image and code handlers (`convert`), and tidies the
+//! whitespace (`tidy`). `design.md` beside this crate records why.
+
+mod clean;
+mod convert;
+mod extract;
+mod tidy;
+mod tokens;
+
+pub use oxwright_jobs::ContentMode;
+pub use tokens::count_tokens;
+
+/// Warning added when a page has no visible text at all.
+pub const EMPTY_PAGE_WARNING: &str = "empty page: no visible text";
+
+/// Warning prefix used when main-content extraction gave way to the full page.
+pub const MAIN_FALLBACK_WARNING: &str = "main-content extraction fell back to full page";
+
+/// The Markdown rendering of one page and what went wrong on the way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversion {
+    /// The Markdown, trimmed, with no HTML left in it.
+    pub markdown: String,
+    /// Human-readable notes on degraded results (empty page, extraction fallback).
+    pub warnings: Vec<String>,
+}
+
+/// Why a page could not be converted at all.
+#[derive(Debug, thiserror::Error)]
+pub enum MarkdownError {
+    /// The HTML could not be turned into a tree (html5ever reported an I/O error).
+    #[error("html could not be converted: {0}")]
+    Convert(#[source] std::io::Error),
+}
+
+impl MarkdownError {
+    /// Tells whether retrying the same input could succeed; it never can.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            MarkdownError::Convert(_) => false,
+        }
+    }
+}
+
+/// Converts a rendered document (the `outerHTML` of `<html>`) to Markdown.
+///
+/// `base_url` resolves relative links and images to absolute ones (a
+/// `<base href>` in the page is honoured on top of it). In
+/// [`ContentMode::Main`] only the readability-style main content is kept; if
+/// that extraction fails or keeps almost nothing of a page that has text, the
+/// whole page is converted instead and a warning says so.
+pub fn html_to_markdown(
+    html: &str,
+    base_url: Option<&url::Url>,
+    mode: ContentMode,
+) -> Result<Conversion, MarkdownError> {
+    let mut warnings = Vec::new();
+    let markdown = match mode {
+        ContentMode::Full => full_page(html, base_url)?,
+        ContentMode::Main => {
+            let doc = clean::parse_and_clean(html, base_url);
+            match extract::main_content(doc) {
+                extract::Outcome::Article { html, title } => {
+                    let body = convert::to_markdown(&html)?;
+                    tidy::tidy(&with_title(body, &title))
+                }
+                extract::Outcome::TooLittle {
+                    page_chars,
+                    kept_chars,
+                } => {
+                    warnings.push(format!(
+                        "{MAIN_FALLBACK_WARNING}: main content kept {kept_chars} of {page_chars} characters"
+                    ));
+                    full_page(html, base_url)?
+                }
+                extract::Outcome::Failed(reason) => {
+                    warnings.push(format!("{MAIN_FALLBACK_WARNING}: {reason}"));
+                    full_page(html, base_url)?
+                }
+                extract::Outcome::EmptyPage => String::new(),
+            }
+        }
+    };
+    if markdown.is_empty() {
+        // A fallback warning would only repeat what the empty-page one says.
+        warnings.clear();
+        warnings.push(EMPTY_PAGE_WARNING.to_owned());
+    }
+    Ok(Conversion { markdown, warnings })
+}
+
+/// Converts the whole visible page.
+fn full_page(html: &str, base_url: Option<&url::Url>) -> Result<String, MarkdownError> {
+    let doc = clean::parse_and_clean(html, base_url);
+    let body = clean::body_html(&doc);
+    Ok(tidy::tidy(&convert::to_markdown(&body)?))
+}
+
+/// Puts the article title on top as the one `#` heading: an existing heading
+/// with the same text is promoted (readability demotes `h1` to `h2`),
+/// otherwise the title is prepended.
+fn with_title(body: String, title: &str) -> String {
+    let title = convert::one_line(title);
+    if title.is_empty() {
+        return body;
+    }
+    let mut lines: Vec<&str> = body.lines().collect();
+    let heading = format!("# {title}");
+    let mut in_fence = false;
+    for line in lines.iter_mut() {
+        if line.starts_with("```") || line.starts_with("~~~") {
+            in_fence = !in_fence;
+        }
+        if !in_fence && line.starts_with('#') && line.trim_start_matches('#').trim() == title {
+            *line = &heading;
+            return lines.join("\n");
+        }
+    }
+    format!("{heading}\n\n{body}")
+}

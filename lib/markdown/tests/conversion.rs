@@ -1,0 +1,157 @@
+//! Exact-output tests of the conversion rules on small documents.
+
+use oxwright_markdown::{
+    ContentMode, EMPTY_PAGE_WARNING, MAIN_FALLBACK_WARNING, count_tokens, html_to_markdown,
+};
+use url::Url;
+
+fn full(body: &str) -> String {
+    let base = Url::parse("https://example.com/blog/post").unwrap();
+    let html = format!("<html><head><title>T</title></head><body>{body}</body></html>");
+    let out = html_to_markdown(&html, Some(&base), ContentMode::Full).unwrap();
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    out.markdown
+}
+
+#[test]
+fn table_escapes_pipes_and_has_separator_row() {
+    let md = full(
+        "<table><thead><tr><th>Name</th><th>Type</th></tr></thead><tbody>\
+         <tr><td><code>timeout</code></td><td><code>Duration | None</code></td></tr>\
+         <tr><td>a | b</td><td>first\nsecond<br>third</td></tr></tbody></table>",
+    );
+    assert_eq!(
+        md,
+        "| Name | Type |\n| --- | --- |\n| `timeout` | `Duration \\| None` |\n| a \\| b | first second third |"
+    );
+}
+
+#[test]
+fn nested_lists_keep_three_levels() {
+    let md = full(
+        "<ul><li>one<ul><li>two<ol><li>three</li><li>three b</li></ol></li></ul></li><li>back</li></ul>",
+    );
+    assert_eq!(md, "- one\n  - two\n    1. three\n    2. three b\n- back");
+}
+
+#[test]
+fn code_blocks_take_their_language() {
+    assert_eq!(
+        full("<pre><code class=\"language-rust\">fn main() {\n    println!(\"hi\");\n}\n</code></pre>"),
+        "```rust\nfn main() {\n    println!(\"hi\");\n}\n```"
+    );
+    assert_eq!(
+        full("<pre class=\"lang-python\"><code>x = 1</code></pre>"),
+        "```python\nx = 1\n```"
+    );
+    assert_eq!(
+        full("<div class=\"highlight-bash\"><pre>ls | wc -l</pre></div>"),
+        "```bash\nls | wc -l\n```"
+    );
+    assert_eq!(full("<p>Call <code>f(x)</code> now.</p>"), "Call `f(x)` now.");
+}
+
+#[test]
+fn links_and_images_become_absolute() {
+    assert_eq!(
+        full(
+            "<p><a href=\"/docs/a\">abs</a> <a href=\"../b?q=1#frag\">rel</a> \
+             <a href=\"https://other.org/x\">ext</a> <a href=\"javascript:void(0)\">js</a></p>\
+             <p><img src=\"img/cat.png\" alt=\"A cat\"><img src=\"/no-alt.png\"></p>"
+        ),
+        "[abs](https://example.com/docs/a) [rel](https://example.com/b?q=1#frag) \
+         [ext](https://other.org/x) js\n\n![A cat](https://example.com/blog/img/cat.png)"
+    );
+}
+
+#[test]
+fn headings_emphasis_and_quotes_survive() {
+    assert_eq!(
+        full(
+            "<h1>Title</h1><h3>Sub</h3><p><strong>bold</strong> and <em>it</em></p><blockquote><p>quoted</p></blockquote>"
+        ),
+        "# Title\n\n### Sub\n\n**bold** and *it*\n\n> quoted"
+    );
+}
+
+#[test]
+fn invisible_content_never_appears() {
+    let md = full(
+        "<p>visible</p><script>var SENTINEL_A = 1;</script><style>.SENTINEL_B{}</style>\
+         <noscript>SENTINEL_C</noscript><template><p>SENTINEL_D</p></template>\
+         <svg><title>SENTINEL_E</title><text>SENTINEL_E</text></svg><!-- SENTINEL_F -->\
+         <div hidden>SENTINEL_G</div><div aria-hidden=\"true\">SENTINEL_H</div>\
+         <p style=\"display: none\">SENTINEL_I</p><span style=\"visibility:hidden\">SENTINEL_J</span>\
+         <p>still <span>visible</span></p>",
+    );
+    assert_eq!(md, "visible\n\nstill visible");
+}
+
+#[test]
+fn head_content_never_appears() {
+    let md = full("<p>body text</p>");
+    assert_eq!(md, "body text");
+}
+
+#[test]
+fn non_ascii_text_survives_exactly() {
+    let text = "東京都は14日、計画を決定した。Zoë Müller: « très bonne » — naïve café";
+    assert_eq!(full(&format!("<p>{text}</p>")), text);
+}
+
+#[test]
+fn empty_pages_warn() {
+    let cases = [
+        "<html><head><title>x</title></head><body></body></html>",
+        "<html><body>  \n\t </body></html>",
+        "<html><body><div hidden>secret</div><script>x()</script><div aria-hidden=\"true\">y</div></body></html>",
+        "",
+    ];
+    for html in cases {
+        for mode in [ContentMode::Main, ContentMode::Full] {
+            let out = html_to_markdown(html, None, mode).unwrap();
+            assert_eq!(out.markdown, "", "{html:?} {mode:?}");
+            assert_eq!(
+                out.warnings,
+                vec![EMPTY_PAGE_WARNING.to_owned()],
+                "{html:?} {mode:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn main_mode_falls_back_to_full_when_extraction_keeps_almost_nothing() {
+    let links: String = (0..40)
+        .map(|i| format!("<li><a href=\"/s/{i}\">Section number {i} of the site</a></li>"))
+        .collect();
+    let html = format!("<html><body><nav><ul>{links}</ul></nav><p>Hi.</p></body></html>");
+    let out = html_to_markdown(&html, None, ContentMode::Main).unwrap();
+    assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+    assert!(
+        out.warnings[0].starts_with(MAIN_FALLBACK_WARNING),
+        "{:?}",
+        out.warnings
+    );
+    assert!(out.markdown.contains("Section number 39 of the site"));
+    assert!(out.markdown.ends_with("Hi."));
+}
+
+#[test]
+fn main_mode_keeps_short_pages_whole() {
+    let html = "<html><body><p>Only one short paragraph here.</p></body></html>";
+    let out = html_to_markdown(html, None, ContentMode::Main).unwrap();
+    assert_eq!(out.markdown, "Only one short paragraph here.");
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+}
+
+#[test]
+fn output_is_tidy() {
+    let md = full("<p>a   </p><br><br><br><div>\n\n\n</div><p>b<br></p><p></p><p>c</p>");
+    assert_eq!(md, "a\n\nb\n\nc");
+}
+
+#[test]
+fn counts_tokens_with_cl100k() {
+    assert_eq!(count_tokens("hello world"), 2);
+}

@@ -1,0 +1,25 @@
+//! How jobs travel from the scheduler to the workers and how their reports
+//! travel back: the [`JobQueue`] trait with AMQP semantics (confirmed
+//! publishes, prefetch-bounded consumers, ack / requeue / retry /
+//! dead-letter), the message decoding rules, the in-memory [`MemoryQueue`],
+//! and the one test suite every implementation must pass.
+
+mod decode;
+mod delivery;
+mod error;
+mod memory;
+mod queue;
+pub mod test_suite;
+
+pub use decode::{DEFAULT_MAX_MESSAGE_BYTES, DecodeError, decode_job, encode_job};
+pub use delivery::{DeadLetter, DeadLetterReason, Delivery, Headers, Message, Settlement, Settler};
+pub use error::QueueError;
+pub use memory::{MemoryQueue, MemoryQueueOptions};
+pub use queue::{Consumer, JobQueue, ReportStream};
+
+/// Header carrying the W3C trace context of the publisher.
+pub const HEADER_TRACEPARENT: &str = "traceparent";
+/// Header a dead-lettered message carries: the reason's kind.
+pub const HEADER_ERROR_KIND: &str = "x-oxwright-error-kind";
+/// Header a dead-lettered message carries: the reason's message.
+pub const HEADER_ERROR_MESSAGE: &str = "x-oxwright-error-message";

@@ -1,0 +1,395 @@
+//! `MemoryQueue`: the in-process queue of embedded runs and tests, with the
+//! same semantics the broker gives (prefetch, requeue, delayed retry,
+//! dead letters, a durable results queue).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use chrono::Utc;
+use oxwright_jobs::{Job, JobKind, JobReport};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tracing::debug;
+
+use crate::{
+    Consumer, DEFAULT_MAX_MESSAGE_BYTES, DeadLetter, Delivery, Headers, JobQueue, Message, QueueError,
+    ReportStream, Settlement, Settler, encode_job,
+};
+
+/// Settings of a [`MemoryQueue`].
+#[derive(Debug, Clone)]
+pub struct MemoryQueueOptions {
+    /// Largest body consumers decode; larger ones are `Oversized`.
+    pub max_message_bytes: usize,
+}
+
+impl Default for MemoryQueueOptions {
+    fn default() -> Self {
+        Self {
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
+}
+
+/// An in-process [`JobQueue`]; clones share the same queues.
+#[derive(Debug, Clone)]
+pub struct MemoryQueue {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    options: MemoryQueueOptions,
+    state: Mutex<State>,
+    /// Woken on every change; waiters re-check the state.
+    changed: Notify,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    closed: bool,
+    queues: HashMap<JobKind, VecDeque<Queued>>,
+    reports: VecDeque<Bytes>,
+    dead_letters: Vec<DeadLetter>,
+}
+
+#[derive(Debug)]
+struct Queued {
+    message: Message,
+    redelivered: bool,
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Every critical section is a single collection operation, so a
+        // poisoned lock still guards consistent data.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Changes the state and wakes every waiter.
+    fn update<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        let out = f(&mut self.lock());
+        self.changed.notify_waiters();
+        out
+    }
+
+    /// Waits until `take` returns `Some`, re-checking after each change.
+    /// Cancel-safe when `take` only changes the state when it returns
+    /// `Some`.
+    async fn wait_for<T>(&self, mut take: impl FnMut(&mut State) -> Option<T>) -> T {
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            // Registers before checking so a change in between is not missed.
+            notified.as_mut().enable();
+            if let Some(value) = take(&mut self.lock()) {
+                return value;
+            }
+            notified.await;
+        }
+    }
+
+    fn push(&self, message: Message, redelivered: bool, front: bool) {
+        self.update(|state| {
+            let queue = state.queues.entry(message.kind).or_default();
+            let queued = Queued { message, redelivered };
+            if front {
+                queue.push_front(queued);
+            } else {
+                queue.push_back(queued);
+            }
+        });
+    }
+}
+
+impl MemoryQueue {
+    /// Creates an empty queue with default options.
+    pub fn new() -> Self {
+        Self::with_options(MemoryQueueOptions::default())
+    }
+
+    /// Creates an empty queue with `options`.
+    pub fn with_options(options: MemoryQueueOptions) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                options,
+                state: Mutex::new(State::default()),
+                changed: Notify::new(),
+            }),
+        }
+    }
+
+    /// Closes the queue for shutdown: consumers and report streams end
+    /// (`next` returns `None`), publishing fails with
+    /// [`QueueError::Closed`]. Messages stay where they are; unsettled
+    /// deliveries can still be settled.
+    pub fn close(&self) {
+        self.inner.update(|state| state.closed = true);
+        debug!("memory queue closed");
+    }
+
+    /// Says whether [`MemoryQueue::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.inner.lock().closed
+    }
+
+    fn publish_message(&self, message: Message) -> Result<(), QueueError> {
+        self.inner.update(|state| {
+            if state.closed {
+                return Err(QueueError::Closed);
+            }
+            state.queues.entry(message.kind).or_default().push_back(Queued {
+                message,
+                redelivered: false,
+            });
+            Ok(())
+        })
+    }
+}
+
+impl Default for MemoryQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[async_trait]
+impl JobQueue for MemoryQueue {
+    async fn publish_with_headers(&self, job: &Job, headers: Headers) -> Result<(), QueueError> {
+        let body = encode_job(job, self.inner.options.max_message_bytes)?;
+        self.publish_message(Message {
+            kind: job.kind(),
+            message_id: Some(job.id.to_string()),
+            headers,
+            body,
+        })?;
+        debug!(job_id = %job.id, kind = %job.kind(), attempt = job.attempt, "job published");
+        Ok(())
+    }
+
+    async fn publish_raw(&self, kind: JobKind, body: Bytes, headers: Headers) -> Result<(), QueueError> {
+        self.publish_message(Message {
+            kind,
+            message_id: None,
+            headers,
+            body,
+        })
+    }
+
+    async fn consume(&self, kind: JobKind, prefetch: usize) -> Result<Box<dyn Consumer>, QueueError> {
+        if prefetch == 0 {
+            return Err(QueueError::InvalidArgument(
+                "prefetch must be at least 1".to_owned(),
+            ));
+        }
+        if self.is_closed() {
+            return Err(QueueError::Closed);
+        }
+        Ok(Box::new(MemoryConsumer {
+            inner: self.inner.clone(),
+            kind,
+            slots: Arc::new(Semaphore::new(prefetch)),
+        }))
+    }
+
+    async fn publish_report(&self, report: &JobReport) -> Result<(), QueueError> {
+        let body = serde_json::to_vec(report).map_err(QueueError::Encode)?;
+        self.inner.update(|state| {
+            if state.closed {
+                return Err(QueueError::Closed);
+            }
+            state.reports.push_back(Bytes::from(body));
+            Ok(())
+        })
+    }
+
+    async fn reports(&self) -> Result<Box<dyn ReportStream>, QueueError> {
+        Ok(Box::new(MemoryReports {
+            inner: self.inner.clone(),
+        }))
+    }
+
+    async fn dead_letters(&self) -> Result<Vec<DeadLetter>, QueueError> {
+        Ok(self.inner.lock().dead_letters.clone())
+    }
+
+    async fn depth(&self, kind: JobKind) -> Result<usize, QueueError> {
+        Ok(self.inner.lock().queues.get(&kind).map_or(0, VecDeque::len))
+    }
+
+    fn max_message_bytes(&self) -> usize {
+        self.inner.options.max_message_bytes
+    }
+}
+
+/// A consumer of one kind's in-memory queue.
+#[derive(Debug)]
+struct MemoryConsumer {
+    inner: Arc<Inner>,
+    kind: JobKind,
+    /// One permit per unsettled delivery; each delivery's settler holds one.
+    slots: Arc<Semaphore>,
+}
+
+#[async_trait]
+impl Consumer for MemoryConsumer {
+    async fn next(&mut self) -> Option<Delivery> {
+        let permit = tokio::select! {
+            biased;
+            () = self.inner.wait_for(|s| s.closed.then_some(())) => return None,
+            permit = self.slots.clone().acquire_owned() => permit.ok()?,
+        };
+        let kind = self.kind;
+        let queued = self
+            .inner
+            .wait_for(|state| {
+                if state.closed {
+                    return Some(None);
+                }
+                state.queues.get_mut(&kind)?.pop_front().map(Some)
+            })
+            .await?;
+        let settler = MemorySettler {
+            inner: self.inner.clone(),
+            _permit: permit,
+        };
+        Some(Delivery::new(
+            queued.message,
+            queued.redelivered,
+            self.inner.options.max_message_bytes,
+            Box::new(settler),
+        ))
+    }
+}
+
+/// Settles one in-memory delivery; dropping it frees the prefetch slot.
+#[derive(Debug)]
+struct MemorySettler {
+    inner: Arc<Inner>,
+    _permit: OwnedSemaphorePermit,
+}
+
+#[async_trait]
+impl Settler for MemorySettler {
+    async fn settle(self: Box<Self>, message: Message, settlement: Settlement) -> Result<(), QueueError> {
+        let message_id = message.message_id.clone().unwrap_or_default();
+        match settlement {
+            Settlement::Ack => debug!(message_id, "delivery acked"),
+            Settlement::Requeue => {
+                debug!(message_id, "delivery requeued");
+                self.inner.push(message, true, true);
+            }
+            Settlement::Retry { delay, message } => {
+                debug!(
+                    message_id,
+                    delay_ms = delay.as_millis() as u64,
+                    "delivery scheduled for retry"
+                );
+                let inner = self.inner.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(delay).await;
+                    inner.push(message, false, false);
+                });
+            }
+            Settlement::DeadLetter(reason) => {
+                debug!(message_id, reason = %reason.kind, "delivery dead-lettered");
+                self.inner.update(|state| {
+                    state.dead_letters.push(DeadLetter {
+                        message,
+                        reason,
+                        dead_lettered_at: Utc::now(),
+                    });
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn abandon(self: Box<Self>, message: Message) {
+        self.inner.push(message, true, true);
+    }
+}
+
+/// A subscription to the in-memory results queue.
+#[derive(Debug)]
+struct MemoryReports {
+    inner: Arc<Inner>,
+}
+
+#[async_trait]
+impl ReportStream for MemoryReports {
+    async fn next(&mut self) -> Option<Result<JobReport, QueueError>> {
+        let body = self
+            .inner
+            .wait_for(|state| match state.reports.pop_front() {
+                Some(body) => Some(Some(body)),
+                None if state.closed => Some(None),
+                None => None,
+            })
+            .await?;
+        Some(serde_json::from_slice(&body).map_err(|e| QueueError::MalformedReport(e.to_string())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use oxwright_jobs::{FetchSpec, JobSpec};
+
+    use super::*;
+
+    fn job() -> Job {
+        Job::new(
+            JobSpec::Fetch(FetchSpec::new("https://example.com/".parse().unwrap())),
+            None,
+        )
+    }
+
+    #[tokio::test]
+    async fn close_ends_waiting_consumers_and_refuses_publishes() {
+        let queue = MemoryQueue::new();
+        let mut idle = queue.consume(JobKind::Fetch, 1).await.unwrap();
+        let mut full = queue.consume(JobKind::Fetch, 1).await.unwrap();
+        queue.publish(&job()).await.unwrap();
+        let held = full.next().await.unwrap();
+        let waiting_idle = tokio::spawn(async move { idle.next().await.is_none() });
+        let waiting_full = tokio::spawn(async move { full.next().await.is_none() });
+        tokio::task::yield_now().await;
+        queue.close();
+        assert!(waiting_idle.await.unwrap());
+        assert!(waiting_full.await.unwrap());
+        assert!(matches!(queue.publish(&job()).await, Err(QueueError::Closed)));
+        // Settling after close still works; the message stays for later.
+        held.requeue().await.unwrap();
+        assert_eq!(queue.depth(JobKind::Fetch).await.unwrap(), 1);
+        let mut reports = queue.reports().await.unwrap();
+        assert!(reports.next().await.is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retry_waits_for_its_delay() {
+        let queue = MemoryQueue::new();
+        queue.publish(&job()).await.unwrap();
+        let mut consumer = queue.consume(JobKind::Fetch, 1).await.unwrap();
+        let delivery = consumer.next().await.unwrap();
+        delivery.retry(Duration::from_secs(30)).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(29)).await;
+        assert_eq!(queue.depth(JobKind::Fetch).await.unwrap(), 0);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(queue.depth(JobKind::Fetch).await.unwrap(), 1);
+        let again = consumer.next().await.unwrap();
+        assert_eq!(again.job().as_ref().unwrap().attempt, 2);
+        again.ack().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn zero_prefetch_is_refused() {
+        let queue = MemoryQueue::new();
+        assert!(matches!(
+            queue.consume(JobKind::Fetch, 0).await,
+            Err(QueueError::InvalidArgument(_))
+        ));
+    }
+}

@@ -1,0 +1,1 @@
+//! Job intake, batches and manifests.

@@ -1,0 +1,166 @@
+//! The page-fetch handler (seed 002): navigate in a pooled browser, refuse
+//! what is not HTML, read the DOM, convert it to Markdown, and retry
+//! transient failures with exponential backoff.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use oxwright_browser::{BrowserPool, NavigateOptions, UrlPolicy};
+use oxwright_jobs::{ErrorKind, FetchResult, FetchSpec, FetchTimings, JobError, TokenCounts};
+use oxwright_markdown::{count_tokens, html_to_markdown};
+
+/// A fetch result plus the bulky outputs stored beside it.
+#[derive(Debug, Clone)]
+pub struct FetchOutput {
+    /// The result.
+    pub result: FetchResult,
+    /// The rendered HTML, when `include_html` was asked for.
+    pub html: Option<String>,
+    /// A PNG screenshot, when asked for.
+    pub screenshot: Option<Vec<u8>>,
+}
+
+/// Returns the backoff before retry `n` (0-based): `base × 2^n`, capped at a minute.
+pub fn backoff(base_ms: u64, n: u32) -> Duration {
+    let factor = 1u64.checked_shl(n.min(20)).unwrap_or(u64::MAX);
+    Duration::from_millis(base_ms.saturating_mul(factor).min(60_000))
+}
+
+/// Fetches `spec.url`, retrying transient failures up to `spec.retry_count` times.
+#[tracing::instrument(skip_all, fields(url = %spec.url))]
+pub async fn fetch_page(
+    pool: &BrowserPool,
+    policy: &Arc<UrlPolicy>,
+    spec: &FetchSpec,
+) -> Result<FetchOutput, JobError> {
+    let started = Instant::now();
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        match fetch_once(pool, policy, spec).await {
+            Ok(mut out) => {
+                out.result.attempts = attempt;
+                out.result.timings.total_ms = ms(started.elapsed());
+                return Ok(out);
+            }
+            Err(mut err) => {
+                if err.is_retryable() && attempt <= spec.retry_count {
+                    let wait = backoff(spec.retry_delay_ms, attempt - 1);
+                    tracing::debug!(attempt, error = %err, wait_ms = wait.as_millis() as u64, "fetch attempt failed; retrying");
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+                err.attempts = attempt;
+                if err.url.is_none() {
+                    err.url = Some(spec.url.to_string());
+                }
+                return Err(err);
+            }
+        }
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+async fn fetch_once(
+    pool: &BrowserPool,
+    policy: &Arc<UrlPolicy>,
+    spec: &FetchSpec,
+) -> Result<FetchOutput, JobError> {
+    let t0 = Instant::now();
+    let lease = pool.acquire(spec.headless).await?;
+    let acquire_ms = ms(t0.elapsed());
+    let opts = NavigateOptions {
+        wait_until: spec.wait_for_load_state,
+        wait_for: spec.wait_for.clone(),
+        block: spec.block_resources.clone(),
+        policy: policy.clone(),
+        timeout: Duration::from_millis(spec.timeout_ms.max(1)),
+    };
+    let t1 = Instant::now();
+    let nav = lease.navigate(&spec.url, &opts).await?;
+    let navigate_ms = ms(t1.elapsed());
+    let screenshot = if spec.screenshot {
+        Some(lease.screenshot_png().await?)
+    } else {
+        None
+    };
+    let t2 = Instant::now();
+    let page = lease
+        .extract(lease.call_timeout().max(Duration::from_secs(20)))
+        .await?;
+    let extract_ms = ms(t2.elapsed());
+    // The browser is done: give the page back before the CPU-bound part.
+    drop(lease);
+
+    let t3 = Instant::now();
+    let base = url::Url::parse(&nav.final_url).ok();
+    let mode = spec.content;
+    let include_html = spec.include_html;
+    let (conv, tokens, html) = tokio::task::spawn_blocking(move || {
+        let conv = html_to_markdown(&page.visible_html, base.as_ref(), mode);
+        let tokens = TokenCounts {
+            html: count_tokens(&page.html),
+            markdown: conv.as_ref().map(|c| count_tokens(&c.markdown)).unwrap_or(0),
+        };
+        (
+            conv,
+            tokens,
+            (include_html.then_some(page.html), page.title, page.metadata),
+        )
+    })
+    .await
+    .map_err(|e| JobError::new(ErrorKind::Internal, format!("conversion task: {e}")))?;
+    let conv = conv.map_err(|e| JobError::new(ErrorKind::Extraction, e.to_string()))?;
+    let convert_ms = ms(t3.elapsed());
+    let (html, title, metadata) = html;
+
+    let mut warnings = conv.warnings;
+    if !nav.refused.is_empty() {
+        warnings.push(format!(
+            "url policy refused {} sub-request(s), first: {}",
+            nav.refused.len(),
+            nav.refused[0]
+        ));
+    }
+    Ok(FetchOutput {
+        result: FetchResult {
+            url: spec.url.to_string(),
+            final_url: nav.final_url,
+            status: nav.status,
+            content_type: nav.content_type,
+            title,
+            metadata,
+            markdown: conv.markdown,
+            content_mode: spec.content,
+            tokens,
+            timings: FetchTimings {
+                acquire_ms,
+                navigate_ms,
+                extract_ms,
+                convert_ms,
+                total_ms: 0.0,
+            },
+            attempts: 1,
+            warnings,
+            artifacts: Vec::new(),
+        },
+        html,
+        screenshot,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles() {
+        assert_eq!(backoff(100, 0), Duration::from_millis(100));
+        assert_eq!(backoff(100, 1), Duration::from_millis(200));
+        assert_eq!(backoff(100, 2), Duration::from_millis(400));
+        assert_eq!(backoff(1000, 30), Duration::from_secs(60));
+    }
+}

@@ -1,0 +1,7 @@
+//! The worker side of oxwright: job handlers over the warm browser pool and
+//! the consumer loop that feeds them from a job queue.
+
+pub mod handlers;
+
+pub use handlers::fetch::{FetchOutput, backoff, fetch_page};
+pub use handlers::{HandlerContext, run_job};
