@@ -1,3 +1,69 @@
-//! The `oxwright` command line.
+//! The `oxwright` command line: parses flags, sets up telemetry, and hands
+//! each subcommand to its module.
 
-fn main() {}
+mod commands;
+mod config;
+mod context;
+mod options;
+
+use clap::{Parser, Subcommand};
+
+use crate::context::Setup;
+use crate::options::CommonArgs;
+
+/// Web pages into LLM-ready Markdown, in real Chromium, at scale.
+#[derive(Debug, Parser)]
+#[command(name = "oxwright", version, about)]
+struct Cli {
+    #[command(flatten)]
+    common: CommonArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Fetch pages now and print their Markdown.
+    Fetch(commands::fetch::FetchCmd),
+    /// Fetch a list of URLs through the in-process queue, with a manifest.
+    Batch(commands::batch::BatchCmd),
+    /// Serve the bundled sample site on loopback (for demos).
+    SampleSite(commands::sample_site::SampleSiteCmd),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime starts");
+    let code = runtime.block_on(async {
+        let _telemetry = match oxwright_telemetry::init(
+            "oxwright",
+            oxwright_telemetry::TelemetryOptions::from_process_env(),
+        ) {
+            Ok(guard) => Some(guard),
+            Err(err) => {
+                eprintln!("warning: telemetry disabled: {err:#}");
+                None
+            }
+        };
+        match run(cli).await {
+            Ok(code) => code,
+            Err(err) => {
+                eprintln!("error: {err:#}");
+                1
+            }
+        }
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    std::process::exit(code);
+}
+
+async fn run(cli: Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        Command::SampleSite(cmd) => commands::sample_site::run(cmd).await,
+        Command::Fetch(cmd) => commands::fetch::run(Setup::new(&cli.common)?, cmd).await,
+        Command::Batch(cmd) => commands::batch::run(Setup::new(&cli.common)?, cmd).await,
+    }
+}

@@ -19,7 +19,7 @@ use tracing_subscriber::{EnvFilter, Layer, filter};
 
 /// The filter used when `RUST_LOG` is unset: `info` for oxwright crates,
 /// `warn` for everything else.
-pub const DEFAULT_FILTER: &str = "warn,oxwright=info";
+pub const DEFAULT_FILTER: &str = "warn,oxwright=info,chromiumoxide=error";
 
 /// Set once the global subscriber is installed.
 static INITIALISED: AtomicBool = AtomicBool::new(false);

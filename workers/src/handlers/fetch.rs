@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use oxwright_browser::{BrowserPool, NavigateOptions, UrlPolicy};
+use oxwright_browser::{BrowserError, BrowserPool, NavigateOptions, UrlPolicy};
 use oxwright_jobs::{ErrorKind, FetchResult, FetchSpec, FetchTimings, JobError, TokenCounts};
 use oxwright_markdown::{count_tokens, html_to_markdown};
 
@@ -34,6 +34,14 @@ pub async fn fetch_page(
     spec: &FetchSpec,
 ) -> Result<FetchOutput, JobError> {
     let started = Instant::now();
+    // The input URL is checked before any browser work (no page is leased for it).
+    if let Err(source) = policy.check(&spec.url).await {
+        return Err(BrowserError::Policy {
+            url: spec.url.to_string(),
+            source,
+        }
+        .into());
+    }
     let mut attempt = 0u32;
     loop {
         attempt += 1;

@@ -1,0 +1,143 @@
+//! `oxwright batch FILE`: runs a URL list through the in-process queue and
+//! the warm pool, with a progress bar, artefacts and a manifest in the file
+//! store, and a summary at the end.
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use oxwright_jobs::{JobKind, ReportStatus};
+use oxwright_queue::{JobQueue, MemoryQueue};
+use oxwright_scheduler::batch::{BatchRequest, BatchSummary, new_batch_id, parse_url_list, run_batch};
+use oxwright_worker::{ConsumerOptions, run_consumer};
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{Setup, shutdown_on_signals};
+use crate::options::FetchArgs;
+
+/// Arguments of `oxwright batch`.
+#[derive(Debug, Args)]
+pub struct BatchCmd {
+    /// File of URLs, one a line (`-` for standard input).
+    pub file: PathBuf,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+}
+
+/// Runs the command; returns the process exit code.
+pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
+    let text = if cmd.file.as_os_str() == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("reading URLs from stdin")?;
+        s
+    } else {
+        std::fs::read_to_string(&cmd.file).with_context(|| format!("reading {}", cmd.file.display()))?
+    };
+    let lines = parse_url_list(&text, &setup.policy);
+    let template = cmd
+        .fetch
+        .spec("http://template.invalid/".parse().expect("valid url"));
+    let batch_id = new_batch_id();
+    let shutdown = shutdown_on_signals();
+
+    let pool = setup.pool().await?;
+    let ctx = setup.handler(pool.clone());
+    let store = ctx.store.clone();
+    let queue: Arc<dyn JobQueue> = Arc::new(MemoryQueue::new());
+    let capacity = pool.capacity();
+    let workers_done = CancellationToken::new();
+    let worker = {
+        let (queue, shutdown, done) = (queue.clone(), shutdown.clone(), workers_done.clone());
+        tokio::spawn(async move {
+            let result = run_consumer(
+                ctx,
+                queue,
+                ConsumerOptions::new(JobKind::Fetch, capacity),
+                shutdown,
+            )
+            .await;
+            done.cancel();
+            result
+        })
+    };
+
+    let progress = progress_bar(lines.len() as u64);
+    let req = BatchRequest {
+        batch_id: batch_id.clone(),
+        lines,
+        template,
+        window: capacity * 4,
+    };
+    let pb = progress.clone();
+    let summary = run_batch(
+        queue,
+        store.clone(),
+        req,
+        move |report, done, _total| {
+            pb.set_position(done as u64);
+            if report.status == ReportStatus::Failed {
+                let kind = report.error.as_ref().map(|e| e.kind.as_str()).unwrap_or("?");
+                pb.println(format!("failed [{kind}] {}", report.url));
+            }
+        },
+        shutdown.clone(),
+        workers_done.clone().cancelled_owned(),
+    )
+    .await?;
+    progress.finish_and_clear();
+    shutdown.cancel();
+    worker.await.context("worker task")??;
+    pool.shutdown().await;
+
+    if cmd.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print_summary(&summary, &store.describe());
+    }
+    Ok(if summary.interrupted { 130 } else { 0 })
+}
+
+fn progress_bar(total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(total);
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} pages ({per_sec}, eta {eta})",
+        )
+        .expect("valid template"),
+    );
+    pb
+}
+
+fn print_summary(s: &BatchSummary, store: &str) {
+    let rate = if s.elapsed_s > 0.0 {
+        (s.ok + s.failed) as f64 / s.elapsed_s
+    } else {
+        0.0
+    };
+    println!(
+        "batch {}: {} pages, {} ok, {} failed in {:.1} s ({rate:.1} pages/s){}",
+        s.batch_id,
+        s.total,
+        s.ok,
+        s.failed,
+        s.elapsed_s,
+        if s.interrupted { " — interrupted" } else { "" }
+    );
+    for (kind, n) in &s.failed_by_kind {
+        println!("  {kind}: {n}");
+    }
+    println!("store:    {store}");
+    println!("manifest: {}", s.manifest);
+    println!("markdown: jobs/fetch/<job-id>/page.md (one folder per job; see the manifest)");
+}

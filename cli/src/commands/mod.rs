@@ -1,0 +1,5 @@
+//! The subcommands, one file each.
+
+pub mod batch;
+pub mod fetch;
+pub mod sample_site;

@@ -1,0 +1,164 @@
+//! The `oxwright` configuration: a TOML file, then environment overrides
+//! read from an injected map, then command-line flags.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use oxwright_browser::PoolConfig;
+use oxwright_policy::{HostRule, UrlPolicy};
+use serde::Deserialize;
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The browser pool.
+    #[serde(default)]
+    pub browser: BrowserSection,
+    /// The URL policy.
+    #[serde(default)]
+    pub policy: UrlPolicy,
+    /// Where embedded runs write artefacts.
+    #[serde(default = "default_out_dir")]
+    pub out_dir: PathBuf,
+}
+
+/// `[browser]`: how many warm browsers, and which Chromium.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BrowserSection {
+    /// Warm browsers kept running.
+    #[serde(default = "default_browsers")]
+    pub browsers: usize,
+    /// Pages each browser serves at once (each in a fresh context).
+    #[serde(default = "default_pages")]
+    pub pages_per_browser: usize,
+    /// Chromium executable; `CHROME_PATH` overrides.
+    #[serde(default)]
+    pub chrome_path: Option<PathBuf>,
+    /// Remote browser DevTools URL; `CHROME_URL` overrides.
+    #[serde(default)]
+    pub chrome_url: Option<String>,
+    /// Jobs a browser serves before it is replaced.
+    #[serde(default = "default_recycle")]
+    pub recycle_after: u32,
+    /// Deadline of one DevTools call, in milliseconds.
+    #[serde(default = "default_call_timeout_ms")]
+    pub call_timeout_ms: u64,
+    /// Extra Chromium flags.
+    #[serde(default)]
+    pub extra_args: Vec<String>,
+}
+
+fn default_out_dir() -> PathBuf {
+    PathBuf::from("oxwright-out")
+}
+fn default_browsers() -> usize {
+    1
+}
+fn default_pages() -> usize {
+    4
+}
+fn default_recycle() -> u32 {
+    500
+}
+fn default_call_timeout_ms() -> u64 {
+    10_000
+}
+
+impl Default for BrowserSection {
+    fn default() -> Self {
+        Self {
+            browsers: default_browsers(),
+            pages_per_browser: default_pages(),
+            chrome_path: None,
+            chrome_url: None,
+            recycle_after: default_recycle(),
+            call_timeout_ms: default_call_timeout_ms(),
+            extra_args: Vec::new(),
+        }
+    }
+}
+
+impl Config {
+    /// Reads `path` (when given), then applies `env`.
+    pub fn load(path: Option<&Path>, env: &BTreeMap<String, String>) -> anyhow::Result<Self> {
+        let mut cfg = match path {
+            Some(p) => {
+                let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+                toml::from_str(&text).with_context(|| format!("parsing {}", p.display()))?
+            }
+            None => Config::default(),
+        };
+        if let Some(dir) = env.get("OXWRIGHT_OUT").filter(|d| !d.is_empty()) {
+            cfg.out_dir = PathBuf::from(dir);
+        }
+        if let Some(hosts) = env.get("OXWRIGHT_ALLOW_HOSTS").filter(|h| !h.is_empty()) {
+            for host in hosts.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+                let rule: HostRule = host
+                    .parse()
+                    .with_context(|| format!("OXWRIGHT_ALLOW_HOSTS entry {host:?}"))?;
+                cfg.policy.allow_hosts.push(rule);
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// Returns the pool configuration, with `CHROME_PATH` / `CHROME_URL` from `env`.
+    pub fn pool(&self, env: &BTreeMap<String, String>) -> PoolConfig {
+        let b = &self.browser;
+        let mut pool = PoolConfig {
+            browsers: b.browsers.max(1),
+            pages_per_browser: b.pages_per_browser.max(1),
+            chrome_url: b.chrome_url.clone(),
+            recycle_after: b.recycle_after.max(1),
+            call_timeout: Duration::from_millis(b.call_timeout_ms.max(100)),
+            extra_args: b.extra_args.clone(),
+            ..PoolConfig::default()
+        };
+        if let Some(path) = &b.chrome_path {
+            pool.chrome_path = path.clone();
+        }
+        pool.with_env(env)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_then_env() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("oxwright.toml");
+        std::fs::write(
+            &path,
+            "out_dir = \"/data/out\"\n[browser]\nbrowsers = 2\nchrome_path = \"/opt/chrome\"\n[policy]\nallow_hosts = [\"127.0.0.1:8080\"]\n",
+        )
+        .unwrap();
+        let env = BTreeMap::from([
+            ("CHROME_PATH".to_string(), "/usr/bin/chromium".to_string()),
+            (
+                "OXWRIGHT_ALLOW_HOSTS".to_string(),
+                "10.0.0.5, docs.internal:8443".to_string(),
+            ),
+        ]);
+        let cfg = Config::load(Some(&path), &env).unwrap();
+        assert_eq!(cfg.out_dir, PathBuf::from("/data/out"));
+        assert_eq!(cfg.policy.allow_hosts.len(), 3);
+        let pool = cfg.pool(&env);
+        assert_eq!(pool.browsers, 2);
+        assert_eq!(pool.chrome_path, PathBuf::from("/usr/bin/chromium"));
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.toml");
+        std::fs::write(&path, "[browser]\nbrowserz = 2\n").unwrap();
+        let err = Config::load(Some(&path), &BTreeMap::new()).unwrap_err();
+        assert!(format!("{err:#}").contains("browserz"), "{err:#}");
+    }
+}

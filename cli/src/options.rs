@@ -1,0 +1,153 @@
+//! Command-line flags shared by the commands that fetch pages.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use oxwright_jobs::{BlockResource, ContentMode, FetchSpec, WaitUntil};
+use oxwright_policy::HostRule;
+
+/// Lifecycle state names as typed on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LoadState {
+    /// The `load` event.
+    Load,
+    /// `DOMContentLoaded`.
+    Domcontentloaded,
+    /// No network for 500 ms.
+    Networkidle,
+}
+
+/// Content modes as typed on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Content {
+    /// Readability-style main content.
+    Main,
+    /// The whole visible page.
+    Full,
+}
+
+/// Resource types as typed on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Block {
+    /// Images.
+    Image,
+    /// Web fonts.
+    Font,
+    /// Audio and video.
+    Media,
+    /// CSS.
+    Stylesheet,
+    /// JavaScript.
+    Script,
+    /// XHR.
+    Xhr,
+    /// fetch().
+    Fetch,
+    /// WebSockets.
+    Websocket,
+    /// Server-sent events.
+    Eventsource,
+    /// Manifests.
+    Manifest,
+    /// Prefetches, pings, other.
+    Other,
+}
+
+/// Global flags: configuration, output, policy.
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    /// Configuration file (TOML).
+    #[arg(long, global = true, env = "OXWRIGHT_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Artefact directory (default ./oxwright-out).
+    #[arg(long, global = true)]
+    pub out: Option<PathBuf>,
+    /// Allow a private host or host:port (repeatable).
+    #[arg(long = "allow-host", global = true, value_name = "HOST[:PORT]")]
+    pub allow_hosts: Vec<HostRule>,
+    /// Allow every private, loopback and link-local address (demos only).
+    #[arg(long, global = true)]
+    pub allow_private: bool,
+    /// Warm browsers (overrides the config file).
+    #[arg(long, global = true)]
+    pub browsers: Option<usize>,
+    /// Pages per browser at once (overrides the config file).
+    #[arg(long, global = true)]
+    pub pages_per_browser: Option<usize>,
+}
+
+/// Flags that shape each page fetch.
+#[derive(Debug, Clone, Args)]
+pub struct FetchArgs {
+    /// Deadline of one attempt, in milliseconds.
+    #[arg(long, default_value_t = 30_000)]
+    pub timeout_ms: u64,
+    /// Lifecycle state to wait for.
+    #[arg(long, value_enum, default_value = "load")]
+    pub wait_until: LoadState,
+    /// CSS selector that must appear before the page is read.
+    #[arg(long)]
+    pub wait_for: Option<String>,
+    /// Retries of transient failures.
+    #[arg(long, default_value_t = 2)]
+    pub retries: u32,
+    /// Base delay between retries (doubles each time), in milliseconds.
+    #[arg(long, default_value_t = 1_000)]
+    pub retry_delay_ms: u64,
+    /// Resource types never downloaded (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub block: Vec<Block>,
+    /// Main content or the full page.
+    #[arg(long, value_enum, default_value = "main")]
+    pub content: Content,
+    /// Keep the rendered HTML as page.html.
+    #[arg(long)]
+    pub include_html: bool,
+    /// Take a PNG screenshot.
+    #[arg(long)]
+    pub screenshot: bool,
+    /// Run a visible browser (needs a display).
+    #[arg(long)]
+    pub headed: bool,
+}
+
+impl FetchArgs {
+    /// Builds a spec for `url` from these flags.
+    pub fn spec(&self, url: url::Url) -> FetchSpec {
+        let mut spec = FetchSpec::new(url);
+        spec.headless = !self.headed;
+        spec.timeout_ms = self.timeout_ms;
+        spec.wait_for_load_state = match self.wait_until {
+            LoadState::Load => WaitUntil::Load,
+            LoadState::Domcontentloaded => WaitUntil::Domcontentloaded,
+            LoadState::Networkidle => WaitUntil::Networkidle,
+        };
+        spec.wait_for = self.wait_for.clone();
+        spec.retry_count = self.retries;
+        spec.retry_delay_ms = self.retry_delay_ms;
+        spec.block_resources = self.block.iter().map(|b| block(*b)).collect();
+        spec.content = match self.content {
+            Content::Main => ContentMode::Main,
+            Content::Full => ContentMode::Full,
+        };
+        spec.include_html = self.include_html;
+        spec.screenshot = self.screenshot;
+        spec
+    }
+}
+
+fn block(b: Block) -> BlockResource {
+    match b {
+        Block::Image => BlockResource::Image,
+        Block::Font => BlockResource::Font,
+        Block::Media => BlockResource::Media,
+        Block::Stylesheet => BlockResource::Stylesheet,
+        Block::Script => BlockResource::Script,
+        Block::Xhr => BlockResource::Xhr,
+        Block::Fetch => BlockResource::Fetch,
+        Block::Websocket => BlockResource::Websocket,
+        Block::Eventsource => BlockResource::Eventsource,
+        Block::Manifest => BlockResource::Manifest,
+        Block::Other => BlockResource::Other,
+    }
+}

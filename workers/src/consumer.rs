@@ -1,0 +1,126 @@
+//! The consumer loop: take a pool permit, then a message; run the job;
+//! publish its report; only then settle the delivery. Undecodable messages
+//! and failed jobs go to the dead-letter queue with their reason.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use oxwright_jobs::{JobKind, JobReport, ReportStatus};
+use oxwright_queue::{DeadLetterReason, Delivery, JobQueue, QueueError};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::handlers::{HandlerContext, run_job};
+
+/// How a consumer behaves.
+#[derive(Debug, Clone)]
+pub struct ConsumerOptions {
+    /// The job kind consumed.
+    pub kind: JobKind,
+    /// Jobs run at once; also the prefetch. Defaults to the pool capacity.
+    pub concurrency: usize,
+    /// Deliveries of one job before a retryable failure is final.
+    pub max_attempts: u32,
+    /// Base delay of queue-level retries (doubled each attempt).
+    pub retry_delay: Duration,
+    /// How long in-flight jobs may run on after shutdown starts.
+    pub drain_timeout: Duration,
+}
+
+impl ConsumerOptions {
+    /// Returns options for `kind` with `concurrency`, one attempt per job.
+    pub fn new(kind: JobKind, concurrency: usize) -> Self {
+        Self {
+            kind,
+            concurrency: concurrency.max(1),
+            max_attempts: 1,
+            retry_delay: Duration::from_secs(5),
+            drain_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Consumes `opts.kind` jobs until `shutdown` fires or the queue closes,
+/// then waits (bounded) for in-flight jobs. Unsettled deliveries left at the
+/// end return to the queue.
+pub async fn run_consumer(
+    ctx: HandlerContext,
+    queue: Arc<dyn JobQueue>,
+    opts: ConsumerOptions,
+    shutdown: CancellationToken,
+) -> Result<(), QueueError> {
+    let permits = Arc::new(Semaphore::new(opts.concurrency));
+    let mut consumer = queue.consume(opts.kind, opts.concurrency).await?;
+    let tracker = TaskTracker::new();
+    loop {
+        // The permit comes first: a message is only taken when it can run.
+        let permit = tokio::select! {
+            _ = shutdown.cancelled() => break,
+            p = permits.clone().acquire_owned() => p.expect("semaphore never closes"),
+        };
+        let delivery = tokio::select! {
+            _ = shutdown.cancelled() => break,
+            d = consumer.next() => match d {
+                Some(d) => d,
+                None => break,
+            },
+        };
+        let (ctx, queue, opts) = (ctx.clone(), queue.clone(), opts.clone());
+        tracker.spawn(async move {
+            if let Err(err) = handle_delivery(&ctx, queue.as_ref(), &opts, delivery).await {
+                tracing::warn!(error = %err, "settling a delivery failed");
+            }
+            drop(permit);
+        });
+    }
+    tracker.close();
+    if tokio::time::timeout(opts.drain_timeout, tracker.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            in_flight = tracker.len(),
+            "drain timed out; unfinished jobs return to the queue"
+        );
+    }
+    Ok(())
+}
+
+async fn handle_delivery(
+    ctx: &HandlerContext,
+    queue: &dyn JobQueue,
+    opts: &ConsumerOptions,
+    delivery: Delivery,
+) -> Result<(), QueueError> {
+    let job = match delivery.job() {
+        Ok(job) => job.clone(),
+        Err(decode) => {
+            let reason = decode.dead_letter_reason();
+            tracing::warn!(reason = %reason.message, "undecodable message dead-lettered");
+            return delivery.dead_letter(reason).await;
+        }
+    };
+    let report: JobReport = run_job(ctx, &job).await;
+    if let Some(err) = &report.error
+        && err.is_retryable()
+        && job.attempt < opts.max_attempts
+    {
+        let delay = opts.retry_delay * 2u32.saturating_pow(job.attempt.saturating_sub(1).min(16));
+        tracing::debug!(job_id = %job.id, attempt = job.attempt, "retrying job later");
+        return delivery.retry(delay).await;
+    }
+    queue.publish_report(&report).await?;
+    match (report.status, report.error) {
+        (ReportStatus::Ok, _) => delivery.ack().await,
+        (ReportStatus::Failed, Some(err)) => {
+            delivery
+                .dead_letter(DeadLetterReason {
+                    kind: err.kind.to_string(),
+                    message: err.to_string(),
+                })
+                .await
+        }
+        (ReportStatus::Failed, None) => delivery.ack().await,
+    }
+}
