@@ -1,3 +1,125 @@
-//! Benchmark harness.
+//! Benchmark harness: fetch throughput (warm pool, cold browser, bare CDP),
+//! conversion CPU and token reduction, and browser memory. Prints Markdown
+//! tables and writes JSON to `bench/results/<name>.json`.
 
-fn main() {}
+mod convert;
+mod fetch;
+mod memory;
+mod modes;
+mod stats;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use serde::Serialize;
+
+#[derive(Debug, Parser)]
+#[command(name = "oxwright-bench", about = "oxwright benchmarks")]
+struct Cli {
+    /// Name of the JSON file under bench/results/ (defaults to the subcommand).
+    #[arg(long, global = true)]
+    name: Option<String>,
+    /// Directory for the JSON results.
+    #[arg(long, global = true, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/results"))]
+    out_dir: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Fetch throughput: warm pool vs cold browser per page vs bare chromiumoxide.
+    Fetch(fetch::FetchArgs),
+    /// html_to_markdown and count_tokens CPU per article, and token reduction.
+    Convert(convert::ConvertArgs),
+    /// PSS of the warm pool's Chromium tree, idle and with pages in flight.
+    Memory(memory::MemoryArgs),
+}
+
+/// Where and when a result was measured.
+#[derive(Debug, Serialize)]
+struct Machine {
+    date: String,
+    command: String,
+    cores: usize,
+    os: String,
+    chromium: String,
+    /// `/proc/loadavg` when the run started: other work on the machine skews results.
+    loadavg_at_start: String,
+}
+
+impl Machine {
+    fn read() -> Self {
+        let chromium = std::process::Command::new("/usr/bin/chromium")
+            .arg("--version")
+            .stderr(std::process::Stdio::null())
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
+        let os = std::fs::read_to_string("/etc/os-release")
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                    .map(|v| v.trim_matches('"').to_string())
+            })
+            .unwrap_or_default();
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        Self {
+            date: chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
+            command: format!("cargo run --release -p oxwright-bench -- {}", args.join(" ")),
+            cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            os,
+            chromium,
+            loadavg_at_start: std::fs::read_to_string("/proc/loadavg")
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Output<'a, T: Serialize> {
+    machine: &'a Machine,
+    results: &'a T,
+}
+
+fn write_json<T: Serialize>(cli: &Cli, default: &str, machine: &Machine, results: &T) -> Result<()> {
+    std::fs::create_dir_all(&cli.out_dir)?;
+    let name = cli.name.as_deref().unwrap_or(default);
+    let path = cli.out_dir.join(format!("{name}.json"));
+    let body = serde_json::to_string_pretty(&Output { machine, results })?;
+    std::fs::write(&path, body + "\n")?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let machine = Machine::read();
+    println!(
+        "{} · {} cores · {} · {} · loadavg {}\n",
+        machine.date, machine.cores, machine.os, machine.chromium, machine.loadavg_at_start
+    );
+    match &cli.command {
+        Command::Fetch(args) => {
+            let report = fetch::run(args).await?;
+            println!("{}", fetch::markdown(&report));
+            write_json(&cli, "fetch", &machine, &report)?;
+        }
+        Command::Convert(args) => {
+            let report = convert::run(args).await?;
+            println!("{}", convert::markdown(&report));
+            write_json(&cli, "convert", &machine, &report)?;
+        }
+        Command::Memory(args) => {
+            let report = memory::run(args).await?;
+            println!("{}", memory::markdown(&report));
+            write_json(&cli, "memory", &machine, &report)?;
+        }
+    }
+    Ok(())
+}

@@ -63,11 +63,7 @@ impl Setup {
 
     /// Returns a handler context over `pool`.
     pub fn handler(&self, pool: BrowserPool) -> HandlerContext {
-        HandlerContext {
-            pool,
-            policy: self.policy.clone(),
-            store: self.store(),
-        }
+        HandlerContext::new(pool, self.policy.clone(), self.store())
     }
 }
 

@@ -27,6 +27,8 @@ enum Command {
     Fetch(commands::fetch::FetchCmd),
     /// Fetch a list of URLs through the in-process queue, with a manifest.
     Batch(commands::batch::BatchCmd),
+    /// Discover and load a site's sitemaps.
+    Sitemap(commands::sitemap::SitemapCmd),
     /// Serve the bundled sample site on loopback (for demos).
     SampleSite(commands::sample_site::SampleSiteCmd),
 }
@@ -65,5 +67,6 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::SampleSite(cmd) => commands::sample_site::run(cmd).await,
         Command::Fetch(cmd) => commands::fetch::run(Setup::new(&cli.common)?, cmd).await,
         Command::Batch(cmd) => commands::batch::run(Setup::new(&cli.common)?, cmd).await,
+        Command::Sitemap(cmd) => commands::sitemap::run(Setup::new(&cli.common)?, cmd).await,
     }
 }

@@ -22,7 +22,11 @@ use crate::options::FetchArgs;
 #[derive(Debug, Args)]
 pub struct BatchCmd {
     /// File of URLs, one a line (`-` for standard input).
-    pub file: PathBuf,
+    #[arg(required_unless_present = "sitemap")]
+    pub file: Option<PathBuf>,
+    /// Fetch every URL of this site's sitemaps (a domain or URL) instead of a file.
+    #[arg(long, conflicts_with = "file")]
+    pub sitemap: Option<String>,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -32,14 +36,19 @@ pub struct BatchCmd {
 
 /// Runs the command; returns the process exit code.
 pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
-    let text = if cmd.file.as_os_str() == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .context("reading URLs from stdin")?;
-        s
-    } else {
-        std::fs::read_to_string(&cmd.file).with_context(|| format!("reading {}", cmd.file.display()))?
+    let text = match (&cmd.sitemap, &cmd.file) {
+        (Some(target), _) => super::sitemap::expand(&setup, target).await?,
+        (None, Some(file)) if file.as_os_str() == "-" => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .context("reading URLs from stdin")?;
+            s
+        }
+        (None, Some(file)) => {
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?
+        }
+        (None, None) => anyhow::bail!("give a URL file or --sitemap"),
     };
     let lines = parse_url_list(&text, &setup.policy);
     let template = cmd

@@ -3,3 +3,4 @@
 pub mod batch;
 pub mod fetch;
 pub mod sample_site;
+pub mod sitemap;

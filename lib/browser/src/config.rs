@@ -29,6 +29,8 @@ pub struct PoolConfig {
     pub window: (u32, u32),
     /// X display for headed browsers; `$DISPLAY` when unset.
     pub display: Option<String>,
+    /// How often idle browsers are pinged.
+    pub health_interval: Duration,
 }
 
 impl Default for PoolConfig {
@@ -45,6 +47,7 @@ impl Default for PoolConfig {
             extra_args: Vec::new(),
             window: (1280, 800),
             display: None,
+            health_interval: Duration::from_secs(30),
         }
     }
 }

@@ -128,7 +128,25 @@ impl BrowserPool {
         for result in futures::future::join_all(warm).await {
             result?;
         }
+        pool.spawn_health_monitor();
         Ok(pool)
+    }
+
+    /// Pings every browser every `health_interval`; dead ones are replaced
+    /// on their next lease. Stops when the pool is dropped or shut down.
+    fn spawn_health_monitor(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let interval = self.inner.cfg.health_interval;
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(interval).await;
+                let Some(inner) = weak.upgrade() else { return };
+                if inner.main.permits.is_closed() {
+                    return;
+                }
+                BrowserPool { inner }.health_check().await;
+            }
+        });
     }
 
     /// Returns the configuration.
@@ -224,7 +242,16 @@ impl BrowserPool {
         for _ in 0..2 {
             let handle = self.ensure_browser(group, idx).await?;
             match handle.new_tab().await {
-                Ok(tab) => return Ok(tab),
+                Ok(tab) => {
+                    // Count the job when its page is handed out: counted at
+                    // release (a background task) a quick next acquire could
+                    // miss the recycle.
+                    let mut slot = group.slots[idx].lock().await;
+                    if slot.handle.as_ref().is_some_and(|h| Arc::ptr_eq(h, &handle)) {
+                        slot.jobs += 1;
+                    }
+                    return Ok(tab);
+                }
                 Err(err) => {
                     tracing::warn!(error = %err, "opening a page failed; replacing the browser");
                     handle.mark_dead();
@@ -265,7 +292,6 @@ impl BrowserPool {
         let group = self.group(headless).await;
         group.active.lock().expect("active counts")[idx] -= 1;
         let mut slot = group.slots[idx].lock().await;
-        slot.jobs += 1;
         // A renderer crash leaves the browser usable; a dead connection does not.
         if crashed && slot.handle.as_ref().is_some_and(|h| !h.is_alive()) {
             slot.handle = None;

@@ -95,6 +95,32 @@ fn spawn_owned(cmd: Command) -> std::io::Result<Child> {
         .map_err(|_| std::io::Error::other("launcher thread gone"))?
 }
 
+/// Profile directories are named `<prefix><owner-pid>-<random>`.
+const PROFILE_PREFIX: &str = "oxwright-chromium-";
+
+/// Removes, once per process, the profile directories of oxwright processes
+/// that died without cleaning up (SIGKILL leaves them behind).
+fn sweep_stale_profiles() {
+    static SWEPT: OnceLock<()> = OnceLock::new();
+    SWEPT.get_or_init(|| {
+        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PROFILE_PREFIX)) else {
+                continue;
+            };
+            let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+                continue;
+            };
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    });
+}
+
 /// A running Chromium and its process group. Dropping it kills the group.
 #[derive(Debug)]
 pub struct ChromiumProcess {
@@ -119,11 +145,18 @@ impl ChromiumProcess {
                 opts.executable.display()
             )));
         }
+        sweep_stale_profiles();
         let profile = tempfile::Builder::new()
-            .prefix("oxwright-chromium-")
+            .prefix(&format!("{PROFILE_PREFIX}{}-", std::process::id()))
             .tempdir()
             .map_err(|e| BrowserError::Unavailable(format!("profile dir: {e}")))?;
+        // With --disable-dev-shm-usage Chromium keeps shared memory under
+        // $TMPDIR; inside the profile it goes away with the profile.
+        let tmp = profile.path().join("tmp");
+        std::fs::create_dir_all(&tmp)
+            .map_err(|e| BrowserError::Unavailable(format!("profile tmp dir: {e}")))?;
         let mut cmd = Command::new(&opts.executable);
+        cmd.env("TMPDIR", &tmp);
         cmd.args(BASE_FLAGS)
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg(format!("--window-size={},{}", opts.window.0, opts.window.1))

@@ -176,7 +176,12 @@ impl Tab {
 
     /// Crashes the renderer on purpose (tests and poison-page drills).
     pub async fn crash_renderer(&self) {
-        let _ = tokio::time::timeout(self.call_timeout, self.page.execute(CrashParams::default())).await;
+        // Page.crash never answers: the renderer is gone before it can.
+        let _ = tokio::time::timeout(
+            Duration::from_millis(500),
+            self.page.execute(CrashParams::default()),
+        )
+        .await;
     }
 
     /// Disposes the browser context (and so the page).

@@ -8,6 +8,14 @@ use uuid::Uuid;
 
 use crate::{FetchResult, FetchSpec, JobError};
 
+/// A sitemap-load request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SitemapSpec {
+    /// A domain, a site URL, or a sitemap URL.
+    pub target: String,
+}
+
 /// Version of the job message schema; a worker refuses other versions.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -41,6 +49,8 @@ impl fmt::Display for JobId {
 pub enum JobKind {
     /// Fetch one page and convert it to Markdown.
     Fetch,
+    /// Discover and load a site's sitemaps.
+    Sitemap,
 }
 
 impl JobKind {
@@ -48,6 +58,7 @@ impl JobKind {
     pub fn as_str(self) -> &'static str {
         match self {
             JobKind::Fetch => "fetch",
+            JobKind::Sitemap => "sitemap",
         }
     }
 }
@@ -64,6 +75,8 @@ impl fmt::Display for JobKind {
 pub enum JobSpec {
     /// A page fetch.
     Fetch(FetchSpec),
+    /// A sitemap load.
+    Sitemap(SitemapSpec),
 }
 
 impl JobSpec {
@@ -71,6 +84,7 @@ impl JobSpec {
     pub fn kind(&self) -> JobKind {
         match self {
             JobSpec::Fetch(_) => JobKind::Fetch,
+            JobSpec::Sitemap(_) => JobKind::Sitemap,
         }
     }
 }
@@ -121,6 +135,7 @@ impl Job {
     pub fn url(&self) -> &str {
         match &self.spec {
             JobSpec::Fetch(spec) => spec.url.as_str(),
+            JobSpec::Sitemap(spec) => spec.target.as_str(),
         }
     }
 }

@@ -11,4 +11,6 @@ pub use error::{ErrorKind, JobError};
 pub use fetch::{
     BlockResource, ContentMode, FetchResult, FetchSpec, FetchTimings, PageMetadata, TokenCounts, WaitUntil,
 };
-pub use job::{Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION};
+pub use job::{
+    Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION, SitemapSpec,
+};

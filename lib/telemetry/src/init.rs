@@ -186,6 +186,9 @@ pub fn init(service_name: &str, opts: TelemetryOptions) -> anyhow::Result<Teleme
     if INITIALISED.swap(true, Ordering::SeqCst) {
         bail!("telemetry is already initialised in this process");
     }
+    // reqwest is built with rustls but no bundled provider (the workspace
+    // avoids aws-lc): every HTTP client in the process needs one installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let filter = build_filter(&opts.env)?;
     let endpoint = otlp_traces_endpoint(&opts.env);
     let provider = endpoint

@@ -56,11 +56,42 @@ impl Env {
     /// Returns a handler context writing into a fresh memory store.
     pub fn handler(&self) -> (HandlerContext, MemoryStore) {
         let store = MemoryStore::new();
-        let ctx = HandlerContext {
-            pool: self.pool.clone(),
-            policy: self.policy.clone(),
-            store: Arc::new(store.clone()),
-        };
+        let ctx = HandlerContext::new(self.pool.clone(), self.policy.clone(), Arc::new(store.clone()));
         (ctx, store)
+    }
+}
+
+/// Returns a policy allowing exactly `addrs` (host:port) on top of the public internet.
+pub fn policy_allowing(addrs: &[std::net::SocketAddr]) -> Arc<UrlPolicy> {
+    Arc::new(UrlPolicy::allowing(
+        addrs.iter().map(|a| a.to_string().parse().expect("host rule")),
+    ))
+}
+
+/// Returns the fixture path that redirects (302) to `target`.
+pub fn redirect_to(target: &str) -> String {
+    let encoded: String = url::form_urlencoded::byte_serialize(target.as_bytes()).collect();
+    format!("/redirect/to?url={encoded}")
+}
+
+/// Returns a loopback port nothing listens on (bound, noted, released).
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
+    let port = listener.local_addr().expect("local addr").port();
+    drop(listener);
+    port
+}
+
+/// Polls `cond` every 20 ms until it holds or `limit` passes; returns whether it held.
+pub async fn wait_until(limit: std::time::Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if cond() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }

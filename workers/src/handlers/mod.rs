@@ -2,6 +2,7 @@
 //! its artefacts.
 
 pub mod fetch;
+pub mod sitemap;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -11,6 +12,7 @@ use chrono::Utc;
 use oxwright_artifacts::ArtifactStore;
 use oxwright_browser::{BrowserPool, UrlPolicy};
 use oxwright_jobs::{ErrorKind, Job, JobError, JobReport, JobSpec, ReportStatus, keys};
+use oxwright_sitemap::{SitemapLoader, SitemapOptions};
 
 /// What a handler needs: the browser pool, the URL policy and the store.
 #[derive(Debug, Clone)]
@@ -21,6 +23,21 @@ pub struct HandlerContext {
     pub policy: Arc<UrlPolicy>,
     /// Where artefacts go.
     pub store: Arc<dyn ArtifactStore>,
+    /// Sitemap discovery and loading, with its cache.
+    pub sitemaps: SitemapLoader,
+}
+
+impl HandlerContext {
+    /// Builds a context; the sitemap loader shares the URL policy.
+    pub fn new(pool: BrowserPool, policy: Arc<UrlPolicy>, store: Arc<dyn ArtifactStore>) -> Self {
+        let sitemaps = SitemapLoader::new(policy.clone(), SitemapOptions::default());
+        Self {
+            pool,
+            policy,
+            store,
+            sitemaps,
+        }
+    }
 }
 
 /// Runs `job`, writes its artefacts, and returns the report to publish.
@@ -31,6 +48,7 @@ pub async fn run_job(ctx: &HandlerContext, job: &Job) -> JobReport {
     let started = Instant::now();
     let outcome = match &job.spec {
         JobSpec::Fetch(spec) => run_fetch(ctx, job, spec).await,
+        JobSpec::Sitemap(spec) => sitemap::run_sitemap(ctx, job, spec).await,
     };
     let (status, error, artifacts) = match outcome {
         Ok(artifacts) => (ReportStatus::Ok, None, artifacts),

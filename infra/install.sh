@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what oxwright needs on a Debian 12 machine, idempotently:
+# Chromium (the browser every job drives), Xvfb (headed-mode tests), fonts,
+# and cargo-nextest (the test runner). Safe to run again.
+set -euo pipefail
+
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v Xvfb >/dev/null 2>&1 || need_apt+=(xvfb xauth)
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "infra/install.sh: installing ${need_apt[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+if ! cargo nextest --version >/dev/null 2>&1; then
+  echo "infra/install.sh: installing cargo-nextest" >&2
+  cargo install --locked cargo-nextest
+fi
+
+chromium --version >&2

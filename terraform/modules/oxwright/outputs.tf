@@ -1,0 +1,4 @@
+output "name" {
+  description = "Name prefix in use"
+  value       = var.name
+}

@@ -1,0 +1,5 @@
+variable "name" {
+  description = "Name prefix for every resource"
+  type        = string
+  default     = "oxwright"
+}

@@ -1,0 +1,153 @@
+//! Page-fetch failures against real Chromium and the fixture site: retries
+//! and backoff, HTTP errors, non-HTML documents, timeouts, missing selectors
+//! and refused connections, each with its typed error kind.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Env, closed_port, policy_allowing};
+use oxwright_fixtures::markers;
+use oxwright_jobs::ErrorKind;
+use oxwright_worker::fetch_page;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_failures_then_success_counts_three_attempts() {
+    let env = Env::start().await;
+    let mut spec = env.spec("/flaky/errors-fail-twice?fail=2");
+    spec.retry_count = 3;
+    spec.retry_delay_ms = 10;
+    let r = fetch_page(&env.pool, &env.policy, &spec)
+        .await
+        .expect("third attempt succeeds")
+        .result;
+    assert_eq!(r.attempts, 3);
+    assert_eq!(r.status, 200);
+    assert!(r.markdown.contains(markers::FLAKY_OK), "{}", r.markdown);
+    assert_eq!(env.site.hits("/flaky/errors-fail-twice"), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exhausted_retries_give_the_last_http_status() {
+    let env = Env::start().await;
+    let mut spec = env.spec("/flaky/errors-exhaust?fail=5");
+    spec.retry_count = 2;
+    spec.retry_delay_ms = 10;
+    let err = fetch_page(&env.pool, &env.policy, &spec).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::HttpStatus, "{err}");
+    assert_eq!(err.status, Some(503));
+    assert_eq!(err.attempts, 3);
+    let text = err.to_string();
+    assert!(text.contains("503"), "display lacks the status: {text}");
+    assert!(
+        text.contains("after 3 attempts"),
+        "display lacks attempts: {text}"
+    );
+    assert_eq!(env.site.hits("/flaky/errors-exhaust"), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn too_many_requests_is_retried_not_found_is_not() {
+    let env = Env::start().await;
+    let mut spec = env.spec("/flaky/errors-429?fail=1&status=429");
+    spec.retry_count = 2;
+    let r = fetch_page(&env.pool, &env.policy, &spec)
+        .await
+        .expect("429 is retried")
+        .result;
+    assert_eq!(r.attempts, 2);
+    assert_eq!(env.site.hits("/flaky/errors-429"), 2);
+
+    let mut spec = env.spec("/flaky/errors-404?fail=5&status=404");
+    spec.retry_count = 3;
+    let err = fetch_page(&env.pool, &env.policy, &spec).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::HttpStatus, "{err}");
+    assert_eq!(err.status, Some(404));
+    assert_eq!(err.attempts, 1);
+    assert_eq!(env.site.hits("/flaky/errors-404"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backoff_grows_exponentially() {
+    let env = Env::start().await;
+    let mut spec = env.spec("/flaky/errors-backoff?fail=2");
+    spec.retry_count = 3;
+    spec.retry_delay_ms = 200;
+    let started = Instant::now();
+    let r = fetch_page(&env.pool, &env.policy, &spec)
+        .await
+        .expect("third attempt succeeds")
+        .result;
+    let elapsed = started.elapsed();
+    assert_eq!(r.attempts, 3);
+    // 200 ms before the second attempt, 400 ms before the third.
+    assert!(
+        elapsed >= Duration::from_millis(600),
+        "elapsed {elapsed:?} < 600 ms"
+    );
+    assert!(r.timings.total_ms >= 600.0, "total_ms {}", r.timings.total_ms);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_html_documents_are_refused_without_retry() {
+    let env = Env::start().await;
+    for (path, mime) in [
+        ("/doc.pdf", "application/pdf"),
+        ("/data.json", "application/json"),
+        ("/image.png", "image/png"),
+        ("/plain.txt", "text/plain"),
+    ] {
+        let mut spec = env.spec(path);
+        spec.retry_count = 3;
+        let err = fetch_page(&env.pool, &env.policy, &spec).await.expect_err(path);
+        assert_eq!(err.kind, ErrorKind::NonHtml, "{path}: {err}");
+        let content_type = err.content_type.clone().unwrap_or_default();
+        assert!(
+            content_type.starts_with(mime),
+            "{path}: content type {content_type:?}"
+        );
+        assert_eq!(err.attempts, 1, "{path}");
+        assert_eq!(env.site.hits(path), 1, "{path}: retried");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_page_times_out_and_is_retried() {
+    let env = Env::start().await;
+    let mut spec = env.spec("/slow?ms=5000");
+    spec.timeout_ms = 800;
+    spec.retry_count = 1;
+    let err = fetch_page(&env.pool, &env.policy, &spec).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Timeout, "{err}");
+    assert_eq!(err.attempts, 2);
+    assert_eq!(env.site.hits("/slow"), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_selector_is_a_wait_for_timeout() {
+    let env = Env::start().await;
+    let mut spec = env.spec("/");
+    spec.wait_for = Some("#never-there".into());
+    spec.timeout_ms = 1_500;
+    spec.retry_count = 0;
+    let err = fetch_page(&env.pool, &env.policy, &spec).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::WaitForTimeout, "{err}");
+    assert!(err.message.contains("#never-there"), "{err}");
+    assert_eq!(err.attempts, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_connection_is_a_retried_connection_error() {
+    let env = Env::start().await;
+    let port = closed_port();
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let policy = policy_allowing(&[addr]);
+    let mut spec = oxwright_jobs::FetchSpec::new(format!("http://{addr}/").parse().unwrap());
+    spec.retry_count = 2;
+    spec.retry_delay_ms = 10;
+    spec.timeout_ms = 15_000;
+    let err = fetch_page(&env.pool, &policy, &spec).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Connection, "{err}");
+    assert!(err.message.contains("CONNECTION_REFUSED"), "{err}");
+    assert_eq!(err.attempts, 3);
+}
