@@ -1,11 +1,12 @@
 //! Where oxwright keeps what jobs produce: the [`ArtifactStore`] trait, its
-//! filesystem and in-memory implementations, key validation, and the one
+//! S3, filesystem and in-memory implementations, key validation, and the one
 //! test suite every implementation must pass.
 
 mod error;
 mod fs;
 pub mod key;
 mod memory;
+mod s3;
 mod store;
 pub mod test_suite;
 
@@ -13,4 +14,5 @@ pub use error::ArtifactError;
 pub use fs::FsStore;
 pub use key::{validate_key, validate_prefix};
 pub use memory::MemoryStore;
+pub use s3::{DEFAULT_MULTIPART_THRESHOLD, DEFAULT_PART_SIZE, S3Config, S3Credentials, S3Store};
 pub use store::ArtifactStore;

@@ -1,9 +1,11 @@
 //! How jobs travel from the scheduler to the workers and how their reports
 //! travel back: the [`JobQueue`] trait with AMQP semantics (confirmed
 //! publishes, prefetch-bounded consumers, ack / requeue / retry /
-//! dead-letter), the message decoding rules, the in-memory [`MemoryQueue`],
-//! and the one test suite every implementation must pass.
+//! dead-letter), the message decoding rules, the RabbitMQ [`AmqpQueue`], the
+//! in-memory [`MemoryQueue`], and the one test suite every implementation
+//! must pass.
 
+mod amqp;
 mod decode;
 mod delivery;
 mod error;
@@ -11,6 +13,7 @@ mod memory;
 mod queue;
 pub mod test_suite;
 
+pub use amqp::{AmqpOptions, AmqpQueue, Names as AmqpNames};
 pub use decode::{DEFAULT_MAX_MESSAGE_BYTES, DecodeError, decode_job, encode_job};
 pub use delivery::{DeadLetter, DeadLetterReason, Delivery, Headers, Message, Settlement, Settler};
 pub use error::QueueError;
