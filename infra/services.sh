@@ -20,6 +20,7 @@
 #   OXWRIGHT_S3_ACCESS_KEY  s3s-fs access key          oxwright
 #   OXWRIGHT_S3_SECRET_KEY  s3s-fs secret key          oxwright-secret
 #   OXWRIGHT_RABBIT_NODE    Erlang node name           rabbit@localhost
+#   OXWRIGHT_S3_BUCKET      bucket created at start    oxwright
 #
 # A second, private broker (tests that stop the broker use one) needs its
 # own OXWRIGHT_STATE, OXWRIGHT_AMQP_PORT and OXWRIGHT_RABBIT_NODE.
@@ -31,6 +32,7 @@ S3_PORT="${OXWRIGHT_S3_PORT:-9000}"
 S3_ACCESS_KEY="${OXWRIGHT_S3_ACCESS_KEY:-oxwright}"
 S3_SECRET_KEY="${OXWRIGHT_S3_SECRET_KEY:-oxwright-secret}"
 RABBIT_NODE="${OXWRIGHT_RABBIT_NODE:-rabbit@localhost}"
+S3_BUCKET="${OXWRIGHT_S3_BUCKET:-oxwright}"
 S3S_VERSION="0.14.1"
 RABBIT_BIN=/usr/lib/rabbitmq/bin
 
@@ -133,7 +135,9 @@ start_s3() {
     return
   fi
   port_open "$S3_PORT" && die "port $S3_PORT is taken by a process this script did not start"
-  mkdir -p "$S3_DIR/data"
+  # s3s-fs keeps each bucket as a directory: the default bucket exists
+  # from the start.
+  mkdir -p "$S3_DIR/data/$S3_BUCKET"
   setsid "$bin" --host 127.0.0.1 --port "$S3_PORT" \
     --access-key "$S3_ACCESS_KEY" --secret-key "$S3_SECRET_KEY" \
     "$S3_DIR/data" >"$S3_DIR/s3s-fs.log" 2>&1 </dev/null &

@@ -1,11 +1,14 @@
 //! Benchmark harness: fetch throughput (warm pool, cold browser, bare CDP),
-//! conversion CPU and token reduction, and browser memory. Prints Markdown
+//! conversion CPU and token reduction, browser memory, queue overhead and
+//! distributed fetch throughput. Prints Markdown
 //! tables and writes JSON to `bench/results/<name>.json`.
 
 mod convert;
+mod distributed;
 mod fetch;
 mod memory;
 mod modes;
+mod queue;
 mod stats;
 
 use std::path::PathBuf;
@@ -35,6 +38,10 @@ enum Command {
     Convert(convert::ConvertArgs),
     /// PSS of the warm pool's Chromium tree, idle and with pages in flight.
     Memory(memory::MemoryArgs),
+    /// RabbitMQ overhead per job and confirmed-publish throughput.
+    Queue(queue::QueueArgs),
+    /// Distributed fetch pages/s with 1 and 2 `oxwright worker` processes.
+    Distributed(distributed::DistributedArgs),
 }
 
 /// Where and when a result was measured.
@@ -119,6 +126,16 @@ async fn main() -> Result<()> {
             let report = memory::run(args).await?;
             println!("{}", memory::markdown(&report));
             write_json(&cli, "memory", &machine, &report)?;
+        }
+        Command::Queue(args) => {
+            let report = queue::run(args).await?;
+            println!("{}", queue::markdown(&report));
+            write_json(&cli, "queue", &machine, &report)?;
+        }
+        Command::Distributed(args) => {
+            let report = distributed::run(args).await?;
+            println!("{}", distributed::markdown(&report));
+            write_json(&cli, "distributed", &machine, &report)?;
         }
     }
     Ok(())

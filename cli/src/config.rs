@@ -23,6 +23,107 @@ pub struct Config {
     /// Where embedded runs write artefacts.
     #[serde(default = "default_out_dir")]
     pub out_dir: PathBuf,
+    /// The job queue of the distributed mode.
+    #[serde(default)]
+    pub queue: QueueSection,
+    /// The artefact store of the distributed mode.
+    #[serde(default)]
+    pub store: StoreSection,
+    /// The scheduler daemon.
+    #[serde(default)]
+    pub scheduler: SchedulerSection,
+}
+
+/// `[queue]`: RabbitMQ.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSection {
+    /// AMQP URL; `OXWRIGHT_AMQP_URL` or `--amqp` override.
+    #[serde(default)]
+    pub amqp_url: Option<String>,
+    /// Prefix of every exchange and queue name; `OXWRIGHT_QUEUE_PREFIX`
+    /// or `--queue-prefix` override.
+    #[serde(default = "default_queue_prefix")]
+    pub prefix: String,
+    /// Deliveries of a job before a transient failure is final.
+    #[serde(default = "default_max_attempts")]
+    pub max_attempts: u32,
+    /// Delay before the first queue-level retry (doubled each time), ms.
+    #[serde(default = "default_retry_delay_ms")]
+    pub retry_delay_ms: u64,
+}
+
+/// `[store]`: S3.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreSection {
+    /// `s3://bucket/prefix`; `OXWRIGHT_S3` or `--s3` override. Without it
+    /// artefacts go to `out_dir`.
+    #[serde(default)]
+    pub s3: Option<String>,
+    /// A custom S3 endpoint; `OXWRIGHT_S3_ENDPOINT` / `AWS_ENDPOINT_URL`
+    /// or `--s3-endpoint` override.
+    #[serde(default)]
+    pub s3_endpoint: Option<String>,
+    /// The region (else `AWS_REGION`, else us-east-1).
+    #[serde(default)]
+    pub s3_region: Option<String>,
+}
+
+/// `[scheduler]`: the daemon's API, schedules and webhooks.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerSection {
+    /// Address of the HTTP API.
+    #[serde(default = "default_listen")]
+    pub listen: String,
+    /// How often manifests with new lines are written, ms.
+    #[serde(default = "default_flush_ms")]
+    pub flush_interval_ms: u64,
+    /// Cron schedules.
+    #[serde(default)]
+    pub schedules: Vec<oxwright_scheduler::ScheduleConfig>,
+    /// Webhooks.
+    #[serde(default)]
+    pub webhooks: Vec<oxwright_scheduler::WebhookConfig>,
+}
+
+impl Default for QueueSection {
+    fn default() -> Self {
+        Self {
+            amqp_url: None,
+            prefix: default_queue_prefix(),
+            max_attempts: default_max_attempts(),
+            retry_delay_ms: default_retry_delay_ms(),
+        }
+    }
+}
+
+impl Default for SchedulerSection {
+    fn default() -> Self {
+        Self {
+            listen: default_listen(),
+            flush_interval_ms: default_flush_ms(),
+            schedules: Vec::new(),
+            webhooks: Vec::new(),
+        }
+    }
+}
+
+fn default_queue_prefix() -> String {
+    "oxwright".to_owned()
+}
+fn default_max_attempts() -> u32 {
+    3
+}
+fn default_retry_delay_ms() -> u64 {
+    5_000
+}
+fn default_listen() -> String {
+    "127.0.0.1:8080".to_owned()
+}
+fn default_flush_ms() -> u64 {
+    500
 }
 
 /// `[browser]`: how many warm browsers, and which Chromium.
@@ -95,6 +196,19 @@ impl Config {
         if let Some(dir) = env.get("OXWRIGHT_OUT").filter(|d| !d.is_empty()) {
             cfg.out_dir = PathBuf::from(dir);
         }
+        let set = |name: &str| env.get(name).filter(|v| !v.trim().is_empty()).cloned();
+        if let Some(url) = set("OXWRIGHT_AMQP_URL") {
+            cfg.queue.amqp_url = Some(url);
+        }
+        if let Some(prefix) = set("OXWRIGHT_QUEUE_PREFIX") {
+            cfg.queue.prefix = prefix;
+        }
+        if let Some(s3) = set("OXWRIGHT_S3") {
+            cfg.store.s3 = Some(s3);
+        }
+        if let Some(endpoint) = set("OXWRIGHT_S3_ENDPOINT").or_else(|| set("AWS_ENDPOINT_URL")) {
+            cfg.store.s3_endpoint = Some(endpoint);
+        }
         if let Some(hosts) = env.get("OXWRIGHT_ALLOW_HOSTS").filter(|h| !h.is_empty()) {
             for host in hosts.split(',').map(str::trim).filter(|h| !h.is_empty()) {
                 let rule: HostRule = host
@@ -151,6 +265,49 @@ mod tests {
         let pool = cfg.pool(&env);
         assert_eq!(pool.browsers, 2);
         assert_eq!(pool.chrome_path, PathBuf::from("/usr/bin/chromium"));
+    }
+
+    #[test]
+    fn distributed_sections() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("oxwright.toml");
+        std::fs::write(
+            &path,
+            r#"
+[queue]
+amqp_url = "amqp://file/"
+max_attempts = 5
+[store]
+s3 = "s3://bucket/prefix"
+[[scheduler.schedules]]
+name = "home"
+cron = "0 */5 * * * *"
+job = { urls = ["https://example.com/"], options = { content = "full" } }
+[[scheduler.webhooks]]
+name = "deploy"
+secret_env = "DEPLOY_SECRET"
+job = { kind = "sitemap", urls = ["example.com"] }
+"#,
+        )
+        .unwrap();
+        let env = BTreeMap::from([
+            ("OXWRIGHT_AMQP_URL".to_string(), "amqp://env/".to_string()),
+            (
+                "AWS_ENDPOINT_URL".to_string(),
+                "http://127.0.0.1:9000".to_string(),
+            ),
+        ]);
+        let cfg = Config::load(Some(&path), &env).unwrap();
+        assert_eq!(cfg.queue.amqp_url.as_deref(), Some("amqp://env/"));
+        assert_eq!(cfg.queue.max_attempts, 5);
+        assert_eq!(cfg.queue.prefix, "oxwright");
+        assert_eq!(cfg.store.s3.as_deref(), Some("s3://bucket/prefix"));
+        assert_eq!(cfg.store.s3_endpoint.as_deref(), Some("http://127.0.0.1:9000"));
+        assert_eq!(cfg.scheduler.schedules[0].job.options["content"], "full");
+        assert_eq!(
+            cfg.scheduler.webhooks[0].job.kind,
+            oxwright_jobs::JobKind::Sitemap
+        );
     }
 
     #[test]

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use oxwright_artifacts::{ArtifactStore, FsStore};
+use oxwright_artifacts::{ArtifactStore, FsStore, S3Config, S3Store};
 use oxwright_browser::BrowserPool;
 use oxwright_policy::UrlPolicy;
+use oxwright_queue::{AmqpOptions, AmqpQueue};
 use oxwright_worker::HandlerContext;
 use tokio_util::sync::CancellationToken;
 
@@ -39,6 +40,18 @@ impl Setup {
         if let Some(n) = common.pages_per_browser {
             config.browser.pages_per_browser = n;
         }
+        if let Some(url) = &common.amqp {
+            config.queue.amqp_url = Some(url.clone());
+        }
+        if let Some(prefix) = &common.queue_prefix {
+            config.queue.prefix = prefix.clone();
+        }
+        if let Some(s3) = &common.s3 {
+            config.store.s3 = Some(s3.clone());
+        }
+        if let Some(endpoint) = &common.s3_endpoint {
+            config.store.s3_endpoint = Some(endpoint.clone());
+        }
         config.policy.allow_private |= common.allow_private;
         config
             .policy
@@ -48,9 +61,36 @@ impl Setup {
         Ok(Self { config, policy, env })
     }
 
-    /// Returns the file store under `out_dir`.
-    pub fn store(&self) -> Arc<dyn ArtifactStore> {
-        Arc::new(FsStore::new(self.config.out_dir.clone()))
+    /// Returns the S3 store when one is configured, else the file store
+    /// under `out_dir`.
+    pub async fn store(&self) -> anyhow::Result<Arc<dyn ArtifactStore>> {
+        let Some(location) = &self.config.store.s3 else {
+            return Ok(Arc::new(FsStore::new(self.config.out_dir.clone())));
+        };
+        let (bucket, prefix) = parse_s3_location(location)?;
+        let mut s3 = S3Config::new(bucket);
+        s3.prefix = prefix;
+        s3.endpoint = self.config.store.s3_endpoint.clone();
+        s3.region = self.config.store.s3_region.clone();
+        let store = S3Store::new(s3)
+            .await
+            .with_context(|| format!("configuring the S3 store {location}"))?;
+        Ok(Arc::new(store))
+    }
+
+    /// Connects to the configured RabbitMQ, declaring the topology.
+    pub async fn queue(&self) -> anyhow::Result<AmqpQueue> {
+        let url =
+            self.config.queue.amqp_url.as_deref().context(
+                "no RabbitMQ configured: pass --amqp URL, set OXWRIGHT_AMQP_URL, or [queue] amqp_url",
+            )?;
+        let options = AmqpOptions {
+            prefix: self.config.queue.prefix.clone(),
+            ..AmqpOptions::default()
+        };
+        AmqpQueue::connect(url, options)
+            .await
+            .context("connecting to RabbitMQ")
     }
 
     /// Starts the warm browser pool.
@@ -62,9 +102,23 @@ impl Setup {
     }
 
     /// Returns a handler context over `pool`.
-    pub fn handler(&self, pool: BrowserPool) -> HandlerContext {
-        HandlerContext::new(pool, self.policy.clone(), self.store())
+    pub async fn handler(&self, pool: BrowserPool) -> anyhow::Result<HandlerContext> {
+        Ok(HandlerContext::new(
+            pool,
+            self.policy.clone(),
+            self.store().await?,
+        ))
     }
+}
+
+/// Splits `s3://bucket/prefix` into the bucket and the prefix.
+pub fn parse_s3_location(location: &str) -> anyhow::Result<(String, String)> {
+    let rest = location
+        .strip_prefix("s3://")
+        .with_context(|| format!("{location:?} is not an s3://bucket/prefix location"))?;
+    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    anyhow::ensure!(!bucket.is_empty(), "{location:?} names no bucket");
+    Ok((bucket.to_owned(), prefix.trim_matches('/').to_owned()))
 }
 
 /// Returns a token cancelled on the first SIGINT or SIGTERM; a second
@@ -92,5 +146,24 @@ async fn next_signal(term: &mut Option<tokio::signal::unix::Signal>) {
         None => {
             let _ = tokio::signal::ctrl_c().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s3_locations() {
+        assert_eq!(
+            parse_s3_location("s3://bucket/a/b/").unwrap(),
+            ("bucket".into(), "a/b".into())
+        );
+        assert_eq!(
+            parse_s3_location("s3://bucket").unwrap(),
+            ("bucket".into(), String::new())
+        );
+        assert!(parse_s3_location("bucket/a").is_err());
+        assert!(parse_s3_location("s3:///a").is_err());
     }
 }

@@ -29,6 +29,12 @@ enum Command {
     Batch(commands::batch::BatchCmd),
     /// Discover and load a site's sitemaps.
     Sitemap(commands::sitemap::SitemapCmd),
+    /// Run a worker of the distributed mode: jobs from RabbitMQ, artefacts to S3.
+    Worker(commands::worker::WorkerCmd),
+    /// Submit a batch of jobs to RabbitMQ and print its id.
+    Submit(commands::submit::SubmitCmd),
+    /// Run the scheduler daemon: manifests, HTTP API, schedules, webhooks.
+    Scheduler(commands::scheduler::SchedulerCmd),
     /// Serve the bundled sample site on loopback (for demos).
     SampleSite(commands::sample_site::SampleSiteCmd),
 }
@@ -68,5 +74,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Fetch(cmd) => commands::fetch::run(Setup::new(&cli.common)?, cmd).await,
         Command::Batch(cmd) => commands::batch::run(Setup::new(&cli.common)?, cmd).await,
         Command::Sitemap(cmd) => commands::sitemap::run(Setup::new(&cli.common)?, cmd).await,
+        Command::Worker(cmd) => commands::worker::run(Setup::new(&cli.common)?, cmd).await,
+        Command::Submit(cmd) => commands::submit::run(Setup::new(&cli.common)?, cmd).await,
+        Command::Scheduler(cmd) => commands::scheduler::run(Setup::new(&cli.common)?, cmd).await,
     }
 }

@@ -74,6 +74,21 @@ pub struct CommonArgs {
     /// Pages per browser at once (overrides the config file).
     #[arg(long, global = true)]
     pub pages_per_browser: Option<usize>,
+    /// RabbitMQ URL of the distributed mode (else `[queue] amqp_url`,
+    /// `OXWRIGHT_AMQP_URL`).
+    #[arg(long, global = true, value_name = "URL")]
+    pub amqp: Option<String>,
+    /// Prefix of the queue and exchange names (deployments sharing a broker).
+    #[arg(long, global = true, value_name = "PREFIX")]
+    pub queue_prefix: Option<String>,
+    /// Artefacts in S3: `s3://bucket/prefix` (else `[store] s3`, `OXWRIGHT_S3`;
+    /// without any, the file store under --out).
+    #[arg(long, global = true, value_name = "s3://BUCKET/PREFIX")]
+    pub s3: Option<String>,
+    /// A custom S3 endpoint, e.g. http://127.0.0.1:9000 (else
+    /// `OXWRIGHT_S3_ENDPOINT`, `AWS_ENDPOINT_URL`).
+    #[arg(long, global = true, value_name = "URL")]
+    pub s3_endpoint: Option<String>,
 }
 
 /// Flags that shape each page fetch.

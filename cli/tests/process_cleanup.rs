@@ -4,64 +4,12 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use oxwright_fixtures::FixtureServer;
+use support::{chromium_groups, members, wait_until};
 
-/// Returns (pid, ppid, pgrp) of every process.
-fn processes() -> Vec<(i32, i32, i32)> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() > 3 && fields[0] != "Z" {
-            out.push((
-                pid,
-                fields[1].parse().unwrap_or(0),
-                fields[2].parse().unwrap_or(0),
-            ));
-        }
-    }
-    out
-}
-
-/// Returns the process groups of the Chromiums `parent` launched.
-fn chromium_groups(parent: i32) -> Vec<i32> {
-    processes()
-        .into_iter()
-        .filter(|(pid, ppid, _)| {
-            *ppid == parent
-                && std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
-                    .map(|c| c.contains("oxwright-chromium-"))
-                    .unwrap_or(false)
-        })
-        .map(|(_, _, pgrp)| pgrp)
-        .collect()
-}
-
-fn members(groups: &[i32]) -> Vec<i32> {
-    processes()
-        .into_iter()
-        .filter(|(_, _, g)| groups.contains(g))
-        .map(|(p, _, _)| p)
-        .collect()
-}
-
-async fn wait_until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !check() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+mod support;
 
 struct Run {
     child: Child,

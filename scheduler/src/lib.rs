@@ -1,6 +1,17 @@
-//! The scheduler side of oxwright: job intake (batch files and URL lists),
-//! publishing to the job queue, batch progress and manifests.
+//! The scheduler side of oxwright: job intake (batch files, URL lists, the
+//! HTTP API, schedules, webhooks), publishing to the job queue, batch
+//! progress and manifests.
 
 pub mod batch;
+pub mod daemon;
+pub mod submit;
+pub mod template;
+pub mod tracker;
 
 pub use batch::{BatchLine, BatchRequest, BatchSummary, new_batch_id, parse_url_list, run_batch};
+pub use daemon::{ScheduleConfig, SchedulerError, SchedulerOptions, WebhookConfig, run_scheduler};
+pub use submit::{
+    BatchRecord, Expanded, SubmitReceipt, fetch_jobs, publish_job, read_batch_record, submit_batch,
+};
+pub use template::JobTemplate;
+pub use tracker::{BatchStatus, BatchTracker, Recorded};

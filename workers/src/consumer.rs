@@ -10,8 +10,10 @@ use oxwright_queue::{DeadLetterReason, Delivery, JobQueue, QueueError};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tracing::Instrument;
 
 use crate::handlers::{HandlerContext, run_job};
+use crate::metrics::{self, Outcome};
 
 /// How a consumer behaves.
 #[derive(Debug, Clone)]
@@ -67,12 +69,23 @@ pub async fn run_consumer(
             },
         };
         let (ctx, queue, opts) = (ctx.clone(), queue.clone(), opts.clone());
-        tracker.spawn(async move {
-            if let Err(err) = handle_delivery(&ctx, queue.as_ref(), &opts, delivery).await {
-                tracing::warn!(error = %err, "settling a delivery failed");
+        // One span per delivery, continuing the submitter's trace.
+        let span = tracing::info_span!(
+            "delivery",
+            kind = %opts.kind,
+            message_id = delivery.message_id().unwrap_or(""),
+            redelivered = delivery.redelivered(),
+        );
+        oxwright_telemetry::set_parent_from_headers(&span, delivery.headers());
+        tracker.spawn(
+            async move {
+                if let Err(err) = handle_delivery(&ctx, queue.as_ref(), &opts, delivery).await {
+                    tracing::warn!(error = %err, "settling a delivery failed");
+                }
+                drop(permit);
             }
-            drop(permit);
-        });
+            .instrument(span),
+        );
     }
     tracker.close();
     if tokio::time::timeout(opts.drain_timeout, tracker.wait())
@@ -93,27 +106,42 @@ async fn handle_delivery(
     opts: &ConsumerOptions,
     delivery: Delivery,
 ) -> Result<(), QueueError> {
+    let started = std::time::Instant::now();
     let job = match delivery.job() {
         Ok(job) => job.clone(),
         Err(decode) => {
             let reason = decode.dead_letter_reason();
             tracing::warn!(reason = %reason.message, "undecodable message dead-lettered");
+            metrics::record_job(None, Outcome::Undecodable, started.elapsed().as_secs_f64());
             return delivery.dead_letter(reason).await;
         }
     };
+    let lag = (chrono::Utc::now() - job.created_at).num_milliseconds() as f64 / 1000.0;
+    metrics::record_lag(job.kind(), lag);
     let report: JobReport = run_job(ctx, &job).await;
+    let done = |outcome| metrics::record_job(Some(job.kind()), outcome, started.elapsed().as_secs_f64());
     if let Some(err) = &report.error
         && err.is_retryable()
         && job.attempt < opts.max_attempts
     {
         let delay = opts.retry_delay * 2u32.saturating_pow(job.attempt.saturating_sub(1).min(16));
-        tracing::debug!(job_id = %job.id, attempt = job.attempt, "retrying job later");
-        return delivery.retry(delay).await;
+        tracing::info!(
+            job_id = %job.id, attempt = job.attempt, error = %err, delay_ms = delay.as_millis() as u64,
+            "transient failure, retrying later"
+        );
+        let settled = delivery.retry(delay).await;
+        done(Outcome::Retried);
+        return settled;
     }
     queue.publish_report(&report).await?;
     match (report.status, report.error) {
-        (ReportStatus::Ok, _) => delivery.ack().await,
+        (ReportStatus::Ok, _) => {
+            done(Outcome::Ok);
+            delivery.ack().await
+        }
         (ReportStatus::Failed, Some(err)) => {
+            tracing::info!(job_id = %job.id, attempt = job.attempt, error = %err, "job failed, dead-lettered");
+            done(Outcome::Failed);
             delivery
                 .dead_letter(DeadLetterReason {
                     kind: err.kind.to_string(),
@@ -121,6 +149,9 @@ async fn handle_delivery(
                 })
                 .await
         }
-        (ReportStatus::Failed, None) => delivery.ack().await,
+        (ReportStatus::Failed, None) => {
+            done(Outcome::Failed);
+            delivery.ack().await
+        }
     }
 }

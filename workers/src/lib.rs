@@ -3,6 +3,7 @@
 
 pub mod consumer;
 pub mod handlers;
+pub mod metrics;
 
 pub use consumer::{ConsumerOptions, run_consumer};
 pub use handlers::fetch::{FetchOutput, backoff, fetch_page};

@@ -2,7 +2,7 @@
 //! the warm pool, with a progress bar, artefacts and a manifest in the file
 //! store, and a summary at the end.
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -36,20 +36,7 @@ pub struct BatchCmd {
 
 /// Runs the command; returns the process exit code.
 pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
-    let text = match (&cmd.sitemap, &cmd.file) {
-        (Some(target), _) => super::sitemap::expand(&setup, target).await?,
-        (None, Some(file)) if file.as_os_str() == "-" => {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .context("reading URLs from stdin")?;
-            s
-        }
-        (None, Some(file)) => {
-            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?
-        }
-        (None, None) => anyhow::bail!("give a URL file or --sitemap"),
-    };
+    let text = super::read_url_list(&setup, cmd.sitemap.as_deref(), cmd.file.as_ref()).await?;
     let lines = parse_url_list(&text, &setup.policy);
     let template = cmd
         .fetch
@@ -58,7 +45,7 @@ pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
     let shutdown = shutdown_on_signals();
 
     let pool = setup.pool().await?;
-    let ctx = setup.handler(pool.clone());
+    let ctx = setup.handler(pool.clone()).await?;
     let store = ctx.store.clone();
     let queue: Arc<dyn JobQueue> = Arc::new(MemoryQueue::new());
     let capacity = pool.capacity();

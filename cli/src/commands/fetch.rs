@@ -38,7 +38,7 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
         specs.push(cmd.fetch.spec(url));
     }
     let pool = setup.pool().await?;
-    let ctx = setup.handler(pool.clone());
+    let ctx = setup.handler(pool.clone()).await?;
     let keep = cmd.keep;
     let concurrency = pool.capacity();
     let mut results = futures::stream::iter(specs.into_iter().map(|spec| {

@@ -21,3 +21,9 @@ pub fn batch_manifest(batch_id: &str) -> String {
 pub fn batch_summary(batch_id: &str) -> String {
     format!("batches/{batch_id}/summary.json")
 }
+
+/// Returns `batches/<batch-id>/batch.json`: what was submitted (total, job
+/// ids), written before the first job is published.
+pub fn batch_record(batch_id: &str) -> String {
+    format!("batches/{batch_id}/batch.json")
+}

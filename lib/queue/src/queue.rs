@@ -68,5 +68,7 @@ pub trait Consumer: Send + std::fmt::Debug {
 pub trait ReportStream: Send + std::fmt::Debug {
     /// Waits for the next report, in publish order. Returns `None` once the
     /// queue is closed and drained, and an error for an undecodable report.
+    /// Cancel-safe: dropping the future loses no report and hands none out
+    /// twice.
     async fn next(&mut self) -> Option<Result<JobReport, QueueError>>;
 }

@@ -31,6 +31,7 @@ pub async fn run_all(queue: &dyn JobQueue) {
     dead_letter_keeps_reason(queue).await;
     malformed_bodies_decode_to_typed_errors(queue).await;
     reports_arrive_in_order(queue).await;
+    cancelled_report_reads_lose_nothing(queue).await;
     depth_counts_ready_messages(queue).await;
 }
 
@@ -305,6 +306,42 @@ pub async fn reports_arrive_in_order(queue: &dyn JobQueue) {
     let mut stream = queue.reports().await.expect("subscribe again");
     let got = next_report(stream.as_mut()).await;
     assert_eq!((got.job_id, got.url.as_str()), (late.id, late.url()));
+}
+
+/// Checks that `ReportStream::next` is cancel-safe: reads abandoned at
+/// any point (a `select!` that picks another branch, a timeout) lose no
+/// report and hand none out twice.
+pub async fn cancelled_report_reads_lose_nothing(queue: &dyn JobQueue) {
+    const N: usize = 200;
+    let jobs: Vec<Job> = (0..N).map(|n| job(&format!("cancel-{n}"))).collect();
+    let mut stream = queue.reports().await.expect("subscribe");
+    for (n, job) in (1..).zip(&jobs) {
+        queue
+            .publish_report(&report(job, n))
+            .await
+            .expect("publish report");
+    }
+    let mut got: Vec<JobId> = Vec::new();
+    let started = std::time::Instant::now();
+    let mut patience = Duration::from_micros(1);
+    while got.len() < N {
+        assert!(
+            started.elapsed() < PATIENCE * 6,
+            "only {} of {N} reports after repeated cancelled reads",
+            got.len()
+        );
+        match tokio::time::timeout(patience, stream.next()).await {
+            Ok(Some(Ok(report))) => got.push(report.job_id),
+            Ok(other) => panic!("report stream failed: {other:?}"),
+            // Cancelled mid-read; vary where the next read is cut off.
+            Err(_) => patience = Duration::from_micros((patience.as_micros() as u64 * 3) % 997 + 1),
+        }
+    }
+    assert_eq!(
+        got,
+        jobs.iter().map(|j| j.id).collect::<Vec<_>>(),
+        "every report once, in order"
+    );
 }
 
 /// Checks that depth counts ready messages only: published ones, not the

@@ -2,15 +2,11 @@
 //! both carry on: the unacked delivery comes back on the new connection
 //! and publishing works again.
 //!
-//! It stops the shared broker for a few seconds, which would break tests
-//! running beside it (nextest runs test binaries in parallel), so it is
-//! ignored by default: run it alone with
-//! `cargo test -p oxwright-queue --test amqp_recovery -- --ignored`.
-//! It restarts the broker with `infra/services.sh restart-rabbitmq`, so the
-//! broker must be the script's (`OXWRIGHT_TEST_AMQP_URL` unset).
+//! The broker is a private one (`oxwright_fixtures::PrivateBroker`, its own
+//! port and node, started with `infra/services.sh`), so restarting it
+//! disturbs no other test.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 use oxwright_jobs::{FetchSpec, Job, JobKind, JobSpec};
@@ -23,20 +19,10 @@ fn job(name: &str) -> Job {
     Job::new(JobSpec::Fetch(FetchSpec::new(url)), None)
 }
 
-fn restart_broker() {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../infra/services.sh");
-    let status = Command::new("bash")
-        .arg(&script)
-        .arg("restart-rabbitmq")
-        .status()
-        .expect("run infra/services.sh");
-    assert!(status.success(), "infra/services.sh restart-rabbitmq failed");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "restarts the shared broker; run alone with --ignored"]
 async fn consumer_and_publisher_survive_a_broker_restart() {
-    let url = "amqp://guest:guest@127.0.0.1:5672/%2f";
+    let broker = Arc::new(oxwright_fixtures::PrivateBroker::start());
+    let url = broker.url();
     let options = AmqpOptions {
         prefix: format!("oxwright-test-{}", uuid::Uuid::new_v4().simple()),
         reconnect_timeout: Duration::from_secs(90),
@@ -44,7 +30,7 @@ async fn consumer_and_publisher_survive_a_broker_restart() {
     };
     let queue = AmqpQueue::connect(url, options)
         .await
-        .unwrap_or_else(|e| panic!("RabbitMQ not reachable at {url} ({e}); run `infra/services.sh start`"));
+        .unwrap_or_else(|e| panic!("private RabbitMQ not reachable at {url} ({e})"));
     let first = job("before-restart");
     queue.publish(&first).await.expect("publish");
     let mut consumer = queue.consume(JobKind::Fetch, 1).await.expect("consume");
@@ -54,7 +40,8 @@ async fn consumer_and_publisher_survive_a_broker_restart() {
         .expect("consumer open");
     assert_eq!(unacked.message_id(), Some(first.id.to_string().as_str()));
 
-    tokio::task::spawn_blocking(restart_broker)
+    let restarting = broker.clone();
+    tokio::task::spawn_blocking(move || restarting.restart())
         .await
         .expect("restart task");
 

@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing::Subscriber;
 use tracing_subscriber::layer::SubscriberExt;
@@ -79,6 +80,7 @@ impl TelemetryOptions {
 #[must_use = "dropping the guard stops span export"]
 pub struct TelemetryGuard {
     provider: Option<SdkTracerProvider>,
+    meters: Option<SdkMeterProvider>,
     shutdown_timeout: Duration,
 }
 
@@ -87,10 +89,21 @@ impl TelemetryGuard {
     pub fn exports_spans(&self) -> bool {
         self.provider.is_some()
     }
+
+    /// Says whether metrics are exported over OTLP.
+    pub fn exports_metrics(&self) -> bool {
+        self.meters.is_some()
+    }
 }
 
 impl Drop for TelemetryGuard {
     fn drop(&mut self) {
+        if let Some(meters) = self.meters.take() {
+            // Shutdown exports the last readings.
+            if let Err(err) = meters.shutdown_with_timeout(self.shutdown_timeout) {
+                eprintln!("oxwright telemetry: metric export shutdown failed: {err}");
+            }
+        }
         if let Some(provider) = self.provider.take() {
             // Shutdown exports what the batch processor still holds.
             if let Err(err) = provider.shutdown_with_timeout(self.shutdown_timeout) {
@@ -109,6 +122,49 @@ pub fn otlp_traces_endpoint(env: &BTreeMap<String, String>) -> Option<String> {
         return Some(url.to_owned());
     }
     non_empty("OTEL_EXPORTER_OTLP_ENDPOINT").map(|base| format!("{}/v1/traces", base.trim_end_matches('/')))
+}
+
+/// Returns the OTLP/HTTP metrics URL configured in `env`:
+/// `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` as is, else
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/metrics`; `None` when neither is set.
+pub fn otlp_metrics_endpoint(env: &BTreeMap<String, String>) -> Option<String> {
+    let non_empty = |name: &str| env.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
+    if let Some(url) = non_empty("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") {
+        return Some(url.to_owned());
+    }
+    non_empty("OTEL_EXPORTER_OTLP_ENDPOINT").map(|base| format!("{}/v1/metrics", base.trim_end_matches('/')))
+}
+
+/// Builds the meter provider exporting every `interval` (default 60 s,
+/// `OTEL_METRIC_EXPORT_INTERVAL` in ms) and installs it globally, so
+/// `opentelemetry::global::meter` instruments report through it.
+fn build_meters(
+    service_name: &str,
+    endpoint: &str,
+    opts: &TelemetryOptions,
+) -> anyhow::Result<SdkMeterProvider> {
+    let exporter = opentelemetry_otlp::MetricExporter::builder()
+        .with_http()
+        .with_protocol(Protocol::HttpBinary)
+        .with_endpoint(endpoint)
+        .with_timeout(opts.export_timeout)
+        .build()
+        .with_context(|| format!("cannot build the OTLP metric exporter for {endpoint}"))?;
+    let interval = opts
+        .env
+        .get("OTEL_METRIC_EXPORT_INTERVAL")
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .map_or(Duration::from_secs(60), Duration::from_millis);
+    let reader = PeriodicReader::builder(exporter).with_interval(interval).build();
+    let resource = Resource::builder()
+        .with_service_name(service_name.to_owned())
+        .build();
+    let provider = SdkMeterProvider::builder()
+        .with_reader(reader)
+        .with_resource(resource)
+        .build();
+    opentelemetry::global::set_meter_provider(provider.clone());
+    Ok(provider)
 }
 
 /// Builds the log filter from `RUST_LOG` in `env`, or [`DEFAULT_FILTER`].
@@ -195,6 +251,11 @@ pub fn init(service_name: &str, opts: TelemetryOptions) -> anyhow::Result<Teleme
         .as_deref()
         .map(|url| build_provider(service_name, url, &opts))
         .transpose()?;
+    let metrics_endpoint = otlp_metrics_endpoint(&opts.env);
+    let meters = metrics_endpoint
+        .as_deref()
+        .map(|url| build_meters(service_name, url, &opts))
+        .transpose()?;
     let otel_layer = provider.as_ref().map(|provider| {
         tracing_opentelemetry::layer()
             .with_tracer(provider.tracer("oxwright"))
@@ -213,6 +274,7 @@ pub fn init(service_name: &str, opts: TelemetryOptions) -> anyhow::Result<Teleme
     );
     Ok(TelemetryGuard {
         provider,
+        meters,
         shutdown_timeout: opts.shutdown_timeout,
     })
 }

@@ -7,5 +7,8 @@
 mod init;
 mod propagation;
 
-pub use init::{DEFAULT_FILTER, LogFormat, TelemetryGuard, TelemetryOptions, init, otlp_traces_endpoint};
+pub use init::{
+    DEFAULT_FILTER, LogFormat, TelemetryGuard, TelemetryOptions, init, otlp_metrics_endpoint,
+    otlp_traces_endpoint,
+};
 pub use propagation::{inject_trace_context, set_parent_from_headers};

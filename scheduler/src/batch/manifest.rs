@@ -31,12 +31,21 @@ pub struct BatchSummary {
 }
 
 /// Writes manifest lines as reports arrive and counts them.
+///
+/// Two modes: `new` appends each line to the store as it is recorded (the
+/// embedded batch, on the file store); `buffered` and `resume` keep the
+/// whole manifest in memory and `flush` writes it in one `put` (the
+/// scheduler daemon, on S3, which has no append).
 #[derive(Debug)]
 pub struct ManifestWriter {
     store: Arc<dyn ArtifactStore>,
     key: String,
     seen: HashSet<JobId>,
     summary: BatchSummary,
+    /// The whole manifest, in buffered mode.
+    buffer: Option<Vec<u8>>,
+    /// Lines recorded since the last flush.
+    unflushed: usize,
 }
 
 impl ManifestWriter {
@@ -53,7 +62,42 @@ impl ManifestWriter {
             },
             key,
             seen: HashSet::new(),
+            buffer: None,
+            unflushed: 0,
         }
+    }
+
+    /// Starts an empty manifest kept in memory until [`Self::flush`].
+    pub fn buffered(store: Arc<dyn ArtifactStore>, batch_id: &str, total: usize) -> Self {
+        let mut writer = Self::new(store, batch_id, total);
+        writer.buffer = Some(Vec::new());
+        writer
+    }
+
+    /// Reopens the manifest of `batch_id` in buffered mode, counting the
+    /// lines already stored (a restarted scheduler carries on where the
+    /// last flush left it, without duplicating a line).
+    pub async fn resume(
+        store: Arc<dyn ArtifactStore>,
+        batch_id: &str,
+        total: usize,
+    ) -> Result<Self, ArtifactError> {
+        let mut writer = Self::buffered(store, batch_id, total);
+        let existing = match writer.store.get(&writer.key).await {
+            Ok(body) => body,
+            Err(ArtifactError::NotFound { .. }) => return Ok(writer),
+            Err(err) => return Err(err),
+        };
+        for line in existing.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            match serde_json::from_slice::<JobReport>(line) {
+                Ok(report) => {
+                    writer.count(&report);
+                    writer.buffer_line(line);
+                }
+                Err(err) => tracing::warn!(batch_id, error = %err, "unreadable manifest line dropped"),
+            }
+        }
+        Ok(writer)
     }
 
     /// Records `report` unless its job already has a line; returns whether
@@ -62,10 +106,28 @@ impl ManifestWriter {
         if self.seen.contains(&report.job_id) {
             return Ok(false);
         }
-        let mut line = serde_json::to_vec(report).expect("reports serialise");
-        line.push(b'\n');
-        self.store.append(&self.key, Bytes::from(line)).await?;
-        self.seen.insert(report.job_id);
+        let line = serde_json::to_vec(report).expect("reports serialise");
+        if self.buffer.is_some() {
+            self.buffer_line(&line);
+            self.unflushed += 1;
+        } else {
+            self.store.append(&self.key, Bytes::from(line)).await?;
+        }
+        self.count(report);
+        Ok(true)
+    }
+
+    fn buffer_line(&mut self, line: &[u8]) {
+        if let Some(buffer) = self.buffer.as_mut() {
+            buffer.extend_from_slice(line);
+            buffer.push(b'\n');
+        }
+    }
+
+    fn count(&mut self, report: &JobReport) {
+        if !self.seen.insert(report.job_id) {
+            return;
+        }
         match report.status {
             ReportStatus::Ok => self.summary.ok += 1,
             ReportStatus::Failed => {
@@ -78,7 +140,32 @@ impl ManifestWriter {
                 *self.summary.failed_by_kind.entry(kind).or_default() += 1;
             }
         }
-        Ok(true)
+    }
+
+    /// Writes the buffered manifest when lines were recorded since the
+    /// last flush; a no-op in append mode.
+    pub async fn flush(&mut self) -> Result<(), ArtifactError> {
+        let Some(buffer) = self.buffer.as_ref() else {
+            return Ok(());
+        };
+        if self.unflushed == 0 {
+            return Ok(());
+        }
+        self.store
+            .put(&self.key, Bytes::from(buffer.clone()), "application/x-ndjson")
+            .await?;
+        self.unflushed = 0;
+        Ok(())
+    }
+
+    /// Returns the counts so far.
+    pub fn summary(&self) -> &BatchSummary {
+        &self.summary
+    }
+
+    /// Says whether every job of the batch has a line.
+    pub fn is_complete(&self) -> bool {
+        self.seen.len() >= self.summary.total
     }
 
     /// Returns how many jobs have a line.
@@ -93,6 +180,7 @@ impl ManifestWriter {
 
     /// Writes `summary.json` and returns the summary.
     pub async fn finish(mut self, interrupted: bool, elapsed_s: f64) -> Result<BatchSummary, ArtifactError> {
+        self.flush().await?;
         self.summary.interrupted = interrupted;
         self.summary.elapsed_s = elapsed_s;
         let body = serde_json::to_vec_pretty(&self.summary).expect("summary serialises");

@@ -135,7 +135,9 @@ pub async fn run_batch(
         .await?)
 }
 
-fn failed_report(job_id: JobId, batch_id: &str, url: &str, error: JobError) -> JobReport {
+/// The manifest line of a fetch that never ran: refused input, or a job
+/// an interrupted batch never reached.
+pub fn failed_report(job_id: JobId, batch_id: &str, url: &str, error: JobError) -> JobReport {
     JobReport {
         job_id,
         kind: JobKind::Fetch,

@@ -162,7 +162,10 @@ impl JobQueue for AmqpQueue {
     async fn reports(&self) -> Result<Box<dyn ReportStream>, QueueError> {
         let queue = self.link.names.results_queue();
         let subscription = Subscription::open(Arc::clone(&self.link), queue, REPORT_PREFETCH).await?;
-        Ok(Box::new(AmqpReportStream { subscription }))
+        Ok(Box::new(AmqpReportStream {
+            subscription,
+            pending: None,
+        }))
     }
 
     async fn dead_letters(&self) -> Result<Vec<DeadLetter>, QueueError> {

@@ -1,5 +1,7 @@
 //! The scheduler's side of the results queue: a subscription that hands
-//! out reports in order and acks each one as it is handed out.
+//! out reports in order and acks each one as it is handed out. Reading is
+//! cancel-safe: the delivery being acked stays in a slot, so a read
+//! abandoned during the ack hands the report out on the next call.
 
 use async_trait::async_trait;
 use lapin::options::BasicAckOptions;
@@ -16,16 +18,24 @@ pub(super) const REPORT_PREFETCH: u16 = 64;
 #[derive(Debug)]
 pub(super) struct AmqpReportStream {
     pub(super) subscription: Subscription,
+    /// The delivery taken from the subscription but not yet handed out.
+    pub(super) pending: Option<lapin::message::Delivery>,
 }
 
 #[async_trait]
 impl ReportStream for AmqpReportStream {
     async fn next(&mut self) -> Option<Result<JobReport, QueueError>> {
         loop {
-            let delivery = self.subscription.next().await?;
+            if self.pending.is_none() {
+                self.pending = Some(self.subscription.next().await?);
+            }
+            let delivery = self.pending.as_ref().expect("filled above");
             // Acked when handed out: a report buffered here but never read
-            // goes back to the queue when the stream is dropped.
-            if let Err(err) = delivery.acker.ack(BasicAckOptions::default()).await {
+            // goes back to the queue when the stream is dropped. A second
+            // ack of the same delivery (after a cancelled read) is a no-op.
+            let acked = delivery.acker.ack(BasicAckOptions::default()).await;
+            let delivery = self.pending.take().expect("still there");
+            if let Err(err) = acked {
                 // The channel is gone; the broker redelivers the report on
                 // the next subscription, so it is not handed out twice.
                 warn!(error = %err, "cannot ack report, waiting for its redelivery");

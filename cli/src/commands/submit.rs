@@ -1,0 +1,147 @@
+//! `oxwright submit`: puts a batch of jobs on RabbitMQ for the workers and
+//! prints its batch id. The batch record goes to the store first, so the
+//! scheduler daemon (which writes the manifest) knows what to expect.
+//! `--wait` polls the store until the scheduler has written the summary.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use oxwright_jobs::{JobKind, keys};
+use oxwright_scheduler::{BatchSummary, JobTemplate, fetch_jobs, new_batch_id, parse_url_list, submit_batch};
+
+use crate::context::Setup;
+use crate::options::FetchArgs;
+
+/// Arguments of `oxwright submit`.
+#[derive(Debug, Args)]
+pub struct SubmitCmd {
+    #[command(subcommand)]
+    pub what: SubmitWhat,
+    /// Print the receipt (and with --wait, the summary) as JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Wait until the scheduler daemon has written the batch summary.
+    #[arg(long, global = true)]
+    pub wait: bool,
+    /// Give up waiting after this many seconds.
+    #[arg(long, global = true, default_value_t = 3600)]
+    pub wait_timeout_s: u64,
+}
+
+/// What to submit.
+#[derive(Debug, Subcommand)]
+pub enum SubmitWhat {
+    /// Page fetches: URLs, a URL file, or a site's sitemaps.
+    Fetch(SubmitFetch),
+    /// Sitemap loads of domains or URLs.
+    Sitemap(SubmitSitemap),
+}
+
+/// Arguments of `oxwright submit fetch`.
+#[derive(Debug, Args)]
+pub struct SubmitFetch {
+    /// URLs to fetch.
+    #[arg(conflicts_with_all = ["file", "sitemap"])]
+    pub urls: Vec<String>,
+    /// File of URLs, one a line (`-` for standard input).
+    #[arg(long, conflicts_with = "sitemap")]
+    pub file: Option<PathBuf>,
+    /// Fetch every URL of this site's sitemaps (expanded here, before submitting).
+    #[arg(long)]
+    pub sitemap: Option<String>,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+}
+
+/// Arguments of `oxwright submit sitemap`.
+#[derive(Debug, Args)]
+pub struct SubmitSitemap {
+    /// Domains, site URLs or sitemap URLs.
+    #[arg(required = true)]
+    pub targets: Vec<String>,
+}
+
+/// Runs the command; returns the process exit code.
+pub async fn run(setup: Setup, cmd: SubmitCmd) -> anyhow::Result<i32> {
+    let batch_id = new_batch_id();
+    let (jobs, refused) = match &cmd.what {
+        SubmitWhat::Fetch(args) => {
+            let text = if args.urls.is_empty() {
+                super::read_url_list(&setup, args.sitemap.as_deref(), args.file.as_ref()).await?
+            } else {
+                args.urls.join("\n")
+            };
+            let lines = parse_url_list(&text, &setup.policy);
+            let template = args
+                .fetch
+                .spec("http://template.invalid/".parse().expect("valid url"));
+            fetch_jobs(&batch_id, lines, &template)
+        }
+        SubmitWhat::Sitemap(args) => JobTemplate {
+            kind: JobKind::Sitemap,
+            urls: args.targets.clone(),
+            options: serde_json::Map::new(),
+        }
+        .jobs(&batch_id, &setup.policy)
+        .map_err(|e| anyhow::anyhow!("{e}"))?,
+    };
+    let store = setup.store().await?;
+    let queue = setup.queue().await?;
+    let receipt = submit_batch(&queue, store.as_ref(), &batch_id, jobs, refused, "cli").await;
+    queue.close().await;
+    let receipt = receipt?;
+    if cmd.json && !cmd.wait {
+        println!("{}", serde_json::to_string_pretty(&receipt)?);
+    } else if !cmd.json {
+        println!("{}", receipt.batch_id);
+        eprintln!(
+            "submitted {} jobs ({} refused) to {}; manifest: {}",
+            receipt.published,
+            receipt.refused,
+            store.describe(),
+            receipt.manifest
+        );
+    }
+    if !cmd.wait {
+        return Ok(0);
+    }
+    let summary =
+        wait_for_summary(store.as_ref(), &batch_id, Duration::from_secs(cmd.wait_timeout_s)).await?;
+    if cmd.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        println!(
+            "batch {}: {} jobs, {} ok, {} failed",
+            summary.batch_id, summary.total, summary.ok, summary.failed
+        );
+        for (kind, n) in &summary.failed_by_kind {
+            println!("  {kind}: {n}");
+        }
+    }
+    Ok(if summary.failed == 0 { 0 } else { 2 })
+}
+
+/// Polls the store until the batch summary exists.
+async fn wait_for_summary(
+    store: &dyn oxwright_artifacts::ArtifactStore,
+    batch_id: &str,
+    limit: Duration,
+) -> anyhow::Result<BatchSummary> {
+    let key = keys::batch_summary(batch_id);
+    let started = Instant::now();
+    loop {
+        match store.get(&key).await {
+            Ok(body) => return serde_json::from_slice(&body).context("reading the batch summary"),
+            Err(oxwright_artifacts::ArtifactError::NotFound { .. }) => {}
+            Err(err) => tracing::warn!(error = %err, "reading the batch summary failed; retrying"),
+        }
+        anyhow::ensure!(
+            started.elapsed() < limit,
+            "batch {batch_id} has no summary after {} s (is `oxwright scheduler` running?)",
+            limit.as_secs()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}

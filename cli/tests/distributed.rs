@@ -1,0 +1,554 @@
+//! The distributed mode end to end, against real RabbitMQ, the S3 server
+//! (both started by `infra/services.sh start`), Chromium, and `oxwright
+//! worker` / `oxwright scheduler` / `oxwright submit` processes: batches
+//! land every result in S3 with a complete manifest; killed workers,
+//! terminated workers and a restarted broker lose nothing and duplicate
+//! nothing; poison pages and malformed messages end in the dead-letter
+//! queue with their reason; no Chromium outlives its worker.
+//!
+//! Each test has its own queue prefix and bucket on the shared services;
+//! the broker-restart test starts a private broker. Environment:
+//! `OXWRIGHT_TEST_AMQP_URL`, `OXWRIGHT_TEST_S3_ENDPOINT`, as in the
+//! queue and artefact tests.
+
+use std::collections::{BTreeMap, HashSet};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use oxwright_artifacts::{ArtifactStore, S3Config, S3Credentials, S3Store};
+use oxwright_fixtures::{FixtureServer, PrivateBroker};
+use oxwright_jobs::{JobKind, keys};
+use oxwright_queue::{AmqpOptions, AmqpQueue, Headers, JobQueue};
+use support::{chromium_groups, members, wait_until};
+
+mod support;
+
+const ACCESS_KEY: &str = "oxwright";
+const SECRET_KEY: &str = "oxwright-secret";
+
+fn env_or(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_owned())
+}
+
+fn s3_endpoint() -> String {
+    env_or("OXWRIGHT_TEST_S3_ENDPOINT", "http://127.0.0.1:9000")
+}
+
+/// One isolated deployment on the shared services: its own queue prefix,
+/// bucket, fixture site and processes (killed on drop).
+struct Cluster {
+    site: FixtureServer,
+    amqp_url: String,
+    prefix: String,
+    bucket: String,
+    store: S3Store,
+    queue: AmqpQueue,
+    dir: tempfile::TempDir,
+    children: Vec<Child>,
+    config: Option<PathBuf>,
+}
+
+impl Cluster {
+    async fn start() -> Self {
+        Self::start_on(env_or(
+            "OXWRIGHT_TEST_AMQP_URL",
+            "amqp://guest:guest@127.0.0.1:5672/%2f",
+        ))
+        .await
+    }
+
+    async fn start_on(amqp_url: String) -> Self {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let prefix = format!("oxwright-e2e-{}", &id[..12]);
+        let bucket = format!("oxwright-e2e-{}", &id[..12]);
+        let mut s3 = S3Config::new(&bucket);
+        s3.endpoint = Some(s3_endpoint());
+        s3.region = Some("us-east-1".into());
+        s3.credentials = Some(S3Credentials {
+            access_key_id: env_or("AWS_ACCESS_KEY_ID", ACCESS_KEY),
+            secret_access_key: env_or("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+        });
+        let store = S3Store::new(s3).await.expect("S3 config");
+        if let Err(err) = store.create_bucket().await {
+            panic!(
+                "S3 server not usable at {} ({err}); run `infra/services.sh start`",
+                s3_endpoint()
+            );
+        }
+        let options = AmqpOptions {
+            prefix: prefix.clone(),
+            reconnect_timeout: Duration::from_secs(120),
+            ..AmqpOptions::default()
+        };
+        let queue = AmqpQueue::connect(&amqp_url, options).await.unwrap_or_else(|e| {
+            panic!("RabbitMQ not reachable at {amqp_url} ({e}); run `infra/services.sh start`")
+        });
+        Self {
+            site: FixtureServer::start().await.expect("fixture site"),
+            amqp_url,
+            prefix,
+            bucket,
+            store,
+            queue,
+            dir: tempfile::tempdir().unwrap(),
+            children: Vec::new(),
+            config: None,
+        }
+    }
+
+    /// Uses a configuration file with `toml` for every process started
+    /// after this call.
+    fn with_config(&mut self, toml: &str) {
+        let path = self.dir.path().join("oxwright.toml");
+        std::fs::write(&path, toml).unwrap();
+        self.config = Some(path);
+    }
+
+    /// An `oxwright` command wired to this cluster.
+    fn command(&self, log_name: &str) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_oxwright"));
+        if let Some(config) = &self.config {
+            cmd.arg("--config").arg(config);
+        }
+        cmd.args(["--amqp", &self.amqp_url, "--queue-prefix", &self.prefix])
+            .args([
+                "--s3",
+                &format!("s3://{}", self.bucket),
+                "--s3-endpoint",
+                &s3_endpoint(),
+            ])
+            .args(["--allow-host", &self.site.addr().to_string()])
+            .env("AWS_ACCESS_KEY_ID", env_or("AWS_ACCESS_KEY_ID", ACCESS_KEY))
+            .env(
+                "AWS_SECRET_ACCESS_KEY",
+                env_or("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+            )
+            .env("AWS_REGION", "us-east-1")
+            .env("RUST_LOG", "warn,oxwright=info")
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .stdin(Stdio::null())
+            .stderr(std::fs::File::create(self.dir.path().join(format!("{log_name}.log"))).unwrap());
+        // A test killed by the harness takes its workers with it.
+        // SAFETY: prctl is async-signal-safe and touches only the child.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        cmd
+    }
+
+    /// Starts a worker with `pages` pages in one browser; returns its index.
+    fn worker(&mut self, pages: usize, extra: &[&str]) -> usize {
+        let name = format!("worker-{}", self.children.len());
+        let child = self
+            .command(&name)
+            .args([
+                "--browsers",
+                "1",
+                "--pages-per-browser",
+                &pages.to_string(),
+                "worker",
+            ])
+            .args(["--kinds", "fetch,sitemap"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("oxwright worker starts");
+        self.children.push(child);
+        self.children.len() - 1
+    }
+
+    /// Starts the scheduler daemon without its HTTP API.
+    fn scheduler(&mut self) -> usize {
+        let child = self
+            .command("scheduler")
+            .args(["scheduler", "--no-api"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("oxwright scheduler starts");
+        self.children.push(child);
+        self.children.len() - 1
+    }
+
+    fn pid(&self, index: usize) -> u32 {
+        self.children[index].id()
+    }
+
+    fn signal(&mut self, index: usize, signal: i32) {
+        // SAFETY: plain syscall on our own child.
+        unsafe { libc::kill(self.children[index].id() as i32, signal) };
+    }
+
+    fn wait(&mut self, index: usize) -> std::process::ExitStatus {
+        self.children[index].wait().expect("wait for child")
+    }
+
+    /// Submits `paths` of the fixture site as one fetch batch; returns the
+    /// batch id.
+    fn submit(&self, paths: &[String], extra: &[&str]) -> String {
+        let list: String = paths.iter().map(|p| format!("{}\n", self.site.url(p))).collect();
+        let file = self
+            .dir
+            .path()
+            .join(format!("urls-{}.txt", uuid::Uuid::new_v4().simple()));
+        std::fs::write(&file, list).unwrap();
+        let file = file.display().to_string();
+        let mut args = vec!["fetch", "--file", file.as_str()];
+        args.extend_from_slice(extra);
+        self.submit_args(&args)
+    }
+
+    /// Runs `oxwright submit ARGS`; returns the batch id it prints.
+    fn submit_args(&self, args: &[&str]) -> String {
+        let out = self
+            .command("submit")
+            .arg("submit")
+            .args(args)
+            .stdout(Stdio::piped())
+            .output()
+            .expect("oxwright submit runs");
+        assert!(out.status.success(), "submit failed: {}", self.log("submit"));
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    fn log(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(format!("{name}.log"))).unwrap_or_default()
+    }
+
+    /// Waits until the batch summary is in S3 and returns its manifest.
+    async fn manifest(&self, batch_id: &str, limit: Duration) -> Vec<serde_json::Value> {
+        let key = keys::batch_summary(batch_id);
+        let started = std::time::Instant::now();
+        while !self.store.exists(&key).await.unwrap() {
+            assert!(
+                started.elapsed() < limit,
+                "batch {batch_id} not complete after {limit:?}; status: {:?}\nscheduler log:\n{}",
+                self.store
+                    .get(&keys::batch_manifest(batch_id))
+                    .await
+                    .map(|b| b.len()),
+                self.log("scheduler")
+            );
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        let body = self.store.get(&keys::batch_manifest(batch_id)).await.unwrap();
+        String::from_utf8(body.to_vec())
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// The Chromium process groups `index` launched, once it has one.
+    async fn browsers_of(&self, index: usize) -> Vec<i32> {
+        let pid = self.pid(index) as i32;
+        let mut groups = Vec::new();
+        wait_until("the worker's browser", Duration::from_secs(60), || {
+            groups = chromium_groups(pid);
+            !groups.is_empty()
+        })
+        .await;
+        groups
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sitemap_jobs_and_sitemap_expansion_run_through_the_workers() {
+    let mut cluster = Cluster::start().await;
+    cluster.scheduler();
+    cluster.worker(4, &[]);
+    let site = cluster.site.url("/");
+    let batch = cluster.submit_args(&["sitemap", &site]);
+    let lines = cluster.manifest(&batch, Duration::from_secs(120)).await;
+    let ids = assert_complete(&lines, 1);
+    let id = ids.iter().next().unwrap();
+    let urls = cluster
+        .store
+        .get(&format!("jobs/sitemap/{id}/urls.txt"))
+        .await
+        .expect("urls.txt artefact");
+    let urls: Vec<String> = String::from_utf8(urls.to_vec())
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        urls.len() >= 6,
+        "the fixture sitemap lists the articles: {urls:?}"
+    );
+    assert!(
+        cluster
+            .store
+            .exists(&format!("jobs/sitemap/{id}/result.json"))
+            .await
+            .unwrap()
+    );
+
+    // `submit fetch --sitemap` expands the same sitemap into fetch jobs.
+    let batch = cluster.submit_args(&["fetch", "--sitemap", &site]);
+    let lines = cluster.manifest(&batch, Duration::from_secs(300)).await;
+    let ids = assert_complete(&lines, urls.len());
+    assert_results_in_s3(&cluster.store, &ids).await;
+    let fetched: HashSet<&str> = lines.iter().map(|l| l["url"].as_str().unwrap()).collect();
+    assert_eq!(fetched, urls.iter().map(String::as_str).collect::<HashSet<_>>());
+}
+
+/// Asserts one line per job, no duplicates, all ok; returns the job ids.
+fn assert_complete(lines: &[serde_json::Value], expected: usize) -> HashSet<String> {
+    assert_eq!(lines.len(), expected, "one manifest line per job");
+    let ids: HashSet<String> = lines
+        .iter()
+        .map(|l| l["job_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids.len(), expected, "no duplicate manifest lines");
+    let failed: Vec<_> = lines.iter().filter(|l| l["status"] != "ok").collect();
+    assert!(failed.is_empty(), "failed jobs: {failed:?}");
+    ids
+}
+
+/// Asserts every job of `ids` has its result and Markdown in S3.
+async fn assert_results_in_s3(store: &S3Store, ids: &HashSet<String>) {
+    let keys: HashSet<String> = store.list("jobs/fetch/").await.unwrap().into_iter().collect();
+    for id in ids {
+        assert!(
+            keys.contains(&format!("jobs/fetch/{id}/result.json")),
+            "no result.json for {id}"
+        );
+        assert!(
+            keys.contains(&format!("jobs/fetch/{id}/page.md")),
+            "no page.md for {id}"
+        );
+    }
+}
+
+/// Polls the async `check` until it holds.
+async fn eventually<F, Fut>(what: &str, limit: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let started = std::time::Instant::now();
+    while !check().await {
+        assert!(started.elapsed() < limit, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn slow_pages(n: usize, ms: u64) -> Vec<String> {
+    (0..n).map(|i| format!("/slow?ms={ms}&n={i}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_url_batch_through_two_workers_lands_every_result() {
+    let mut cluster = Cluster::start().await;
+    cluster.scheduler();
+    let a = cluster.worker(4, &[]);
+    let b = cluster.worker(4, &[]);
+    let batch = cluster.submit(
+        &slow_pages(1000, 0),
+        &["--retries", "1", "--retry-delay-ms", "200"],
+    );
+    let lines = cluster.manifest(&batch, Duration::from_secs(1500)).await;
+    let ids = assert_complete(&lines, 1000);
+    assert_results_in_s3(&cluster.store, &ids).await;
+    let record = cluster.store.get(&keys::batch_record(&batch)).await.unwrap();
+    let record: serde_json::Value = serde_json::from_slice(&record).unwrap();
+    assert_eq!(record["total"], 1000);
+    // Both workers took part.
+    let hits_by_worker = [a, b].map(|w| cluster.log(&format!("worker-{w}")));
+    assert!(
+        hits_by_worker.iter().all(|log| log.contains("worker ready")),
+        "{hits_by_worker:?}"
+    );
+    for w in [a, b] {
+        let groups = cluster.browsers_of(w).await;
+        cluster.signal(w, libc::SIGTERM);
+        assert!(cluster.wait(w).success());
+        wait_until("the worker's Chromium to exit", Duration::from_secs(15), || {
+            members(&groups).is_empty()
+        })
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_mid_batch_loses_nothing_and_duplicates_nothing() {
+    let mut cluster = Cluster::start().await;
+    cluster.scheduler();
+    let victim = cluster.worker(4, &[]);
+    let groups = cluster.browsers_of(victim).await;
+    let batch = cluster.submit(&slow_pages(60, 700), &[]);
+    // The victim holds deliveries in flight when it dies.
+    wait_until("pages in flight", Duration::from_secs(60), || {
+        cluster.site.hits("/slow") >= 6
+    })
+    .await;
+    cluster.signal(victim, libc::SIGKILL);
+    cluster.wait(victim);
+    wait_until(
+        "the killed worker's Chromium to exit",
+        Duration::from_secs(15),
+        || members(&groups).is_empty(),
+    )
+    .await;
+    cluster.worker(4, &[]);
+    let lines = cluster.manifest(&batch, Duration::from_secs(300)).await;
+    let ids = assert_complete(&lines, 60);
+    assert_results_in_s3(&cluster.store, &ids).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_requeues_the_jobs_a_worker_cannot_finish() {
+    let mut cluster = Cluster::start().await;
+    cluster.scheduler();
+    // In-flight pages take 6 s; the worker may drain for 1 s only.
+    let leaving = cluster.worker(2, &["--drain-timeout-s", "1"]);
+    let groups = cluster.browsers_of(leaving).await;
+    let batch = cluster.submit(&slow_pages(8, 6_000), &[]);
+    wait_until("pages in flight", Duration::from_secs(60), || {
+        cluster.site.hits("/slow") >= 2
+    })
+    .await;
+    cluster.signal(leaving, libc::SIGTERM);
+    let status = cluster.wait(leaving);
+    assert!(status.success(), "worker exit status {status:?}");
+    wait_until("the worker's Chromium to exit", Duration::from_secs(15), || {
+        members(&groups).is_empty()
+    })
+    .await;
+    let log = cluster.log(&format!("worker-{leaving}"));
+    assert!(log.contains("unfinished jobs return to the queue"), "{log}");
+    // Nothing was finished by the leaving worker; another takes it all.
+    eventually("every job back on the queue", Duration::from_secs(30), || async {
+        cluster.queue.depth(JobKind::Fetch).await.unwrap() == 8
+    })
+    .await;
+    cluster.worker(4, &[]);
+    let lines = cluster.manifest(&batch, Duration::from_secs(300)).await;
+    assert_complete(&lines, 8);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_poison_page_is_dead_lettered_after_the_attempt_limit() {
+    let mut cluster = Cluster::start().await;
+    // A small V8 heap makes the poison page's renderer die in moments.
+    cluster.with_config("[browser]\nextra_args = [\"--js-flags=--max-old-space-size=32\"]\n");
+    cluster.scheduler();
+    cluster.worker(2, &["--max-attempts", "2", "--retry-delay-ms", "200"]);
+    let batch = cluster.submit(
+        &["/crash".to_owned(), "/slow?ms=1".to_owned()],
+        &["--retries", "0"],
+    );
+    let lines = cluster.manifest(&batch, Duration::from_secs(180)).await;
+    assert_eq!(lines.len(), 2);
+    let poison = lines
+        .iter()
+        .find(|l| l["url"].as_str().unwrap().ends_with("/crash"))
+        .unwrap();
+    assert_eq!(poison["status"], "failed");
+    assert_eq!(poison["error"]["kind"], "browser_crashed", "{poison}");
+    assert_eq!(poison["attempt"], 2, "the limit is two deliveries");
+    let job_id = poison["job_id"].as_str().unwrap();
+    let error = cluster
+        .store
+        .get(&format!("jobs/fetch/{job_id}/error.json"))
+        .await
+        .expect("error artefact");
+    assert!(String::from_utf8_lossy(&error).contains("browser_crashed"));
+    let dead = cluster.queue.dead_letters().await.unwrap();
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert_eq!(dead[0].error_kind(), Some("browser_crashed"));
+    assert_eq!(dead[0].message.message_id.as_deref(), Some(job_id));
+    assert!(!dead[0].reason.message.is_empty());
+    assert!(
+        lines.iter().any(|l| l["status"] == "ok"),
+        "the healthy page is unaffected"
+    );
+    assert!(cluster.site.hits("/crash") >= 2, "one attempt per delivery");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_messages_are_dead_lettered_and_the_worker_carries_on() {
+    let mut cluster = Cluster::start().await;
+    cluster.scheduler();
+    let worker = cluster.worker(2, &[]);
+    let valid = oxwright_jobs::Job::new(
+        oxwright_jobs::JobSpec::Fetch(oxwright_jobs::FetchSpec::new(
+            "https://example.com/".parse().unwrap(),
+        )),
+        None,
+    );
+    let mut wrong_version = serde_json::to_value(&valid).unwrap();
+    wrong_version["schema_version"] = 99.into();
+    let mut unknown_kind = serde_json::to_value(&valid).unwrap();
+    unknown_kind["kind"] = "teleport".into();
+    let oversized = vec![b'x'; cluster.queue.max_message_bytes() + 1];
+    let bodies: Vec<Bytes> = vec![
+        Bytes::from_static(b"{not json"),
+        Bytes::from(serde_json::to_vec(&wrong_version).unwrap()),
+        Bytes::from(serde_json::to_vec(&unknown_kind).unwrap()),
+        Bytes::from(oversized),
+    ];
+    for body in bodies {
+        cluster
+            .queue
+            .publish_raw(JobKind::Fetch, body, Headers::new())
+            .await
+            .unwrap();
+    }
+    let batch = cluster.submit(&["/slow?ms=1".to_owned()], &[]);
+    let lines = cluster.manifest(&batch, Duration::from_secs(120)).await;
+    assert_complete(&lines, 1);
+    eventually("four dead letters", Duration::from_secs(30), || async {
+        cluster.queue.dead_letters().await.unwrap().len() >= 4
+    })
+    .await;
+    let dead = cluster.queue.dead_letters().await.unwrap();
+    let kinds: BTreeMap<String, usize> = dead.iter().fold(BTreeMap::new(), |mut m, d| {
+        *m.entry(d.error_kind().unwrap_or("?").to_owned()).or_default() += 1;
+        m
+    });
+    assert_eq!(kinds.len(), 4, "each malformation has its own reason: {kinds:?}");
+    assert!(kinds.keys().all(|k| k.starts_with("decode_")), "{kinds:?}");
+    assert!(dead.iter().all(|d| !d.reason.message.is_empty()));
+    let status = cluster.children[worker].try_wait().unwrap();
+    assert!(status.is_none(), "the worker is still running");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_restart_mid_batch_is_survived() {
+    let broker = Arc::new(PrivateBroker::start());
+    let mut cluster = Cluster::start_on(broker.url().to_owned()).await;
+    cluster.scheduler();
+    cluster.worker(4, &[]);
+    cluster.worker(4, &[]);
+    let batch = cluster.submit(&slow_pages(40, 500), &[]);
+    wait_until("some pages done", Duration::from_secs(120), || {
+        cluster.site.hits("/slow") >= 10
+    })
+    .await;
+    let restarting = broker.clone();
+    tokio::task::spawn_blocking(move || restarting.restart())
+        .await
+        .unwrap();
+    let lines = cluster.manifest(&batch, Duration::from_secs(300)).await;
+    let ids = assert_complete(&lines, 40);
+    assert_results_in_s3(&cluster.store, &ids).await;
+    drop(cluster);
+    drop(broker);
+}

@@ -1,0 +1,416 @@
+//! The scheduler daemon: consumes job reports and keeps batch manifests,
+//! serves the HTTP API (`POST /jobs`, `POST /batches`,
+//! `GET /batches/{id}`, `POST /webhooks/{name}`), and submits the
+//! configured schedules on their cron expressions.
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::Utc;
+use oxwright_artifacts::ArtifactStore;
+use oxwright_jobs::{ErrorKind, JobError, JobSpec};
+use oxwright_policy::UrlPolicy;
+use oxwright_queue::JobQueue;
+use serde::{Deserialize, Serialize};
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::batch::{BatchError, new_batch_id};
+use crate::submit::{SubmitReceipt, submit_batch};
+use crate::template::JobTemplate;
+use crate::tracker::BatchTracker;
+
+/// A cron schedule: `cron` (seconds first: `sec min hour day month
+/// weekday [year]`, UTC) → a batch from `job` at every tick.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleConfig {
+    /// The schedule's name (batch ids start with it).
+    pub name: String,
+    /// The cron expression.
+    pub cron: String,
+    /// What to submit.
+    pub job: JobTemplate,
+}
+
+/// A webhook: `POST /webhooks/<name>` submits `job`. When `secret_env`
+/// names an environment variable, callers must send its value as
+/// `Authorization: Bearer <secret>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookConfig {
+    /// The webhook's name, its path segment.
+    pub name: String,
+    /// Environment variable holding the shared secret.
+    #[serde(default)]
+    pub secret_env: Option<String>,
+    /// What to submit.
+    pub job: JobTemplate,
+}
+
+/// How the daemon runs.
+#[derive(Debug, Clone)]
+pub struct SchedulerOptions {
+    /// The URL policy submissions are checked against.
+    pub policy: Arc<UrlPolicy>,
+    /// How often manifests with new lines are written.
+    pub flush_interval: Duration,
+    /// Cron schedules.
+    pub schedules: Vec<ScheduleConfig>,
+    /// Webhooks.
+    pub webhooks: Vec<WebhookConfig>,
+    /// Resolved webhook secrets by webhook name (never logged).
+    pub webhook_secrets: BTreeMap<String, String>,
+}
+
+/// Why the daemon stopped or could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SchedulerError {
+    /// A queue or store failure.
+    #[error(transparent)]
+    Batch(#[from] BatchError),
+    /// A schedule's cron expression is invalid.
+    #[error("schedule {name:?}: invalid cron expression {cron:?}: {message}")]
+    Cron {
+        /// The schedule.
+        name: String,
+        /// The expression.
+        cron: String,
+        /// Why.
+        message: String,
+    },
+    /// The HTTP server failed.
+    #[error("HTTP API: {0}")]
+    Http(#[from] std::io::Error),
+}
+
+struct AppState {
+    queue: Arc<dyn JobQueue>,
+    store: Arc<dyn ArtifactStore>,
+    tracker: Mutex<BatchTracker>,
+    opts: SchedulerOptions,
+}
+
+/// Runs the daemon until `shutdown`: the report loop, the HTTP API on
+/// `listener` (when given) and the schedules. Flushes every manifest
+/// before returning.
+pub async fn run_scheduler(
+    queue: Arc<dyn JobQueue>,
+    store: Arc<dyn ArtifactStore>,
+    opts: SchedulerOptions,
+    listener: Option<tokio::net::TcpListener>,
+    shutdown: CancellationToken,
+) -> Result<(), SchedulerError> {
+    let schedules = opts
+        .schedules
+        .iter()
+        .map(|s| {
+            cron::Schedule::from_str(&s.cron)
+                .map(|cron| (s.clone(), cron))
+                .map_err(|e| SchedulerError::Cron {
+                    name: s.name.clone(),
+                    cron: s.cron.clone(),
+                    message: e.to_string(),
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let state = Arc::new(AppState {
+        tracker: Mutex::new(BatchTracker::new(store.clone())),
+        queue: queue.clone(),
+        store,
+        opts,
+    });
+    let tasks = tokio_util::task::TaskTracker::new();
+    for (config, cron) in schedules {
+        tasks.spawn(run_schedule(state.clone(), config, cron, shutdown.clone()));
+    }
+    if let Some(listener) = listener {
+        let app = router(state.clone());
+        let stop = shutdown.clone();
+        tasks.spawn(async move {
+            let served = axum::serve(listener, app)
+                .with_graceful_shutdown(stop.cancelled_owned())
+                .await;
+            if let Err(err) = served {
+                tracing::error!(error = %err, "HTTP API stopped");
+            }
+        });
+    }
+    tasks.close();
+    let result = report_loop(&state, &shutdown).await;
+    shutdown.cancel();
+    tasks.wait().await;
+    let flushed = state.tracker.lock().await.flush().await;
+    result?;
+    flushed.map_err(BatchError::from)?;
+    Ok(())
+}
+
+async fn report_loop(state: &AppState, shutdown: &CancellationToken) -> Result<(), SchedulerError> {
+    let mut reports = state.queue.reports().await.map_err(BatchError::from)?;
+    let mut tick = tokio::time::interval(state.opts.flush_interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            _ = tick.tick() => {
+                let mut tracker = state.tracker.lock().await;
+                if let Err(err) = tracker.flush().await {
+                    // The lines stay buffered; the next tick tries again.
+                    tracing::warn!(error = %err, "writing manifests failed");
+                }
+            }
+            next = reports.next() => match next {
+                Some(Ok(report)) => {
+                    let recorded = state.tracker.lock().await.record(&report).await;
+                    match recorded {
+                        Ok(outcome) => tracing::debug!(job_id = %report.job_id, ?outcome, "report"),
+                        Err(err) => tracing::warn!(job_id = %report.job_id, error = %err, "report not recorded"),
+                    }
+                }
+                Some(Err(err)) => tracing::warn!(error = %err, "unreadable report skipped"),
+                None => return Err(BatchError::Queue(oxwright_queue::QueueError::Closed).into()),
+            },
+        }
+    }
+}
+
+async fn run_schedule(
+    state: Arc<AppState>,
+    config: ScheduleConfig,
+    cron: cron::Schedule,
+    shutdown: CancellationToken,
+) {
+    tracing::info!(schedule = %config.name, cron = %config.cron, "schedule armed");
+    loop {
+        let Some(next) = cron.upcoming(Utc).next() else {
+            tracing::info!(schedule = %config.name, "schedule has no further ticks");
+            return;
+        };
+        let wait = (next - Utc::now()).to_std().unwrap_or_default();
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(wait) => {}
+        }
+        let batch_id = format!("{}-{}", config.name, new_batch_id());
+        let source = format!("schedule:{}", config.name);
+        match submit_template(&state, &batch_id, &config.job, &source).await {
+            Ok(receipt) => {
+                tracing::info!(schedule = %config.name, batch_id = %receipt.batch_id, jobs = receipt.published, "schedule fired")
+            }
+            Err(err) => {
+                tracing::warn!(schedule = %config.name, error = %err.message, "schedule could not submit")
+            }
+        }
+    }
+}
+
+/// Builds the HTTP API.
+fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/jobs", post(post_job))
+        .route("/batches", post(post_batch))
+        .route("/batches/{id}", get(get_batch))
+        .route("/webhooks/{name}", post(post_webhook))
+        .with_state(state)
+}
+
+/// An API error: a status and a typed body.
+struct ApiError {
+    status: StatusCode,
+    kind: String,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, kind: &str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            kind: kind.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<JobError> for ApiError {
+    fn from(err: JobError) -> Self {
+        let status = match err.kind {
+            ErrorKind::InvalidInput | ErrorKind::PolicyDenied => StatusCode::BAD_REQUEST,
+            _ => StatusCode::SERVICE_UNAVAILABLE,
+        };
+        Self::new(status, err.kind.as_str(), err.message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "error": self.kind, "message": self.message });
+        (self.status, Json(body)).into_response()
+    }
+}
+
+/// Submits `template` as batch `batch_id`; errors are typed job errors.
+async fn submit_template(
+    state: &AppState,
+    batch_id: &str,
+    template: &JobTemplate,
+    source: &str,
+) -> Result<SubmitReceipt, JobError> {
+    let (jobs, refused) = template.jobs(batch_id, &state.opts.policy)?;
+    submit_batch(
+        state.queue.as_ref(),
+        state.store.as_ref(),
+        batch_id,
+        jobs,
+        refused,
+        source,
+    )
+    .await
+    .map_err(|e| JobError::new(ErrorKind::Internal, e.to_string()))
+}
+
+/// `POST /jobs` body: one job spec (`{"kind": "fetch", "spec": {...}}`).
+#[derive(Debug, Deserialize)]
+struct JobRequest {
+    #[serde(flatten)]
+    spec: JobSpec,
+}
+
+/// `POST /jobs` answer.
+#[derive(Debug, Serialize)]
+struct JobAccepted {
+    job_id: String,
+    batch_id: String,
+    result: String,
+}
+
+async fn post_job(
+    State(state): State<Arc<AppState>>,
+    body: Result<Json<JobRequest>, axum::extract::rejection::JsonRejection>,
+) -> Result<(StatusCode, Json<JobAccepted>), ApiError> {
+    let Json(request) =
+        body.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", e.body_text()))?;
+    let template = match request.spec {
+        JobSpec::Fetch(spec) => {
+            let mut options = match serde_json::to_value(&spec) {
+                Ok(serde_json::Value::Object(map)) => map,
+                _ => serde_json::Map::new(),
+            };
+            options.remove("url");
+            JobTemplate {
+                kind: oxwright_jobs::JobKind::Fetch,
+                urls: vec![spec.url.to_string()],
+                options,
+            }
+        }
+        JobSpec::Sitemap(spec) => JobTemplate {
+            kind: oxwright_jobs::JobKind::Sitemap,
+            urls: vec![spec.target],
+            options: serde_json::Map::new(),
+        },
+    };
+    let batch_id = new_batch_id();
+    let (jobs, refused) = template.jobs(&batch_id, &state.opts.policy)?;
+    if let Some((_, err)) = refused.into_iter().next() {
+        return Err(err.into());
+    }
+    let job = jobs.first().cloned().expect("one url gives one job");
+    submit_batch(
+        state.queue.as_ref(),
+        state.store.as_ref(),
+        &batch_id,
+        jobs,
+        Vec::new(),
+        "api",
+    )
+    .await
+    .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", e.to_string()))?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(JobAccepted {
+            job_id: job.id.to_string(),
+            batch_id,
+            result: oxwright_jobs::keys::job_result(job.kind(), job.id),
+        }),
+    ))
+}
+
+async fn post_batch(
+    State(state): State<Arc<AppState>>,
+    body: Result<Json<JobTemplate>, axum::extract::rejection::JsonRejection>,
+) -> Result<(StatusCode, Json<SubmitReceipt>), ApiError> {
+    let Json(template) =
+        body.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", e.body_text()))?;
+    let receipt = submit_template(&state, &new_batch_id(), &template, "api").await?;
+    Ok((StatusCode::ACCEPTED, Json(receipt)))
+}
+
+async fn get_batch(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<crate::tracker::BatchStatus>, ApiError> {
+    if oxwright_artifacts::validate_key(&oxwright_jobs::keys::batch_record(&id)).is_err() {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "bad batch id",
+        ));
+    }
+    let status = state.tracker.lock().await.status(&id).await;
+    match status {
+        Ok(Some(status)) => Ok(Json(status)),
+        Ok(None) => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no batch {id}"),
+        )),
+        Err(err) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            err.to_string(),
+        )),
+    }
+}
+
+async fn post_webhook(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Result<(StatusCode, Json<SubmitReceipt>), ApiError> {
+    let Some(hook) = state.opts.webhooks.iter().find(|w| w.name == name) else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no webhook {name}"),
+        ));
+    };
+    if let Some(secret) = state.opts.webhook_secrets.get(&hook.name) {
+        let given = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), secret.as_bytes())) {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "missing or wrong bearer token",
+            ));
+        }
+    }
+    let batch_id = format!("{}-{}", hook.name, new_batch_id());
+    let receipt = submit_template(&state, &batch_id, &hook.job, &format!("webhook:{}", hook.name)).await?;
+    Ok((StatusCode::ACCEPTED, Json(receipt)))
+}
+
+/// Compares secrets without an early exit on the first differing byte.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

@@ -1,0 +1,161 @@
+//! Submitting work to the distributed queue: a batch record in the store
+//! first (so the scheduler knows what to expect), then one confirmed
+//! publish per job, with the submitter's trace context in its headers.
+//! Lines that are not jobs (bad URLs, refused by policy) become failed
+//! reports on the results queue, so the manifest still gets their line.
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use oxwright_artifacts::ArtifactStore;
+use oxwright_jobs::{FetchSpec, Job, JobError, JobId, JobKind, JobReport, JobSpec, keys};
+use oxwright_queue::{Headers, JobQueue};
+use serde::{Deserialize, Serialize};
+
+use crate::batch::{BatchError, BatchLine};
+
+/// What `batches/<id>/batch.json` holds: the batch as submitted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchRecord {
+    /// The batch id.
+    pub batch_id: String,
+    /// When it was submitted.
+    pub created_at: DateTime<Utc>,
+    /// Manifest lines expected: jobs plus refused lines.
+    pub total: usize,
+    /// Every job published, in input order.
+    pub jobs: Vec<BatchRecordJob>,
+    /// Input lines refused before publishing (they get a failed line).
+    pub refused: usize,
+    /// What submitted it (`cli`, `api`, `schedule:<name>`, `webhook:<name>`).
+    pub source: String,
+}
+
+/// One job of a [`BatchRecord`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchRecordJob {
+    /// The job id.
+    pub job_id: JobId,
+    /// The job's kind.
+    pub kind: JobKind,
+    /// The URL or target.
+    pub url: String,
+}
+
+/// What a submission produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubmitReceipt {
+    /// The batch id.
+    pub batch_id: String,
+    /// Manifest lines expected.
+    pub total: usize,
+    /// Jobs published.
+    pub published: usize,
+    /// Lines refused before publishing.
+    pub refused: usize,
+    /// Where the manifest will be.
+    pub manifest: String,
+}
+
+/// A batch's input expanded: the jobs to publish, and the input lines
+/// refused before publishing with their typed errors.
+pub type Expanded = (Vec<Job>, Vec<(String, JobError)>);
+
+/// Builds the jobs of a fetch batch from URL-list lines: valid lines become
+/// jobs from `template`, the others refusals with their typed error.
+pub fn fetch_jobs(batch_id: &str, lines: Vec<BatchLine>, template: &FetchSpec) -> Expanded {
+    let mut jobs = Vec::new();
+    let mut refused = Vec::new();
+    for line in lines {
+        match line {
+            BatchLine::Url(url) => {
+                let mut spec = template.clone();
+                spec.url = url;
+                jobs.push(Job::new(JobSpec::Fetch(spec), Some(batch_id.to_owned())));
+            }
+            BatchLine::Invalid { text, error } => refused.push((text, error)),
+        }
+    }
+    (jobs, refused)
+}
+
+/// Submits a batch: writes its record, publishes every job (each publish
+/// confirmed by the broker) and a failed report per refused line.
+pub async fn submit_batch(
+    queue: &dyn JobQueue,
+    store: &dyn ArtifactStore,
+    batch_id: &str,
+    jobs: Vec<Job>,
+    refused: Vec<(String, JobError)>,
+    source: &str,
+) -> Result<SubmitReceipt, BatchError> {
+    let record = BatchRecord {
+        batch_id: batch_id.to_owned(),
+        created_at: Utc::now(),
+        total: jobs.len() + refused.len(),
+        jobs: jobs
+            .iter()
+            .map(|job| BatchRecordJob {
+                job_id: job.id,
+                kind: job.kind(),
+                url: job.url().to_owned(),
+            })
+            .collect(),
+        refused: refused.len(),
+        source: source.to_owned(),
+    };
+    let body = serde_json::to_vec_pretty(&record).expect("batch records serialise");
+    store
+        .put(
+            &keys::batch_record(batch_id),
+            Bytes::from(body),
+            "application/json",
+        )
+        .await?;
+    for job in &jobs {
+        publish_job(queue, job).await?;
+    }
+    for (text, error) in refused.iter().cloned() {
+        queue
+            .publish_report(&refused_report(batch_id, &text, error))
+            .await?;
+    }
+    tracing::info!(
+        batch_id,
+        jobs = jobs.len(),
+        refused = refused.len(),
+        source,
+        "batch submitted"
+    );
+    Ok(SubmitReceipt {
+        batch_id: batch_id.to_owned(),
+        total: record.total,
+        published: jobs.len(),
+        refused: refused.len(),
+        manifest: keys::batch_manifest(batch_id),
+    })
+}
+
+/// Publishes one job with the current trace context in its headers.
+pub async fn publish_job(queue: &dyn JobQueue, job: &Job) -> Result<(), BatchError> {
+    let mut headers = Headers::new();
+    oxwright_telemetry::inject_trace_context(&mut headers);
+    queue.publish_with_headers(job, headers).await?;
+    Ok(())
+}
+
+/// Reads a batch record back from the store.
+pub async fn read_batch_record(
+    store: &dyn ArtifactStore,
+    batch_id: &str,
+) -> Result<Option<BatchRecord>, BatchError> {
+    match store.get(&keys::batch_record(batch_id)).await {
+        Ok(body) => Ok(serde_json::from_slice(&body).ok()),
+        Err(oxwright_artifacts::ArtifactError::NotFound { .. }) => Ok(None),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// The manifest line of an input line that never became a job.
+pub fn refused_report(batch_id: &str, text: &str, error: JobError) -> JobReport {
+    crate::batch::run::failed_report(JobId::new(), batch_id, text, error)
+}

@@ -1,0 +1,144 @@
+//! Job templates: the work a schedule tick, a webhook call or an API
+//! request turns into a batch — a kind, targets, and fetch options.
+
+use oxwright_jobs::{ErrorKind, FetchSpec, Job, JobError, JobKind, JobSpec, SitemapSpec};
+use oxwright_policy::UrlPolicy;
+use serde::{Deserialize, Serialize};
+
+use crate::batch::{BatchLine, parse_url_list};
+use crate::submit::Expanded;
+
+/// A batch to create: what kind of job, for which targets, with which
+/// options (the `FetchSpec` fields but `url`, for fetches).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobTemplate {
+    /// `fetch` (default) or `sitemap`.
+    #[serde(default = "default_kind")]
+    pub kind: JobKind,
+    /// Page URLs (fetch) or domains / sitemap URLs (sitemap).
+    pub urls: Vec<String>,
+    /// Fetch options, as in a `FetchSpec` without `url`.
+    #[serde(default)]
+    pub options: serde_json::Map<String, serde_json::Value>,
+}
+
+fn default_kind() -> JobKind {
+    JobKind::Fetch
+}
+
+impl JobTemplate {
+    /// Returns the fetch options as a spec with a placeholder URL, or a
+    /// typed error naming the bad option.
+    pub fn fetch_template(&self) -> Result<FetchSpec, JobError> {
+        let mut options = self.options.clone();
+        if options.contains_key("url") {
+            return Err(JobError::new(
+                ErrorKind::InvalidInput,
+                "options must not contain `url`: give URLs in `urls`",
+            ));
+        }
+        options.insert("url".into(), "http://template.invalid/".into());
+        serde_json::from_value(serde_json::Value::Object(options))
+            .map_err(|e| JobError::new(ErrorKind::InvalidInput, format!("bad fetch options: {e}")))
+    }
+
+    /// Expands the template into jobs of `batch_id`, with a typed refusal
+    /// for every target the policy refuses statically.
+    pub fn jobs(&self, batch_id: &str, policy: &UrlPolicy) -> Result<Expanded, JobError> {
+        if self.urls.is_empty() {
+            return Err(JobError::new(ErrorKind::InvalidInput, "no urls given"));
+        }
+        match self.kind {
+            JobKind::Fetch => {
+                let template = self.fetch_template()?;
+                let lines = parse_url_list(&self.urls.join("\n"), policy);
+                Ok(crate::submit::fetch_jobs(batch_id, lines, &template))
+            }
+            JobKind::Sitemap => {
+                if !self.options.is_empty() {
+                    return Err(JobError::new(
+                        ErrorKind::InvalidInput,
+                        "sitemap jobs take no options",
+                    ));
+                }
+                let mut jobs = Vec::new();
+                let mut refused = Vec::new();
+                for target in self.urls.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+                    // A bare domain is accepted: the loader adds https://.
+                    let probe = if target.contains("://") {
+                        target.to_owned()
+                    } else {
+                        format!("https://{target}/")
+                    };
+                    match parse_url_list(&probe, policy).pop() {
+                        Some(BatchLine::Invalid { error, .. }) => refused.push((target.to_owned(), error)),
+                        _ => jobs.push(Job::new(
+                            JobSpec::Sitemap(SitemapSpec {
+                                target: target.to_owned(),
+                            }),
+                            Some(batch_id.to_owned()),
+                        )),
+                    }
+                }
+                Ok((jobs, refused))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fetch_options_and_refusals() {
+        let template: JobTemplate = serde_json::from_value(serde_json::json!({
+            "urls": ["https://example.com/a", "file:///etc/passwd"],
+            "options": {"content": "full", "timeout_ms": 5000}
+        }))
+        .unwrap();
+        let (jobs, refused) = template.jobs("b1", &UrlPolicy::default()).unwrap();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].1.kind, ErrorKind::PolicyDenied);
+        let JobSpec::Fetch(spec) = &jobs[0].spec else {
+            panic!("fetch")
+        };
+        assert_eq!(spec.timeout_ms, 5000);
+        assert_eq!(spec.url.as_str(), "https://example.com/a");
+        assert_eq!(jobs[0].batch_id.as_deref(), Some("b1"));
+    }
+
+    #[test]
+    fn bad_options_are_typed_errors() {
+        let template: JobTemplate = serde_json::from_value(serde_json::json!({
+            "urls": ["https://example.com/"], "options": {"timeout": 1}
+        }))
+        .unwrap();
+        let err = template.jobs("b", &UrlPolicy::default()).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::InvalidInput);
+        assert!(err.message.contains("timeout"), "{}", err.message);
+        let empty = JobTemplate {
+            kind: JobKind::Fetch,
+            urls: Vec::new(),
+            options: serde_json::Map::new(),
+        };
+        assert_eq!(
+            empty.jobs("b", &UrlPolicy::default()).unwrap_err().kind,
+            ErrorKind::InvalidInput
+        );
+    }
+
+    #[test]
+    fn sitemap_targets() {
+        let template: JobTemplate = serde_json::from_value(serde_json::json!({
+            "kind": "sitemap", "urls": ["example.com", "http://127.0.0.1/"]
+        }))
+        .unwrap();
+        let (jobs, refused) = template.jobs("b", &UrlPolicy::default()).unwrap();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].kind(), JobKind::Sitemap);
+        assert_eq!(refused[0].1.kind, ErrorKind::PolicyDenied);
+    }
+}
