@@ -341,9 +341,10 @@ impl BrowserPool {
                 .is_some_and(|h| Arc::ptr_eq(h, tab.browser()) && h.is_alive())
                 && slot.jobs < self.inner.cfg.recycle_after
         };
-        let keep = tab.reusable()
-            && tab.jobs.load(Ordering::Relaxed) < self.inner.cfg.context_reuse
-            && current(&*group.slots[idx].lock().await);
+        let keep = tab.reusable() && tab.jobs.load(Ordering::Relaxed) < self.inner.cfg.context_reuse && {
+            let slot = group.slots[idx].lock().await;
+            current(&slot)
+        };
         let parked = if keep {
             match tab.reset().await {
                 Ok(()) => {

@@ -129,9 +129,7 @@ async fn fetch_once(
         html: html_tokens,
         markdown: markdown_tokens,
     };
-    let html = spec
-        .include_html
-        .then(|| Arc::try_unwrap(page_html).unwrap_or_else(|shared| (*shared).clone()));
+    let html = spec.include_html.then(|| Arc::unwrap_or_clone(page_html));
     let (title, metadata) = (page.title, page.metadata);
 
     let mut warnings = conv.warnings;
