@@ -37,7 +37,7 @@ pub struct FetchArgs {
     /// Modes to run, interleaved within each round.
     #[arg(long, value_delimiter = ',', default_value = "warm,cold,bare")]
     pub modes: Vec<Mode>,
-    /// Adds the diagnostic modes (bare-page, bare-ctx, bare-fetch, pool-nav, pool-extract).
+    /// Adds the diagnostic modes (warm-fresh, bare-page, bare-ctx, bare-fetch, pool-nav, pool-extract).
     #[arg(long)]
     pub diag: bool,
 }
@@ -60,6 +60,16 @@ pub struct Round {
     pub bench_cpu_ms_per_page: f64,
     /// CPU of the Chromium processes per page, ms.
     pub chromium_cpu_ms_per_page: f64,
+    /// One-minute load average when the round ended.
+    pub loadavg_1m: f64,
+}
+
+/// Returns the one-minute load average.
+fn loadavg_1m() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse().ok())
+        .unwrap_or(f64::NAN)
 }
 
 /// The median over rounds of one mode.
@@ -172,6 +182,9 @@ async fn round(
     let (samples, errors) = drive(&runner, urls, args.concurrency, policy).await;
     let elapsed = started.elapsed().as_secs_f64();
     let (own, browsers) = CpuMark::now().since(&cpu0);
+    if let Some(pool) = runner.pool() {
+        eprintln!("    pool: {:?}", pool.stats());
+    }
     if let Ok(runner) = Arc::try_unwrap(runner) {
         runner.shutdown().await;
     }
@@ -196,14 +209,17 @@ async fn round(
         phases_ms: phases.into_iter().map(|(k, v)| (k, mean(&v))).collect(),
         bench_cpu_ms_per_page: own * 1000.0 / done,
         chromium_cpu_ms_per_page: browsers * 1000.0 / done,
+        loadavg_1m: loadavg_1m(),
     };
     eprintln!(
-        "  round {n} {:<12} {:>6.2} pages/s  p50 {:>6.1} ms  p95 {:>6.1} ms  errors {}",
+        "  round {n} {:<12} {:>6.2} pages/s  p50 {:>6.1} ms  p95 {:>6.1} ms  chromium cpu {:>6.1} ms/page  errors {}  load {:.2}",
         mode.name(),
         r.pages_per_s,
         r.p50_ms,
         r.p95_ms,
-        r.errors
+        r.chromium_cpu_ms_per_page,
+        r.errors,
+        r.loadavg_1m
     );
     if let Some(e) = &r.first_error {
         eprintln!("    first error: {e}");
@@ -237,6 +253,7 @@ pub async fn run(args: &FetchArgs) -> Result<FetchReport> {
     let mut modes = args.modes.clone();
     if args.diag {
         for m in [
+            Mode::WarmFresh,
             Mode::BarePage,
             Mode::BareCtx,
             Mode::BareFetch,

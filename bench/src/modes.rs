@@ -24,8 +24,12 @@ use crate::stats::ms;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
-    /// `fetch_page` through a warm `BrowserPool`.
+    /// `fetch_page` through a warm `BrowserPool` (default configuration:
+    /// contexts reset and reused between jobs).
     Warm,
+    /// `fetch_page` through a warm `BrowserPool` with `context_reuse = 1`:
+    /// a fresh browser context and page per job.
+    WarmFresh,
     /// A fresh one-page `BrowserPool` launched and shut down for every page.
     Cold,
     /// chromiumoxide on one browser, long-lived pages, `goto` + `outerHTML`.
@@ -47,6 +51,7 @@ impl Mode {
     pub fn name(self) -> &'static str {
         match self {
             Mode::Warm => "warm",
+            Mode::WarmFresh => "warm-fresh",
             Mode::Cold => "cold",
             Mode::Bare => "bare",
             Mode::BareCtx => "bare-ctx",
@@ -155,6 +160,14 @@ impl Runner {
                 mode,
                 pool: BrowserPool::start(cfg.clone()).await?,
             },
+            Mode::WarmFresh => Runner::Pool {
+                mode,
+                pool: BrowserPool::start(PoolConfig {
+                    context_reuse: 1,
+                    ..cfg.clone()
+                })
+                .await?,
+            },
             Mode::Cold => Runner::Cold {
                 cfg: PoolConfig {
                     browsers: 1,
@@ -187,7 +200,7 @@ impl Runner {
         let t0 = Instant::now();
         match self {
             Runner::Pool {
-                mode: Mode::Warm,
+                mode: Mode::Warm | Mode::WarmFresh,
                 pool,
             } => warm(pool, policy, url, t0).await,
             Runner::Pool { mode, pool } => pool_steps(*mode, pool, policy, url, t0).await,

@@ -133,7 +133,7 @@ pub struct BrowserSection {
     /// Warm browsers kept running.
     #[serde(default = "default_browsers")]
     pub browsers: usize,
-    /// Pages each browser serves at once (each in a fresh context).
+    /// Pages each browser serves at once (each in its own context).
     #[serde(default = "default_pages")]
     pub pages_per_browser: usize,
     /// Chromium executable; `CHROME_PATH` overrides.
@@ -145,6 +145,10 @@ pub struct BrowserSection {
     /// Jobs a browser serves before it is replaced.
     #[serde(default = "default_recycle")]
     pub recycle_after: u32,
+    /// Jobs one browser context serves, reset between them, before it is
+    /// disposed; 1 gives every job a fresh context.
+    #[serde(default = "default_context_reuse")]
+    pub context_reuse: u32,
     /// Deadline of one DevTools call, in milliseconds.
     #[serde(default = "default_call_timeout_ms")]
     pub call_timeout_ms: u64,
@@ -165,6 +169,9 @@ fn default_pages() -> usize {
 fn default_recycle() -> u32 {
     500
 }
+fn default_context_reuse() -> u32 {
+    PoolConfig::default().context_reuse
+}
 fn default_call_timeout_ms() -> u64 {
     10_000
 }
@@ -177,6 +184,7 @@ impl Default for BrowserSection {
             chrome_path: None,
             chrome_url: None,
             recycle_after: default_recycle(),
+            context_reuse: default_context_reuse(),
             call_timeout_ms: default_call_timeout_ms(),
             extra_args: Vec::new(),
         }
@@ -228,6 +236,7 @@ impl Config {
             pages_per_browser: b.pages_per_browser.max(1),
             chrome_url: b.chrome_url.clone(),
             recycle_after: b.recycle_after.max(1),
+            context_reuse: b.context_reuse.max(1),
             call_timeout: Duration::from_millis(b.call_timeout_ms.max(100)),
             extra_args: b.extra_args.clone(),
             ..PoolConfig::default()

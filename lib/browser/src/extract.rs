@@ -47,11 +47,18 @@ const EXTRACT_JS: &str = r#"(() => {
     if (!(k in meta)) meta[k] = m.getAttribute('content');
   }
   const canon = d.querySelector('link[rel~="canonical"][href]');
+  // checkVisibility is one native call on the laid-out tree; only the
+  // elements it doubts (no box, e.g. display:contents or SVG defs) pay for
+  // a computed style.
+  const styleHidden = (n) => {
+    const s = getComputedStyle(n);
+    return s.display === 'none' || s.visibility === 'hidden' || s.visibility === 'collapse';
+  };
   const hidden = [];
   if (d.body) {
     const walker = d.createTreeWalker(d.body, NodeFilter.SHOW_ELEMENT, { acceptNode(n) {
-      const s = getComputedStyle(n);
-      if (s.display === 'none' || s.visibility === 'hidden' || s.visibility === 'collapse' || n.hidden) {
+      const doubt = typeof n.checkVisibility !== 'function' || !n.checkVisibility({ visibilityProperty: true });
+      if (n.hidden || (doubt && styleHidden(n))) {
         hidden.push(n);
         return NodeFilter.FILTER_REJECT;
       }

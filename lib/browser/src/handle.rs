@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use chromiumoxide::Browser;
-use chromiumoxide::cdp::browser_protocol::browser::GetVersionParams;
+use chromiumoxide::cdp::browser_protocol::browser::{
+    BrowserContextId, GetVersionParams, ResetPermissionsParams,
+};
 use chromiumoxide::cdp::browser_protocol::target::{CreateBrowserContextParams, CreateTargetParams};
 use chromiumoxide::handler::HandlerConfig;
 use futures::StreamExt;
@@ -140,15 +142,27 @@ impl BrowserHandle {
     }
 
     /// Disposes a browser context and every page in it.
-    pub(crate) async fn dispose_context(
-        &self,
-        context: chromiumoxide::cdp::browser_protocol::browser::BrowserContextId,
-    ) {
+    pub(crate) async fn dispose_context(&self, context: BrowserContextId) {
         let res =
             tokio::time::timeout(self.call_timeout, self.browser.dispose_browser_context(context)).await;
         if !matches!(res, Ok(Ok(()))) && self.is_alive() {
             tracing::debug!("browser context dispose failed");
         }
+    }
+
+    /// Resets the permissions granted in `context` (browser-level command).
+    pub(crate) async fn reset_permissions(&self, context: BrowserContextId) -> Result<(), BrowserError> {
+        let params = ResetPermissionsParams {
+            browser_context_id: Some(context),
+        };
+        deadline("Browser.resetPermissions", self.call_timeout, async {
+            self.browser
+                .execute(params)
+                .await
+                .map(|_| ())
+                .map_err(|e| cdp("Browser.resetPermissions", e))
+        })
+        .await
     }
 
     /// Returns the owned process id, if this browser was launched here.

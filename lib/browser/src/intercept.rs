@@ -2,7 +2,7 @@
 //! every request (redirect hops included), resource blocking, and the main
 //! document's status and content-type check before it renders.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -45,6 +45,8 @@ struct Shared {
     blocked: Vec<ResourceType>,
     doc: Arc<Mutex<MainDocument>>,
     hosts: Mutex<HashMap<String, Result<(), PolicyError>>>,
+    /// The tab's record of origins requested, cleared by its reset.
+    origins: Arc<Mutex<BTreeSet<String>>>,
     call_timeout: Duration,
 }
 
@@ -73,7 +75,7 @@ impl Interceptor {
         main_frame: String,
         opts: &NavigateOptions,
     ) -> Result<Self, BrowserError> {
-        let page = tab.page().clone();
+        let page = tab.raw_page().clone();
         let mut events = page
             .event_listener::<EventRequestPaused>()
             .await
@@ -93,7 +95,13 @@ impl Interceptor {
                     .build(),
             )
             .build();
-        tab.call(enable).await?;
+        // The patterns never change (blocking is decided per request below),
+        // and switching interception on and off costs Chromium far more
+        // than the interception itself: enable it once per page.
+        if !tab.fetch_enabled.load(std::sync::atomic::Ordering::SeqCst) {
+            tab.call_own(enable).await?;
+            tab.fetch_enabled.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         let doc = Arc::new(Mutex::new(MainDocument::default()));
         let shared = Arc::new(Shared {
             page,
@@ -106,6 +114,7 @@ impl Interceptor {
                 .collect(),
             doc: doc.clone(),
             hosts: Mutex::new(HashMap::new()),
+            origins: tab.origins.clone(),
             call_timeout: tab.call_timeout(),
         });
         let task = tokio::spawn(async move {
@@ -138,6 +147,15 @@ impl Shared {
                 return self.fail(ev, ErrorReason::BlockedByResponse).await;
             }
             return self.proceed(ev).await;
+        }
+        if let Ok(parsed) = url::Url::parse(&url)
+            && matches!(parsed.scheme(), "http" | "https")
+            && let origin @ url::Origin::Tuple(..) = parsed.origin()
+        {
+            self.origins
+                .lock()
+                .expect("origins")
+                .insert(origin.ascii_serialization());
         }
         if let Err(source) = self.allowed(&url).await {
             tracing::debug!(url = %url, error = %source, "request refused by url policy");

@@ -20,6 +20,19 @@ impl Tab {
     /// Navigates to `url` and waits for the requested state, enforcing the
     /// URL policy and resource blocking on every request the page makes.
     pub async fn navigate(&self, url: &url::Url, opts: &NavigateOptions) -> Result<Navigation, BrowserError> {
+        if !url.username().is_empty() || url.password().is_some() {
+            // The network stack caches credentials per context; no reset clears them.
+            self.taint();
+        }
+        let result = self.navigate_inner(url, opts).await;
+        self.note(result)
+    }
+
+    async fn navigate_inner(
+        &self,
+        url: &url::Url,
+        opts: &NavigateOptions,
+    ) -> Result<Navigation, BrowserError> {
         let started = Instant::now();
         opts.policy
             .check(url)
@@ -28,7 +41,7 @@ impl Tab {
                 url: url.to_string(),
                 source,
             })?;
-        let page = self.page().clone();
+        let page = self.raw_page().clone();
         let main_frame = page.target_id().as_ref().to_string();
         let listen_err = |e| cdp("event subscription", e);
         let mut lifecycle = page

@@ -1,5 +1,13 @@
 //! The warm browser pool: N browsers, each serving a few pages at once in
-//! fresh browser contexts; dead browsers are replaced, busy ones recycled.
+//! their own browser contexts; dead browsers are replaced, busy ones
+//! recycled.
+//!
+//! A context (with its page) serves up to `context_reuse` jobs: when a job
+//! ends well its page is reset ([`Tab::reset`]) in the background and parked
+//! on its browser's slot, and the next lease there takes it instead of
+//! creating a context and page, which is most of Chromium's work per page.
+//! The lease's capacity returns only once the page is parked or disposed, so
+//! a browser never holds more than `pages_per_browser` pages.
 
 use std::ops::Deref;
 use std::sync::Arc;
@@ -23,12 +31,18 @@ pub struct PoolStats {
     pub recycled: u64,
     /// Leases handed out.
     pub leases: u64,
+    /// Browser contexts created (one per lease when `context_reuse` is 1).
+    pub contexts: u64,
+    /// Leases served by a reset, reused context.
+    pub reused: u64,
 }
 
 #[derive(Debug, Default)]
 struct Slot {
     handle: Option<Arc<BrowserHandle>>,
     jobs: u32,
+    /// Reset pages of `handle`, ready for the next lease.
+    idle: Vec<Tab>,
 }
 
 #[derive(Debug)]
@@ -48,6 +62,8 @@ struct Inner {
     replaced: AtomicU64,
     recycled: AtomicU64,
     leases: AtomicU64,
+    contexts: AtomicU64,
+    reused: AtomicU64,
 }
 
 /// A pool of warm browsers.
@@ -57,14 +73,15 @@ pub struct BrowserPool {
 }
 
 /// A page on loan from the pool, in its own browser context. Dropping it
-/// disposes the context and returns the capacity.
+/// resets the page for the next job or disposes its context, then returns
+/// the capacity.
 #[derive(Debug)]
 pub struct Lease {
     tab: Option<Tab>,
     pool: BrowserPool,
     group_headless: bool,
     slot: usize,
-    _permit: OwnedSemaphorePermit,
+    permit: Option<OwnedSemaphorePermit>,
     /// Time spent waiting for and preparing the page.
     pub waited: std::time::Duration,
 }
@@ -82,10 +99,10 @@ impl Drop for Lease {
         let Some(tab) = self.tab.take() else { return };
         let pool = self.pool.clone();
         let (headless, slot) = (self.group_headless, self.slot);
-        let crashed = tab.crashed();
+        let permit = self.permit.take();
         let release = async move {
-            tab.close().await;
-            pool.release(headless, slot, crashed).await;
+            pool.release(headless, slot, tab).await;
+            drop(permit);
         };
         match tokio::runtime::Handle::try_current() {
             Ok(rt) => {
@@ -122,6 +139,8 @@ impl BrowserPool {
                 replaced: AtomicU64::new(0),
                 recycled: AtomicU64::new(0),
                 leases: AtomicU64::new(0),
+                contexts: AtomicU64::new(0),
+                reused: AtomicU64::new(0),
             }),
         };
         let warm = (0..pool.inner.main.slots.len()).map(|i| pool.ensure_browser(&pool.inner.main, i));
@@ -166,6 +185,8 @@ impl BrowserPool {
             replaced: self.inner.replaced.load(Ordering::Relaxed),
             recycled: self.inner.recycled.load(Ordering::Relaxed),
             leases: self.inner.leases.load(Ordering::Relaxed),
+            contexts: self.inner.contexts.load(Ordering::Relaxed),
+            reused: self.inner.reused.load(Ordering::Relaxed),
         }
     }
 
@@ -198,7 +219,8 @@ impl BrowserPool {
             .await
     }
 
-    /// Waits for capacity and returns a fresh page in its own context.
+    /// Waits for capacity and returns a page in its own context: a new one,
+    /// or one reset after an earlier job (see `PoolConfig::context_reuse`).
     pub async fn acquire(&self, headless: bool) -> Result<Lease, BrowserError> {
         let started = Instant::now();
         let group = self.group(headless).await;
@@ -231,18 +253,36 @@ impl BrowserPool {
             pool: self.clone(),
             group_headless: group.headless,
             slot,
-            _permit: permit,
+            permit: Some(permit),
             waited: started.elapsed(),
         })
     }
 
-    /// Opens a tab on slot `idx`, replacing its browser once if it is dead.
+    /// Opens a tab on slot `idx` (a parked one when there is one),
+    /// replacing its browser once if it is dead.
     async fn open_tab(&self, group: &Group, idx: usize) -> Result<Tab, BrowserError> {
         let mut last = None;
         for _ in 0..2 {
             let handle = self.ensure_browser(group, idx).await?;
+            {
+                let mut slot = group.slots[idx].lock().await;
+                if slot.handle.as_ref().is_some_and(|h| Arc::ptr_eq(h, &handle)) {
+                    while let Some(tab) = slot.idle.pop() {
+                        // A renderer may have crashed while the page was parked.
+                        if tab.reusable() && Arc::ptr_eq(tab.browser(), &handle) {
+                            slot.jobs += 1;
+                            tab.jobs.fetch_add(1, Ordering::Relaxed);
+                            self.inner.reused.fetch_add(1, Ordering::Relaxed);
+                            return Ok(tab);
+                        }
+                        tokio::spawn(tab.close());
+                    }
+                }
+            }
             match handle.new_tab().await {
                 Ok(tab) => {
+                    self.inner.contexts.fetch_add(1, Ordering::Relaxed);
+                    tab.jobs.fetch_add(1, Ordering::Relaxed);
                     // Count the job when its page is handed out: counted at
                     // release (a background task) a quick next acquire could
                     // miss the recycle.
@@ -279,8 +319,10 @@ impl BrowserPool {
                 tracing::warn!(slot = idx, "browser died; replacing it");
             }
         }
-        // Pages still open on the old browser keep it alive until they end.
+        // Pages still open on the old browser keep it alive until they end;
+        // parked ones must not.
         slot.handle = None;
+        slot.idle.clear();
         let handle = BrowserHandle::start(&self.inner.cfg, group.headless).await?;
         self.inner.launched.fetch_add(1, Ordering::Relaxed);
         slot.handle = Some(handle.clone());
@@ -288,13 +330,50 @@ impl BrowserPool {
         Ok(handle)
     }
 
-    async fn release(&self, headless: bool, idx: usize, crashed: bool) {
+    /// Takes a page back: resets and parks it for the next job when it
+    /// may serve another, disposes its context otherwise.
+    async fn release(&self, headless: bool, idx: usize, tab: Tab) {
         let group = self.group(headless).await;
+        let crashed = tab.crashed();
+        let current = |slot: &Slot| {
+            slot.handle
+                .as_ref()
+                .is_some_and(|h| Arc::ptr_eq(h, tab.browser()) && h.is_alive())
+                && slot.jobs < self.inner.cfg.recycle_after
+        };
+        let keep = tab.reusable() && tab.jobs.load(Ordering::Relaxed) < self.inner.cfg.context_reuse && {
+            let slot = group.slots[idx].lock().await;
+            current(&slot)
+        };
+        let parked = if keep {
+            match tab.reset().await {
+                Ok(()) => {
+                    let mut slot = group.slots[idx].lock().await;
+                    let room = slot.idle.len() < self.inner.cfg.pages_per_browser.max(1);
+                    if current(&slot) && room && !group.permits.is_closed() {
+                        slot.idle.push(tab);
+                        None
+                    } else {
+                        Some(tab)
+                    }
+                }
+                Err(err) => {
+                    tracing::debug!(error = %err, "page reset failed; disposing its context");
+                    Some(tab)
+                }
+            }
+        } else {
+            Some(tab)
+        };
+        if let Some(tab) = parked {
+            tab.close().await;
+        }
         group.active.lock().expect("active counts")[idx] -= 1;
         let mut slot = group.slots[idx].lock().await;
         // A renderer crash leaves the browser usable; a dead connection does not.
         if crashed && slot.handle.as_ref().is_some_and(|h| !h.is_alive()) {
             slot.handle = None;
+            slot.idle.clear();
         }
     }
 
@@ -322,7 +401,9 @@ impl BrowserPool {
         for group in std::iter::once(&self.inner.main).chain(self.inner.other.get()) {
             group.permits.close();
             for slot in &group.slots {
-                if let Some(handle) = slot.lock().await.handle.take() {
+                let mut slot = slot.lock().await;
+                slot.idle.clear();
+                if let Some(handle) = slot.handle.take() {
                     handle.kill();
                 }
             }

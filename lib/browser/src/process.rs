@@ -54,7 +54,7 @@ const BASE_FLAGS: &[&str] = &[
     "--disable-backgrounding-occluded-windows",
     "--disable-renderer-backgrounding",
     "--disable-dev-shm-usage",
-    "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider",
+    "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider,BackForwardCache",
     "--metrics-recording-only",
     "--password-store=basic",
     "--use-mock-keychain",

@@ -1,16 +1,23 @@
 //! A page in its own browser context: navigation with lifecycle waits,
-//! content reads and screenshots, every call under a deadline.
+//! content reads and screenshots, every call under a deadline; and the reset
+//! that lets the pool hand the same context to the next job.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
+use chromiumoxide::cdp::browser_protocol::dom_storage::{ClearParams as ClearDomStorageParams, StorageId};
+use chromiumoxide::cdp::browser_protocol::emulation::SetScriptExecutionDisabledParams;
 use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
+use chromiumoxide::cdp::browser_protocol::network::{ClearBrowserCacheParams, ClearBrowserCookiesParams};
 use chromiumoxide::cdp::browser_protocol::page::{
-    CaptureScreenshotFormat, CaptureScreenshotParams, CrashParams,
+    CaptureScreenshotFormat, CaptureScreenshotParams, CrashParams, NavigateParams,
+    ResetNavigationHistoryParams,
 };
+use chromiumoxide::cdp::browser_protocol::storage::ClearDataForOriginParams;
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use futures::StreamExt;
 use tokio::sync::watch;
@@ -21,6 +28,11 @@ use crate::error::{cdp, deadline};
 use crate::handle::BrowserHandle;
 
 /// A page on its own browser context.
+///
+/// The pool may hand the same context and page to several jobs in turn
+/// (`PoolConfig::context_reuse`), resetting it in between; a tab that saw a
+/// failed call, a crash, raw DevTools access ([`Tab::page`], [`Tab::call`])
+/// or credentials in a URL is never reused.
 #[derive(Debug)]
 pub struct Tab {
     page: Page,
@@ -29,7 +41,19 @@ pub struct Tab {
     call_timeout: Duration,
     crashed: watch::Receiver<bool>,
     crashed_flag: Arc<AtomicBool>,
+    watcher: JoinHandle<()>,
+    /// Tasks of the current job (interception, navigation commands).
     pub(crate) tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
+    /// Origins the page requested during the current job: whose storage a reset clears.
+    pub(crate) origins: Arc<std::sync::Mutex<BTreeSet<String>>>,
+    /// Set when a call failed: the page's state is unknown.
+    failed: AtomicBool,
+    /// Set when the caller had raw DevTools access or the state cannot be reset.
+    tainted: AtomicBool,
+    /// Jobs this context has served.
+    pub(crate) jobs: AtomicU32,
+    /// Whether the Fetch domain (request interception) is on for this page.
+    pub(crate) fetch_enabled: AtomicBool,
 }
 
 impl Tab {
@@ -62,13 +86,50 @@ impl Tab {
             call_timeout,
             crashed: rx,
             crashed_flag: flag,
-            tasks: std::sync::Mutex::new(vec![watcher]),
+            watcher,
+            tasks: std::sync::Mutex::new(Vec::new()),
+            origins: Arc::new(std::sync::Mutex::new(BTreeSet::new())),
+            failed: AtomicBool::new(false),
+            tainted: AtomicBool::new(false),
+            jobs: AtomicU32::new(0),
+            fetch_enabled: AtomicBool::new(false),
         }
     }
 
-    /// Returns the chromiumoxide page, for callers that need raw DevTools calls.
+    /// Returns the chromiumoxide page, for callers that need raw DevTools
+    /// calls. What such calls change cannot be reset, so the pool disposes
+    /// this tab's context after the job instead of reusing it.
     pub fn page(&self) -> &Page {
+        self.taint();
         &self.page
+    }
+
+    /// The page, for this crate's own calls (which the reset undoes).
+    pub(crate) fn raw_page(&self) -> &Page {
+        &self.page
+    }
+
+    /// Marks the tab as not reusable.
+    pub(crate) fn taint(&self) {
+        self.tainted.store(true, Ordering::SeqCst);
+    }
+
+    /// Passes `result` through, marking the tab as not reusable on an error.
+    pub(crate) fn note<T>(&self, result: Result<T, BrowserError>) -> Result<T, BrowserError> {
+        if result.is_err() {
+            self.failed.store(true, Ordering::SeqCst);
+        }
+        result
+    }
+
+    /// Says whether the pool may reset this tab and give it to another job.
+    pub(crate) fn reusable(&self) -> bool {
+        !self.crashed() && !self.failed.load(Ordering::SeqCst) && !self.tainted.load(Ordering::SeqCst)
+    }
+
+    /// Returns the browser this tab lives in.
+    pub(crate) fn browser(&self) -> &Arc<BrowserHandle> {
+        &self.browser
     }
 
     /// Says whether the renderer of this page crashed.
@@ -81,13 +142,32 @@ impl Tab {
         self.call_timeout
     }
 
-    /// Runs one DevTools command under the call deadline, failing fast on a crash.
+    /// Runs one DevTools command under the call deadline, failing fast on a
+    /// crash. Like [`Tab::page`], it keeps the context from being reused.
     pub async fn call<C>(&self, cmd: C) -> Result<C::Response, BrowserError>
     where
         C: chromiumoxide::types::Command,
     {
+        self.taint();
+        self.call_own(cmd).await
+    }
+
+    /// [`Tab::call`] for this crate's own commands, which the reset undoes.
+    pub(crate) async fn call_own<C>(&self, cmd: C) -> Result<C::Response, BrowserError>
+    where
+        C: chromiumoxide::types::Command,
+    {
+        let result = self.call_unnoted(cmd).await;
+        self.note(result)
+    }
+
+    /// Runs a command whose error the caller judges (not marking the tab failed).
+    async fn call_unnoted<C>(&self, cmd: C) -> Result<C::Response, BrowserError>
+    where
+        C: chromiumoxide::types::Command,
+    {
         let method = cmd.identifier().to_string();
-        self.guard(&method, self.call_timeout, async {
+        self.guard_unnoted(&method, self.call_timeout, async {
             self.page
                 .execute(cmd)
                 .await
@@ -100,6 +180,16 @@ impl Tab {
     /// Runs `fut` under `limit`, ending early with [`BrowserError::Crashed`]
     /// when the renderer or the connection dies.
     pub(crate) async fn guard<T>(
+        &self,
+        what: &str,
+        limit: Duration,
+        fut: impl std::future::Future<Output = Result<T, BrowserError>>,
+    ) -> Result<T, BrowserError> {
+        let result = self.guard_unnoted(what, limit, fut).await;
+        self.note(result)
+    }
+
+    async fn guard_unnoted<T>(
         &self,
         what: &str,
         limit: Duration,
@@ -145,7 +235,7 @@ impl Tab {
                 .as_ref()
                 .and_then(|e| e.description.clone())
                 .unwrap_or(ex.text);
-            return Err(BrowserError::Extraction(format!("script failed: {text}")));
+            return self.note(Err(BrowserError::Extraction(format!("script failed: {text}"))));
         }
         Ok(out.result.value.unwrap_or(serde_json::Value::Null))
     }
@@ -184,13 +274,71 @@ impl Tab {
         .await;
     }
 
-    /// Disposes the browser context (and so the page).
-    pub(crate) async fn close(self) {
+    /// Stops the current job's background tasks.
+    fn stop_job_tasks(&self) {
         for task in self.tasks.lock().expect("tasks").drain(..) {
             task.abort();
         }
+    }
+
+    /// Disposes the browser context (and so the page).
+    pub(crate) async fn close(self) {
+        self.stop_job_tasks();
+        self.watcher.abort();
         if self.browser.is_alive() {
             self.browser.dispose_context(self.context.clone()).await;
         }
+    }
+
+    /// Returns the page to the state of a fresh context so the next job can
+    /// use it: stops the document's scripts, clears its session storage,
+    /// leaves it (so nothing of it runs or writes again), drops the history,
+    /// then clears cookies, the HTTP cache, permissions and every storage
+    /// (local, IndexedDB, Cache Storage, service workers, …) of each origin
+    /// the page requested. Any error means the tab must be disposed instead.
+    /// See `design.md` beside this crate.
+    pub(crate) async fn reset(&self) -> Result<(), BrowserError> {
+        // Interception stays on: the next job's interceptor answers it, and
+        // until then nothing the old document asks for is let through.
+        self.stop_job_tasks();
+        let origins = std::mem::take(&mut *self.origins.lock().expect("origins"));
+        // Session storage belongs to the tab, not to the storage partition,
+        // and DevTools reaches it only through a live frame of its origin:
+        // clear it before leaving, with scripts stopped so no unload handler
+        // writes it again.
+        self.call_own(SetScriptExecutionDisabledParams::new(true)).await?;
+        for origin in &origins {
+            let session = StorageId {
+                security_origin: Some(origin.clone()),
+                storage_key: None,
+                is_local_storage: false,
+            };
+            match self.call_unnoted(ClearDomStorageParams::new(session)).await {
+                Ok(_) => {}
+                // No frame of this origin: it only served sub-resources.
+                Err(BrowserError::Protocol { message, .. }) if message.contains("Frame not found") => {}
+                Err(err) => return self.note(Err(err)),
+            }
+        }
+        // Page.navigate answers once about:blank has committed.
+        self.call_own(NavigateParams::new("about:blank")).await?;
+        self.call_own(SetScriptExecutionDisabledParams::new(false))
+            .await?;
+        self.call_own(ResetNavigationHistoryParams::default()).await?;
+        for origin in &origins {
+            self.call_own(ClearDataForOriginParams::new(origin.clone(), "all"))
+                .await?;
+        }
+        self.call_own(ClearBrowserCookiesParams::default()).await?;
+        self.call_own(ClearBrowserCacheParams::default()).await?;
+        self.browser.reset_permissions(self.context.clone()).await?;
+        Ok(())
+    }
+}
+
+impl Drop for Tab {
+    fn drop(&mut self) {
+        self.stop_job_tasks();
+        self.watcher.abort();
     }
 }

@@ -1,0 +1,201 @@
+//! Context reuse against real Chromium: a reset context shows the next job
+//! nothing of the previous one, and contexts that failed, were driven
+//! through raw DevTools access or are configured fresh-per-job are never
+//! handed out again.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Env, pool_config, wait_until};
+use oxwright_browser::{NavigateOptions, PoolConfig};
+use oxwright_jobs::WaitUntil;
+use oxwright_worker::fetch_page;
+use serde_json::json;
+
+const LIMIT: Duration = Duration::from_secs(15);
+
+/// One page at a time, so every lease lands on the same parked page.
+async fn single_page_env(context_reuse: u32) -> Env {
+    Env::with_config(PoolConfig {
+        browsers: 1,
+        pages_per_browser: 1,
+        context_reuse,
+        ..pool_config()
+    })
+    .await
+}
+
+fn nav(env: &Env) -> NavigateOptions {
+    NavigateOptions {
+        wait_until: WaitUntil::Load,
+        wait_for: None,
+        block: Vec::new(),
+        policy: env.policy.clone(),
+        timeout: LIMIT,
+    }
+}
+
+/// Writes every kind of per-origin state a page can leave behind.
+const WRITE_STATE: &str = r#"(async () => {
+  document.cookie = 'job=a; max-age=3600; path=/';
+  localStorage.setItem('job', 'a');
+  sessionStorage.setItem('job', 'a');
+  await new Promise((resolve, reject) => {
+    const req = indexedDB.open('jobdb', 1);
+    req.onupgradeneeded = () => req.result.createObjectStore('s');
+    req.onsuccess = () => { req.result.close(); resolve(); };
+    req.onerror = () => reject(req.error);
+  });
+  await caches.open('jobcache');
+  history.pushState({}, '', '?one');
+  history.pushState({}, '', '?two');
+  history.pushState({}, '', '?three');
+  window.name = 'job-a';
+  return true;
+})()"#;
+
+/// Reads the same state back.
+const READ_STATE: &str = r#"(async () => ({
+  cookie: document.cookie,
+  local: localStorage.getItem('job'),
+  session: sessionStorage.getItem('job'),
+  idb: (await indexedDB.databases()).map(d => d.name),
+  caches: await caches.keys(),
+  history: history.length,
+  name: window.name,
+}))()"#;
+
+async fn wait_idle(env: &Env) {
+    assert!(
+        wait_until(Duration::from_secs(10), || env.pool.in_use() == 0).await,
+        "the lease was not given back"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reused_context_shows_nothing_of_the_previous_job() {
+    let env = single_page_env(50).await;
+    let url = env.site.url("/").parse().unwrap();
+
+    let a = env.pool.acquire(true).await.expect("lease A");
+    a.navigate(&url, &nav(&env)).await.expect("job A navigates");
+    a.evaluate(WRITE_STATE, LIMIT).await.expect("job A writes state");
+    let own = a.evaluate(READ_STATE, LIMIT).await.expect("job A reads state");
+    assert_eq!(own["cookie"], "job=a", "{own}");
+    assert_eq!(own["local"], "a", "{own}");
+    assert_eq!(own["session"], "a", "{own}");
+    assert_eq!(own["idb"], json!(["jobdb"]), "{own}");
+    assert_eq!(own["caches"], json!(["jobcache"]), "{own}");
+    assert!(own["history"].as_u64().unwrap() >= 4, "{own}");
+    drop(a);
+    wait_idle(&env).await;
+
+    let b = env.pool.acquire(true).await.expect("lease B");
+    b.navigate(&url, &nav(&env)).await.expect("job B navigates");
+    let seen = b.evaluate(READ_STATE, LIMIT).await.expect("job B reads state");
+    drop(b);
+    assert_eq!(
+        seen,
+        json!({
+            "cookie": "",
+            "local": null,
+            "session": null,
+            "idb": [],
+            "caches": [],
+            "history": seen["history"],
+            "name": "",
+        }),
+        "job B saw job A's state"
+    );
+    assert!(
+        seen["history"].as_u64().unwrap() <= 2,
+        "job A's history leaked: {seen}"
+    );
+
+    // Proof that B ran in A's context, not in a new one.
+    let stats = env.pool.stats();
+    assert_eq!(
+        (stats.leases, stats.contexts, stats.reused),
+        (2, 1, 1),
+        "{stats:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetches_reuse_one_context_until_its_budget() {
+    let env = single_page_env(3).await;
+    for i in 0..7 {
+        let r = fetch_page(
+            &env.pool,
+            &env.policy,
+            &env.spec(oxwright_fixtures::ARTICLE_PATHS[i % 6]),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("fetch {i}: {e}"))
+        .result;
+        assert_eq!(r.status, 200, "fetch {i}");
+        assert!(r.markdown.len() > 1000, "fetch {i}: {} bytes", r.markdown.len());
+        wait_idle(&env).await;
+    }
+    let stats = env.pool.stats();
+    // 3 jobs per context: contexts for jobs 1-3, 4-6 and 7.
+    assert_eq!(
+        (stats.leases, stats.contexts, stats.reused),
+        (7, 3, 4),
+        "{stats:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fresh_context_per_job_when_reuse_is_off() {
+    let env = single_page_env(1).await;
+    for i in 0..3 {
+        fetch_page(&env.pool, &env.policy, &env.spec("/"))
+            .await
+            .unwrap_or_else(|e| panic!("fetch {i}: {e}"));
+        wait_idle(&env).await;
+    }
+    let stats = env.pool.stats();
+    assert_eq!(
+        (stats.leases, stats.contexts, stats.reused),
+        (3, 3, 0),
+        "{stats:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_or_raw_driven_contexts_are_not_reused() {
+    let env = single_page_env(50).await;
+    let opts = nav(&env);
+
+    // A failed navigation (non-HTML main document) leaves the page in an unknown state.
+    let lease = env.pool.acquire(true).await.expect("lease");
+    let pdf = env.site.url("/doc.pdf").parse().unwrap();
+    lease.navigate(&pdf, &opts).await.expect_err("a PDF is refused");
+    drop(lease);
+    wait_idle(&env).await;
+
+    // Raw DevTools access may change what no reset undoes.
+    let lease = env.pool.acquire(true).await.expect("lease");
+    let _ = lease.page();
+    drop(lease);
+    wait_idle(&env).await;
+
+    // A clean job parks its page; the next one takes it.
+    for _ in 0..2 {
+        let lease = env.pool.acquire(true).await.expect("lease");
+        lease
+            .navigate(&env.site.url("/").parse().unwrap(), &opts)
+            .await
+            .expect("navigates");
+        drop(lease);
+        wait_idle(&env).await;
+    }
+    let stats = env.pool.stats();
+    assert_eq!(
+        (stats.leases, stats.contexts, stats.reused),
+        (4, 3, 1),
+        "{stats:?}"
+    );
+}
