@@ -7,6 +7,7 @@ mod fetch;
 mod memory;
 mod modes;
 mod stats;
+mod workflow;
 
 use std::path::PathBuf;
 
@@ -35,6 +36,8 @@ enum Command {
     Convert(convert::ConvertArgs),
     /// PSS of the warm pool's Chromium tree, idle and with pages in flight.
     Memory(memory::MemoryArgs),
+    /// Workflow: snapshot extraction time and size, per-step overhead without the LLM.
+    Workflow(workflow::WorkflowArgs),
 }
 
 /// Where and when a result was measured.
@@ -119,6 +122,11 @@ async fn main() -> Result<()> {
             let report = memory::run(args).await?;
             println!("{}", memory::markdown(&report));
             write_json(&cli, "memory", &machine, &report)?;
+        }
+        Command::Workflow(args) => {
+            let report = workflow::run(args).await?;
+            println!("{}", workflow::markdown(&report));
+            write_json(&cli, "workflow", &machine, &report)?;
         }
     }
     Ok(())

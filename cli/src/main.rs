@@ -29,6 +29,8 @@ enum Command {
     Batch(commands::batch::BatchCmd),
     /// Discover and load a site's sitemaps.
     Sitemap(commands::sitemap::SitemapCmd),
+    /// Run a workflow (plain language with an LLM, or structured steps).
+    Run(commands::run::RunCmd),
     /// Serve the bundled sample site on loopback (for demos).
     SampleSite(commands::sample_site::SampleSiteCmd),
 }
@@ -68,5 +70,6 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Fetch(cmd) => commands::fetch::run(Setup::new(&cli.common)?, cmd).await,
         Command::Batch(cmd) => commands::batch::run(Setup::new(&cli.common)?, cmd).await,
         Command::Sitemap(cmd) => commands::sitemap::run(Setup::new(&cli.common)?, cmd).await,
+        Command::Run(cmd) => commands::run::run(Setup::new(&cli.common)?, cmd).await,
     }
 }

@@ -2,5 +2,6 @@
 
 pub mod batch;
 pub mod fetch;
+pub mod run;
 pub mod sample_site;
 pub mod sitemap;
