@@ -10,6 +10,7 @@ mod memory;
 mod modes;
 mod queue;
 mod stats;
+mod workflow;
 
 use std::path::PathBuf;
 
@@ -42,6 +43,8 @@ enum Command {
     Queue(queue::QueueArgs),
     /// Distributed fetch pages/s with 1 and 2 `oxwright worker` processes.
     Distributed(distributed::DistributedArgs),
+    /// Workflow: snapshot extraction time and size, per-step overhead without the LLM.
+    Workflow(workflow::WorkflowArgs),
 }
 
 /// Where and when a result was measured.
@@ -136,6 +139,11 @@ async fn main() -> Result<()> {
             let report = distributed::run(args).await?;
             println!("{}", distributed::markdown(&report));
             write_json(&cli, "distributed", &machine, &report)?;
+        }
+        Command::Workflow(args) => {
+            let report = workflow::run(args).await?;
+            println!("{}", workflow::markdown(&report));
+            write_json(&cli, "workflow", &machine, &report)?;
         }
     }
     Ok(())

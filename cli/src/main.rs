@@ -35,6 +35,8 @@ enum Command {
     Submit(commands::submit::SubmitCmd),
     /// Run the scheduler daemon: manifests, HTTP API, schedules, webhooks.
     Scheduler(commands::scheduler::SchedulerCmd),
+    /// Run a workflow (plain language with an LLM, or structured steps).
+    Run(commands::run::RunCmd),
     /// Serve the bundled sample site on loopback (for demos).
     SampleSite(commands::sample_site::SampleSiteCmd),
 }
@@ -77,5 +79,6 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Worker(cmd) => commands::worker::run(Setup::new(&cli.common)?, cmd).await,
         Command::Submit(cmd) => commands::submit::run(Setup::new(&cli.common)?, cmd).await,
         Command::Scheduler(cmd) => commands::scheduler::run(Setup::new(&cli.common)?, cmd).await,
+        Command::Run(cmd) => commands::run::run(Setup::new(&cli.common)?, cmd).await,
     }
 }

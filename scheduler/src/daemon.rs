@@ -298,6 +298,7 @@ async fn post_job(
 ) -> Result<(StatusCode, Json<JobAccepted>), ApiError> {
     let Json(request) =
         body.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", e.body_text()))?;
+    let batch_id = new_batch_id();
     let template = match request.spec {
         JobSpec::Fetch(spec) => {
             let mut options = match serde_json::to_value(&spec) {
@@ -316,31 +317,47 @@ async fn post_job(
             urls: vec![spec.target],
             options: serde_json::Map::new(),
         },
+        JobSpec::Workflow(spec) => {
+            // The start page obeys the policy like any input URL.
+            if let Some(crate::batch::BatchLine::Invalid { error, .. }) =
+                crate::batch::parse_url_list(spec.start_url.as_str(), &state.opts.policy).pop()
+            {
+                return Err(error.into());
+            }
+            let job = oxwright_jobs::Job::new(JobSpec::Workflow(spec), Some(batch_id.clone()));
+            return accept_one(&state, batch_id, job).await;
+        }
     };
-    let batch_id = new_batch_id();
     let (jobs, refused) = template.jobs(&batch_id, &state.opts.policy)?;
     if let Some((_, err)) = refused.into_iter().next() {
         return Err(err.into());
     }
-    let job = jobs.first().cloned().expect("one url gives one job");
+    let job = jobs.into_iter().next().expect("one url gives one job");
+    accept_one(&state, batch_id, job).await
+}
+
+/// Submits `job` as batch `batch_id` of one.
+async fn accept_one(
+    state: &AppState,
+    batch_id: String,
+    job: oxwright_jobs::Job,
+) -> Result<(StatusCode, Json<JobAccepted>), ApiError> {
+    let accepted = JobAccepted {
+        job_id: job.id.to_string(),
+        batch_id: batch_id.clone(),
+        result: oxwright_jobs::keys::job_result(job.kind(), job.id),
+    };
     submit_batch(
         state.queue.as_ref(),
         state.store.as_ref(),
         &batch_id,
-        jobs,
+        vec![job],
         Vec::new(),
         "api",
     )
     .await
     .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", e.to_string()))?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(JobAccepted {
-            job_id: job.id.to_string(),
-            batch_id,
-            result: oxwright_jobs::keys::job_result(job.kind(), job.id),
-        }),
-    ))
+    Ok((StatusCode::ACCEPTED, Json(accepted)))
 }
 
 async fn post_batch(

@@ -55,6 +55,10 @@ impl JobTemplate {
                 let lines = parse_url_list(&self.urls.join("\n"), policy);
                 Ok(crate::submit::fetch_jobs(batch_id, lines, &template))
             }
+            JobKind::Workflow => Err(JobError::new(
+                ErrorKind::InvalidInput,
+                "workflow jobs carry a whole workflow: submit each with POST /jobs",
+            )),
             JobKind::Sitemap => {
                 if !self.options.is_empty() {
                     return Err(JobError::new(

@@ -2,6 +2,7 @@
 
 pub mod batch;
 pub mod fetch;
+pub mod run;
 pub mod sample_site;
 pub mod scheduler;
 pub mod sitemap;

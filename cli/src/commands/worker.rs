@@ -19,7 +19,7 @@ use crate::context::{Setup, shutdown_on_signals};
 #[derive(Debug, Args)]
 pub struct WorkerCmd {
     /// Job kinds to consume (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "fetch,sitemap")]
+    #[arg(long, value_delimiter = ',', default_value = "fetch,sitemap,workflow")]
     pub kinds: Vec<KindArg>,
     /// Deliveries of a job before a transient failure is final (overrides
     /// `[queue] max_attempts`).
@@ -44,6 +44,8 @@ pub enum KindArg {
     Fetch,
     /// Sitemap loads.
     Sitemap,
+    /// Workflow runs.
+    Workflow,
 }
 
 /// Runs the worker until SIGTERM / Ctrl-C; returns the exit code.
@@ -60,6 +62,8 @@ pub async fn run(setup: Setup, cmd: WorkerCmd) -> anyhow::Result<i32> {
         let (kind, concurrency) = match kind {
             KindArg::Fetch => (JobKind::Fetch, pool.capacity()),
             KindArg::Sitemap => (JobKind::Sitemap, cmd.sitemap_concurrency.max(1)),
+            // Workflows lease pages from the same pool as fetches.
+            KindArg::Workflow => (JobKind::Workflow, pool.capacity()),
         };
         let mut opts = ConsumerOptions::new(kind, concurrency);
         opts.max_attempts = cmd.max_attempts.unwrap_or(queue_config.max_attempts).max(1);

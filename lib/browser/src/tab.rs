@@ -324,6 +324,9 @@ impl Tab {
         self.call_own(NavigateParams::new("about:blank")).await?;
         self.call_own(SetScriptExecutionDisabledParams::new(false))
             .await?;
+        // window.name survives same-site navigations (about:blank
+        // inherits it): the next job must not read this one's.
+        self.call_own(EvaluateParams::new("window.name = ''")).await?;
         self.call_own(ResetNavigationHistoryParams::default()).await?;
         for origin in &origins {
             self.call_own(ClearDataForOriginParams::new(origin.clone(), "all"))

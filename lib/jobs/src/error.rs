@@ -33,6 +33,10 @@ pub enum ErrorKind {
     Extraction,
     /// The job was cancelled by shutdown.
     Cancelled,
+    /// A workflow step did not complete within its attempts.
+    StepFailed,
+    /// The LLM endpoint failed or kept answering unusably.
+    Llm,
     /// An unexpected failure inside oxwright.
     Internal,
 }
@@ -53,6 +57,8 @@ impl ErrorKind {
             ErrorKind::BrowserUnavailable => "browser_unavailable",
             ErrorKind::Extraction => "extraction",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::StepFailed => "step_failed",
+            ErrorKind::Llm => "llm",
             ErrorKind::Internal => "internal",
         }
     }
@@ -124,7 +130,8 @@ impl JobError {
             | ErrorKind::WaitForTimeout
             | ErrorKind::Connection
             | ErrorKind::BrowserCrashed
-            | ErrorKind::BrowserUnavailable => true,
+            | ErrorKind::BrowserUnavailable
+            | ErrorKind::Llm => true,
             ErrorKind::HttpStatus => matches!(self.status, Some(408 | 429 | 500..=599)),
             ErrorKind::InvalidInput
             | ErrorKind::PolicyDenied
@@ -132,6 +139,7 @@ impl JobError {
             | ErrorKind::NonHtml
             | ErrorKind::Extraction
             | ErrorKind::Cancelled
+            | ErrorKind::StepFailed
             | ErrorKind::Internal => false,
         }
     }

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::{FetchResult, FetchSpec, JobError};
+use crate::{FetchResult, FetchSpec, JobError, WorkflowSpec};
 
 /// A sitemap-load request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,6 +51,8 @@ pub enum JobKind {
     Fetch,
     /// Discover and load a site's sitemaps.
     Sitemap,
+    /// Run a plain-language or structured UI workflow.
+    Workflow,
 }
 
 impl JobKind {
@@ -59,6 +61,7 @@ impl JobKind {
         match self {
             JobKind::Fetch => "fetch",
             JobKind::Sitemap => "sitemap",
+            JobKind::Workflow => "workflow",
         }
     }
 }
@@ -77,6 +80,8 @@ pub enum JobSpec {
     Fetch(FetchSpec),
     /// A sitemap load.
     Sitemap(SitemapSpec),
+    /// A workflow run.
+    Workflow(Box<WorkflowSpec>),
 }
 
 impl JobSpec {
@@ -85,6 +90,7 @@ impl JobSpec {
         match self {
             JobSpec::Fetch(_) => JobKind::Fetch,
             JobSpec::Sitemap(_) => JobKind::Sitemap,
+            JobSpec::Workflow(_) => JobKind::Workflow,
         }
     }
 }
@@ -136,6 +142,7 @@ impl Job {
         match &self.spec {
             JobSpec::Fetch(spec) => spec.url.as_str(),
             JobSpec::Sitemap(spec) => spec.target.as_str(),
+            JobSpec::Workflow(spec) => spec.start_url.as_str(),
         }
     }
 }

@@ -27,3 +27,13 @@ pub fn batch_summary(batch_id: &str) -> String {
 pub fn batch_record(batch_id: &str) -> String {
     format!("batches/{batch_id}/batch.json")
 }
+
+/// Returns `sessions/<session-id>/<name>`.
+pub fn session_artifact(session_id: &str, name: &str) -> String {
+    format!("sessions/{session_id}/{name}")
+}
+
+/// Returns `sessions/<session-id>/steps.jsonl`.
+pub fn session_steps(session_id: &str) -> String {
+    session_artifact(session_id, "steps.jsonl")
+}

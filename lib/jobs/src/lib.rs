@@ -6,6 +6,7 @@ mod error;
 mod fetch;
 mod job;
 pub mod keys;
+mod workflow;
 
 pub use error::{ErrorKind, JobError};
 pub use fetch::{
@@ -13,4 +14,7 @@ pub use fetch::{
 };
 pub use job::{
     Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION, SitemapSpec,
+};
+pub use workflow::{
+    LlmSpec, RunStatus, StepOutcome, WorkflowMode, WorkflowResult, WorkflowSpec, WorkflowTotals,
 };

@@ -3,6 +3,7 @@
 
 pub mod fetch;
 pub mod sitemap;
+pub mod workflow;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -25,6 +26,8 @@ pub struct HandlerContext {
     pub store: Arc<dyn ArtifactStore>,
     /// Sitemap discovery and loading, with its cache.
     pub sitemaps: SitemapLoader,
+    /// Secrets and API-key environment for workflow jobs.
+    pub workflow: workflow::WorkflowContext,
 }
 
 impl HandlerContext {
@@ -36,6 +39,7 @@ impl HandlerContext {
             policy,
             store,
             sitemaps,
+            workflow: workflow::WorkflowContext::default(),
         }
     }
 }
@@ -49,6 +53,7 @@ pub async fn run_job(ctx: &HandlerContext, job: &Job) -> JobReport {
     let outcome = match &job.spec {
         JobSpec::Fetch(spec) => run_fetch(ctx, job, spec).await,
         JobSpec::Sitemap(spec) => sitemap::run_sitemap(ctx, job, spec).await,
+        JobSpec::Workflow(spec) => workflow::run_workflow_job(ctx, job, spec).await,
     };
     let (status, error, artifacts) = match outcome {
         Ok(artifacts) => (ReportStatus::Ok, None, artifacts),

@@ -20,9 +20,9 @@ pub(super) const REPORT_ROUTING_KEY: &str = "report";
 pub(super) fn kinds() -> &'static [JobKind] {
     // The match stops the build when a kind is added and not listed below.
     match JobKind::Fetch {
-        JobKind::Fetch | JobKind::Sitemap => {}
+        JobKind::Fetch | JobKind::Sitemap | JobKind::Workflow => {}
     }
-    &[JobKind::Fetch, JobKind::Sitemap]
+    &[JobKind::Fetch, JobKind::Sitemap, JobKind::Workflow]
 }
 
 /// The exchange and queue names of one deployment (one prefix).

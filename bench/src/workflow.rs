@@ -1,0 +1,278 @@
+//! Workflow overheads: accessibility snapshot extraction time and size
+//! (bytes, cl100k tokens) per fixture app page, and the per-step overhead of
+//! a workflow run excluding the LLM — structured steps (no LLM at all) and
+//! plain-language steps against the scripted LLM server with the LLM's own
+//! time (decision and judgement calls) subtracted.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use oxwright_artifacts::{ArtifactStore, MemoryStore};
+use oxwright_browser::{BrowserPool, NavigateOptions};
+use oxwright_fixtures::FixtureServer;
+use oxwright_fixtures::llm::{Reply, ScriptedLlm};
+use oxwright_jobs::{RunStatus, WaitUntil};
+use oxwright_llm::{LlmClient, LlmConfig};
+use oxwright_markdown::count_tokens;
+use oxwright_workflow::{
+    MemorySecrets, RunDeps, Sanitizer, Snapshotter, Workflow, WorkflowOptions, run_workflow,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::fetch::policy_for;
+use crate::modes::pool_config;
+use crate::stats::{median, ms, percentile};
+
+/// Options of the `workflow` subcommand.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WorkflowArgs {
+    /// Timed snapshots per page.
+    #[arg(long, default_value_t = 50)]
+    pub snapshots: usize,
+    /// Workflow runs per path (each run is 7–8 steps).
+    #[arg(long, default_value_t = 10)]
+    pub runs: usize,
+}
+
+/// One page's snapshot figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageSnapshot {
+    pub path: String,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub bytes: usize,
+    pub tokens: usize,
+    pub lines: usize,
+    pub elements: usize,
+}
+
+/// Per-step overhead of one path, ms.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepOverhead {
+    pub path: String,
+    pub steps: usize,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    /// Medians of the parts, ms.
+    pub snapshot_p50_ms: f64,
+    pub precheck_p50_ms: f64,
+    pub action_p50_ms: f64,
+    pub settle_p50_ms: f64,
+}
+
+/// The `workflow` results.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkflowReport {
+    pub snapshots_per_page: usize,
+    pub runs: usize,
+    pub pages: Vec<PageSnapshot>,
+    pub steps: Vec<StepOverhead>,
+}
+
+const STRUCTURED: &str = "fill: textbox \"Username\" = {{LOGIN_ID}}\nfill: textbox \"Password\" = {{PASSWORD}}\n\
+click: button \"Sign in\"\nfill: searchbox \"Search products\" = rust\nclick: button \"Search\"\n\
+click: link \"Rust in Action\"\nselect: combobox \"Shipping country\" = Japan\nexpect: text \"Ships to Japan\"\n";
+
+fn script(llm: &ScriptedLlm) {
+    let items = [
+        "Type {{LOGIN_ID}} into Username",
+        "Type {{PASSWORD}} into Password",
+        "Click Sign in",
+        "Type rust into the search box",
+        "Click Search",
+        "Open Rust in Action",
+        "Choose Japan as the shipping country",
+    ];
+    llm.push(Reply::text(serde_json::to_string(&items).unwrap_or_default()));
+    let d = |role: &str, name: &str, action: &str, value: Option<(&str, &str)>| {
+        let mut v = serde_json::json!({"method": "getByRole", "selector": {"role": role, "name": name}, "action": action});
+        if let Some((kind, val)) = value {
+            v["value"] = serde_json::json!({"kind": kind, "value": val});
+        }
+        Reply::json(v)
+    };
+    for decision in [
+        d(
+            "textbox",
+            "Username",
+            "fill",
+            Some(("placeholder", "{{LOGIN_ID}}")),
+        ),
+        d(
+            "textbox",
+            "Password",
+            "fill",
+            Some(("placeholder", "{{PASSWORD}}")),
+        ),
+        d("button", "Sign in", "click", None),
+        d("searchbox", "Search products", "fill", Some(("literal", "rust"))),
+        d("button", "Search", "click", None),
+        d("link", "Rust in Action", "click", None),
+        d(
+            "combobox",
+            "Shipping country",
+            "select",
+            Some(("literal", "Japan")),
+        ),
+    ] {
+        llm.push(decision);
+        llm.push(Reply::text("true"));
+    }
+}
+
+/// Runs the benchmark.
+pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
+    let site = FixtureServer::start().await?;
+    let policy = policy_for(&site);
+    let pool = BrowserPool::start(pool_config(1, 1))
+        .await
+        .context("starting Chromium")?;
+    let mut pages = Vec::new();
+    {
+        let lease = pool.acquire(true).await?;
+        let sanitizer = Sanitizer::new();
+        for path in oxwright_fixtures::APP_PAGES {
+            let url: url::Url = site.url(path).parse()?;
+            let opts = NavigateOptions {
+                wait_until: WaitUntil::Load,
+                wait_for: None,
+                block: Vec::new(),
+                policy: policy.clone(),
+                timeout: Duration::from_secs(30),
+            };
+            lease.navigate(&url, &opts).await?;
+            // The late button and the iframe need a moment to be there.
+            tokio::time::sleep(Duration::from_millis(1_000)).await;
+            let mut snaps = Snapshotter::default();
+            for _ in 0..3 {
+                snaps.capture(&lease, &sanitizer).await?;
+            }
+            let mut times = Vec::new();
+            let mut last = None;
+            for _ in 0..args.snapshots {
+                let t = Instant::now();
+                let s = snaps.capture(&lease, &sanitizer).await?;
+                times.push(ms(t.elapsed()));
+                last = Some(s);
+            }
+            let s = last.context("no snapshot")?;
+            pages.push(PageSnapshot {
+                path: path.to_string(),
+                p50_ms: percentile(&times, 0.5),
+                p95_ms: percentile(&times, 0.95),
+                bytes: s.text.len(),
+                tokens: count_tokens(&s.text),
+                lines: s.text.lines().count(),
+                elements: s.elements.len(),
+            });
+        }
+    }
+    let mut steps = Vec::new();
+    for llm_path in [false, true] {
+        let mut per_step = Vec::new();
+        let (mut snap, mut pre, mut act, mut settle) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for run_no in 0..args.runs {
+            let llm = ScriptedLlm::start().await?;
+            let store = MemoryStore::new();
+            let (text, client) = if llm_path {
+                script(&llm);
+                let client = LlmClient::new(LlmConfig::new(llm.base_url(), "scripted"), &Default::default())?;
+                (
+                    "Log in, search for rust, open Rust in Action, ship to Japan",
+                    Some(client),
+                )
+            } else {
+                (STRUCTURED, None)
+            };
+            let deps = RunDeps {
+                llm: client,
+                secrets: Arc::new(MemorySecrets::new([
+                    ("LOGIN_ID", "alice"),
+                    ("PASSWORD", oxwright_fixtures::APP_PASSWORD),
+                ])),
+                store: Arc::new(store.clone()),
+                policy: policy.clone(),
+                sanitizer: Sanitizer::new(),
+            };
+            let session = format!("bench-{run_no}");
+            let opts = WorkflowOptions::new(session.clone(), site.url("/app/login").parse()?);
+            let lease = pool.acquire(true).await?;
+            let result = run_workflow(&lease, &Workflow::parse(text)?, deps, opts).await?;
+            drop(lease);
+            if result.status != RunStatus::Completed {
+                bail!("benchmark workflow failed: {:?}", result.error);
+            }
+            let body = store.get(&format!("sessions/{session}/steps.jsonl")).await?;
+            for line in String::from_utf8_lossy(&body).lines() {
+                let v: Value = serde_json::from_str(line)?;
+                let d = &v["durations"];
+                let f = |k: &str| d[k].as_f64().unwrap_or(0.0);
+                // The LLM's own time (the scripted server over loopback) is excluded.
+                per_step.push(f("totalMs") - f("decisionMs") - f("judgeMs"));
+                snap.push(f("snapshotMs"));
+                pre.push(f("precheckMs"));
+                act.push(f("actionMs"));
+                settle.push(f("settleMs"));
+            }
+        }
+        steps.push(StepOverhead {
+            path: if llm_path {
+                "plain language (LLM time excluded)"
+            } else {
+                "structured (no LLM)"
+            }
+            .to_string(),
+            steps: per_step.len(),
+            p50_ms: percentile(&per_step, 0.5),
+            p95_ms: percentile(&per_step, 0.95),
+            snapshot_p50_ms: median(&snap),
+            precheck_p50_ms: median(&pre),
+            action_p50_ms: median(&act),
+            settle_p50_ms: median(&settle),
+        });
+    }
+    pool.shutdown().await;
+    Ok(WorkflowReport {
+        snapshots_per_page: args.snapshots,
+        runs: args.runs,
+        pages,
+        steps,
+    })
+}
+
+/// Renders the report as Markdown tables.
+pub fn markdown(r: &WorkflowReport) -> String {
+    let mut out = format!(
+        "Snapshot extraction ({} timed captures per page after 3 warm-up):\n\n\
+         | page | p50 ms | p95 ms | bytes | tokens (cl100k) | lines | elements |\n|---|---:|---:|---:|---:|---:|---:|\n",
+        r.snapshots_per_page
+    );
+    for p in &r.pages {
+        out.push_str(&format!(
+            "| `{}` | {:.2} | {:.2} | {} | {} | {} | {} |\n",
+            p.path, p.p50_ms, p.p95_ms, p.bytes, p.tokens, p.lines, p.elements
+        ));
+    }
+    out.push_str(&format!(
+        "\nPer-step overhead excluding the LLM ({} runs of the login → search → select flow per path):\n\n\
+         | path | steps | p50 ms | p95 ms | snapshot p50 | precheck p50 | action p50 | settle p50 |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|\n",
+        r.runs
+    ));
+    for s in &r.steps {
+        out.push_str(&format!(
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |\n",
+            s.path,
+            s.steps,
+            s.p50_ms,
+            s.p95_ms,
+            s.snapshot_p50_ms,
+            s.precheck_p50_ms,
+            s.action_p50_ms,
+            s.settle_p50_ms
+        ));
+    }
+    out
+}

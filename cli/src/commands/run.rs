@@ -1,0 +1,120 @@
+//! `oxwright run WORKFLOW_FILE --url START`: runs a workflow embedded, in one
+//! pooled page. Plain-language files need an LLM endpoint; structured files
+//! run with none. Console lines pass through the run's sanitiser; the
+//! session's artefacts land under `<out>/sessions/<id>/`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Args;
+use oxwright_jobs::{JobId, RunStatus};
+use oxwright_llm::{LlmClient, LlmConfig};
+use oxwright_workflow::{
+    ConsoleSink, EnvSecrets, FileSecrets, RunDeps, Sanitizer, SecretStore, Workflow, WorkflowOptions,
+    run_workflow,
+};
+
+use crate::context::Setup;
+
+/// Arguments of `oxwright run`.
+#[derive(Debug, Args)]
+pub struct RunCmd {
+    /// The workflow file: plain-language instructions, or structured steps.
+    pub workflow: PathBuf,
+    /// The page the run starts on.
+    #[arg(long)]
+    pub url: url::Url,
+    /// Base URL of an OpenAI-compatible API (e.g. http://127.0.0.1:11434/v1).
+    #[arg(long, env = "OXWRIGHT_LLM_BASE_URL")]
+    pub llm_base_url: Option<String>,
+    /// Model name.
+    #[arg(long, env = "OXWRIGHT_LLM_MODEL")]
+    pub model: Option<String>,
+    /// Environment variable holding the API key.
+    #[arg(long, env = "OXWRIGHT_LLM_API_KEY_ENV")]
+    pub api_key_env: Option<String>,
+    /// Deadline of one LLM request, in milliseconds.
+    #[arg(long, default_value_t = 30_000)]
+    pub llm_timeout_ms: u64,
+    /// File of NAME=value secrets for {{NAME}} placeholders (default:
+    /// OXWRIGHT_SECRET_<NAME> environment variables).
+    #[arg(long)]
+    pub secrets: Option<PathBuf>,
+    /// Session id (default: a new id).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Deadline of one action (auto-wait, input, settle), in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    pub action_timeout_ms: u64,
+    /// Print the WorkflowResult JSON at the end.
+    #[arg(long)]
+    pub json: bool,
+    /// Run a visible browser (needs a display).
+    #[arg(long)]
+    pub headed: bool,
+}
+
+/// Runs the command; returns the process exit code.
+pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
+    let text = std::fs::read_to_string(&cmd.workflow)
+        .with_context(|| format!("reading workflow {}", cmd.workflow.display()))?;
+    let workflow = Workflow::parse(&text).with_context(|| format!("workflow {}", cmd.workflow.display()))?;
+    let secrets: Arc<dyn SecretStore> = match &cmd.secrets {
+        Some(path) => Arc::new(FileSecrets::load(path)?),
+        None => Arc::new(EnvSecrets::new(setup.env.clone(), EnvSecrets::DEFAULT_PREFIX)),
+    };
+    let llm = match (&cmd.llm_base_url, &cmd.model) {
+        (Some(base), Some(model)) => {
+            let mut cfg = LlmConfig::new(base.clone(), model.clone());
+            cfg.model.api_key_env = cmd.api_key_env.clone();
+            cfg.timeout_ms = cmd.llm_timeout_ms;
+            Some(LlmClient::new(cfg, &setup.env)?)
+        }
+        (None, None) => None,
+        _ => anyhow::bail!("--llm-base-url and --model go together"),
+    };
+    let session = cmd.session.clone().unwrap_or_else(|| JobId::new().to_string());
+    let sanitizer = Sanitizer::new();
+    let console: ConsoleSink = Arc::new(|line: &str| println!("{line}"));
+    let pool = setup.pool().await?;
+    let lease = pool.acquire(!cmd.headed).await.context("leasing a page")?;
+    let store = setup.store().await?;
+    let deps = RunDeps {
+        llm,
+        secrets,
+        store: store.clone(),
+        policy: setup.policy.clone(),
+        sanitizer: sanitizer.clone(),
+    };
+    let mut opts = WorkflowOptions::new(session.clone(), cmd.url.clone());
+    opts.name = cmd.workflow.file_stem().map(|s| s.to_string_lossy().into_owned());
+    opts.action_timeout = Duration::from_millis(cmd.action_timeout_ms);
+    opts.console = Some(console);
+    let outcome = run_workflow(&lease, &workflow, deps, opts).await;
+    drop(lease);
+    pool.shutdown().await;
+    let result = match outcome {
+        Ok(r) => r,
+        Err(err) => {
+            eprintln!("error: {}", sanitizer.clean(&err.to_string()));
+            return Ok(2);
+        }
+    };
+    if cmd.json {
+        println!("{}", sanitizer.clean(&serde_json::to_string_pretty(&result)?));
+    }
+    println!(
+        "artefacts: {} (sessions/{session}/)",
+        sanitizer.clean(&store.describe())
+    );
+    if let Some(err) = &result.error {
+        eprintln!("error: {}", sanitizer.clean(&err.to_string()));
+    }
+    Ok(if result.status == RunStatus::Completed {
+        0
+    } else {
+        1
+    })
+}

@@ -1,0 +1,164 @@
+//! `oxwright run` as a user runs it: a plain-language workflow against the
+//! fixture app and the scripted LLM server, a real password in a secrets
+//! file, and the process's console output, artefacts and the LLM requests
+//! checked for the password. A structured file runs with no LLM flags.
+
+use std::process::Command;
+
+use oxwright_fixtures::llm::{Reply, ScriptedLlm};
+use oxwright_fixtures::{APP_PASSWORD, FixtureServer};
+
+fn oxwright() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_oxwright"))
+}
+
+fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            walk(&path, out);
+        } else {
+            let body = std::fs::read(&path).unwrap();
+            out.push((
+                path.display().to_string(),
+                String::from_utf8_lossy(&body).into_owned(),
+            ));
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_command_keeps_the_password_out_of_console_and_artifacts() {
+    let site = FixtureServer::start().await.unwrap();
+    let llm = ScriptedLlm::start().await.unwrap();
+    let role = |role: &str, name: &str, action: &str, value: Option<serde_json::Value>| {
+        let mut d = serde_json::json!({"method": "getByRole", "selector": {"role": role, "name": name}, "action": action});
+        if let Some(v) = value {
+            d["value"] = v;
+        }
+        Reply::json(d)
+    };
+    llm.push(Reply::json(serde_json::json!([
+        "Type {{LOGIN_ID}} into Username",
+        "Type {{PASSWORD}} into Password",
+        "Click Sign in"
+    ])));
+    llm.push(role(
+        "textbox",
+        "Username",
+        "fill",
+        Some(serde_json::json!({"kind": "placeholder", "value": "{{LOGIN_ID}}"})),
+    ));
+    llm.push(Reply::text("true"));
+    llm.push(role(
+        "textbox",
+        "Password",
+        "fill",
+        Some(serde_json::json!({"kind": "placeholder", "value": "{{PASSWORD}}"})),
+    ));
+    llm.push(Reply::text("true"));
+    llm.push(role("button", "Sign in", "click", None));
+    llm.push(Reply::text("true"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let workflow = dir.path().join("login.txt");
+    std::fs::write(&workflow, "Log in as {{LOGIN_ID}} with password {{PASSWORD}}\n").unwrap();
+    let secrets = dir.path().join("secrets.env");
+    std::fs::write(&secrets, format!("LOGIN_ID=alice\nPASSWORD={APP_PASSWORD}\n")).unwrap();
+    let out_dir = dir.path().join("out");
+
+    let base_url = llm.base_url();
+    let site_addr = site.addr().to_string();
+    let start = site.url("/app/login");
+    let output = tokio::task::spawn_blocking({
+        let (workflow, secrets, out_dir) = (workflow.clone(), secrets.clone(), out_dir.clone());
+        move || {
+            oxwright()
+                .args(["--allow-host", &site_addr, "--out"])
+                .arg(&out_dir)
+                .arg("run")
+                .arg(&workflow)
+                .args([
+                    "--url",
+                    &start,
+                    "--llm-base-url",
+                    &base_url,
+                    "--model",
+                    "scripted",
+                    "--session",
+                    "cli",
+                    "--json",
+                ])
+                .arg("--secrets")
+                .arg(&secrets)
+                .env("RUST_LOG", "debug")
+                .output()
+                .expect("oxwright runs")
+        }
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "exit {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        output.status
+    );
+    assert!(
+        stdout.contains("step 2/3: Type {{PASSWORD}} into Password"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("completed: 3/3 steps"), "{stdout}");
+    assert!(!stdout.contains(APP_PASSWORD), "password on stdout:\n{stdout}");
+    assert!(!stderr.contains(APP_PASSWORD), "password on stderr:\n{stderr}");
+
+    let mut files = Vec::new();
+    walk(&out_dir, &mut files);
+    assert!(
+        files.iter().any(|(p, _)| p.ends_with("sessions/cli/steps.jsonl")),
+        "{files:?}"
+    );
+    for (path, text) in &files {
+        assert!(!text.contains(APP_PASSWORD), "password in {path}");
+    }
+    for call in llm.received() {
+        assert!(!call.body.contains(APP_PASSWORD), "password sent to the LLM");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_command_runs_structured_steps_without_an_llm() {
+    let site = FixtureServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let workflow = dir.path().join("late.steps");
+    std::fs::write(
+        &workflow,
+        "click: button \"Download report\"\nexpect: text \"Report downloaded\"\n",
+    )
+    .unwrap();
+    let site_addr = site.addr().to_string();
+    let start = site.url("/app/late");
+    let out_dir = dir.path().join("out");
+    let output = tokio::task::spawn_blocking(move || {
+        oxwright()
+            .args(["--allow-host", &site_addr, "--out"])
+            .arg(&out_dir)
+            .arg("run")
+            .arg(&workflow)
+            .args(["--url", &start])
+            .env_remove("OXWRIGHT_LLM_BASE_URL")
+            .env_remove("OXWRIGHT_LLM_MODEL")
+            .output()
+            .expect("oxwright runs")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("completed: 2/2 steps"), "{stdout}");
+}

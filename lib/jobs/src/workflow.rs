@@ -1,0 +1,192 @@
+//! The workflow-run job: its spec (a workflow text and a start URL) and the
+//! `WorkflowResult` a run produces.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use crate::JobError;
+
+/// Which LLM endpoint a workflow job talks to. The API key is never in the
+/// message: `api_key_env` names the worker's environment variable holding it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSpec {
+    /// Base URL of an OpenAI-compatible API, e.g. `http://127.0.0.1:11434/v1`.
+    pub base_url: String,
+    /// Model name, e.g. `gpt-4o-mini`.
+    pub model: String,
+    /// Environment variable holding the API key, if the endpoint needs one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+}
+
+/// A workflow-run request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkflowSpec {
+    /// The workflow file's text: plain-language instructions, or structured
+    /// steps (`click: button "Sign in"` …). Secrets appear only as `{{NAME}}`.
+    pub workflow: String,
+    /// A name for reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The page the run starts on.
+    pub start_url: Url,
+    /// Session id for `sessions/<id>/`; the job id when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The LLM endpoint; structured workflows need none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<LlmSpec>,
+    /// Runs the browser headless; `false` needs a display.
+    #[serde(default = "default_headless")]
+    pub headless: bool,
+    /// Deadline of one action (auto-wait, input, settle), in milliseconds.
+    #[serde(default = "default_action_timeout_ms")]
+    pub action_timeout_ms: u64,
+}
+
+fn default_headless() -> bool {
+    true
+}
+
+fn default_action_timeout_ms() -> u64 {
+    10_000
+}
+
+impl WorkflowSpec {
+    /// Creates a spec with defaults for `workflow` starting at `start_url`.
+    pub fn new(workflow: impl Into<String>, start_url: Url) -> Self {
+        Self {
+            workflow: workflow.into(),
+            name: None,
+            start_url,
+            session_id: None,
+            llm: None,
+            headless: default_headless(),
+            action_timeout_ms: default_action_timeout_ms(),
+        }
+    }
+}
+
+/// How a workflow was driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkflowMode {
+    /// Plain-language steps, decided and judged by the LLM.
+    Llm,
+    /// Explicit steps, no LLM.
+    Structured,
+}
+
+/// How a workflow or one of its steps ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Done.
+    Completed,
+    /// Gave up.
+    Failed,
+    /// Not reached because an earlier step failed.
+    Skipped,
+}
+
+/// The outcome of one checklist step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepOutcome {
+    /// 1-based position in the checklist.
+    pub step_number: u32,
+    /// The step as written (placeholders, never values).
+    pub instruction: String,
+    /// Completed, failed or skipped.
+    pub status: RunStatus,
+    /// Attempts made (at most 3).
+    pub attempts: u32,
+    /// Why attempts failed, one reason per failed attempt.
+    #[serde(default)]
+    pub reasons: Vec<String>,
+    /// LLM prompt tokens spent on the step.
+    pub prompt_tokens: u64,
+    /// LLM completion tokens spent on the step.
+    pub completion_tokens: u64,
+    /// Wall time of the step.
+    pub duration_ms: f64,
+    /// Screenshot artefact key when the step failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot: Option<String>,
+}
+
+/// Totals over a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkflowTotals {
+    /// Checklist steps.
+    pub steps: u32,
+    /// Steps completed.
+    pub steps_ok: u32,
+    /// Attempts over all steps.
+    pub attempts: u32,
+    /// LLM calls (checklist, decisions, judgements).
+    pub llm_calls: u32,
+    /// Prompt tokens over all calls.
+    pub prompt_tokens: u64,
+    /// Completion tokens over all calls.
+    pub completion_tokens: u64,
+    /// Prompt plus completion tokens.
+    pub total_tokens: u64,
+    /// Wall time of the run.
+    pub duration_ms: f64,
+}
+
+/// What a workflow run produced. Holds placeholders, never secret values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkflowResult {
+    /// The session (`sessions/<id>/`).
+    pub session_id: String,
+    /// The workflow's name, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// LLM-driven or structured.
+    pub mode: WorkflowMode,
+    /// Completed when every step completed.
+    pub status: RunStatus,
+    /// Where the run started.
+    pub start_url: String,
+    /// The page the run ended on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_url: Option<String>,
+    /// The checklist, `[] ` prefixed.
+    pub checklist: Vec<String>,
+    /// One outcome per checklist step.
+    pub steps: Vec<StepOutcome>,
+    /// Totals.
+    pub totals: WorkflowTotals,
+    /// Why the run failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<JobError>,
+    /// Artefact keys written for the session.
+    #[serde(default)]
+    pub artifacts: Vec<String>,
+    /// When the run started.
+    pub started_at: DateTime<Utc>,
+    /// When it ended.
+    pub finished_at: DateTime<Utc>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_defaults_and_refuses_unknown_fields() {
+        let spec: WorkflowSpec =
+            serde_json::from_str(r#"{"workflow":"click: button \"Go\"","start_url":"http://a.test/"}"#)
+                .unwrap();
+        assert!(spec.headless);
+        assert_eq!(spec.action_timeout_ms, 10_000);
+        assert!(
+            serde_json::from_str::<WorkflowSpec>(r#"{"workflow":"x","start_url":"http://a.test/","pw":"1"}"#)
+                .is_err()
+        );
+    }
+}

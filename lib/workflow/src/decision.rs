@@ -1,0 +1,222 @@
+//! The LLM's decision for one attempt (`ActionDecisionOutput` of the seed)
+//! and its strict parsing: an unusable answer fails the attempt, there is no
+//! heuristic fallback.
+
+use oxwright_llm::extract_json_object;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::Locator;
+use crate::secrets::placeholders;
+
+/// Locator methods the LLM may use in phase 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Method {
+    /// Role and accessible name.
+    #[serde(rename = "getByRole")]
+    GetByRole,
+    /// Visible text.
+    #[serde(rename = "getByText")]
+    GetByText,
+    /// `data-testid`.
+    #[serde(rename = "getByTestId")]
+    GetByTestId,
+}
+
+/// What the locator looks for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Selector {
+    /// ARIA role, for getByRole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// Accessible name, for getByRole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Text, for getByText.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Test id, for getByTestId.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_id: Option<String>,
+    /// Exact, case-sensitive match instead of a case-insensitive substring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact: Option<bool>,
+}
+
+/// The action to take on the located element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Click it.
+    Click,
+    /// Clear it and type the value.
+    Fill,
+    /// Choose the option whose value or label is the value.
+    Select,
+    /// Wait until it is there (exactly one match).
+    Wait,
+}
+
+impl Action {
+    /// Returns the lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Click => "click",
+            Action::Fill => "fill",
+            Action::Select => "select",
+            Action::Wait => "wait",
+        }
+    }
+}
+
+/// A value to type or select: a placeholder resolved at typing time, or a literal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "lowercase")]
+pub enum ActionValue {
+    /// `{{NAME}}`, resolved from the secret store when typed.
+    Placeholder(String),
+    /// A literal that may be logged (after sanitising).
+    Literal(String),
+}
+
+impl ActionValue {
+    /// Classifies a bare string: any `{{NAME}}` in it makes it a placeholder value.
+    pub fn from_text(text: &str) -> Self {
+        if placeholders(text).is_empty() {
+            ActionValue::Literal(text.to_string())
+        } else {
+            ActionValue::Placeholder(text.to_string())
+        }
+    }
+
+    /// Returns the text as written (placeholders unresolved).
+    pub fn text(&self) -> &str {
+        match self {
+            ActionValue::Placeholder(t) | ActionValue::Literal(t) => t,
+        }
+    }
+}
+
+/// The decision for one attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionDecision {
+    /// Locator method.
+    pub method: Method,
+    /// What it looks for.
+    pub selector: Selector,
+    /// What to do.
+    pub action: Action,
+    /// The value for fill and select.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<ActionValue>,
+    /// The LLM's confidence, 0 to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// One line of reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+}
+
+impl ActionDecision {
+    /// Returns the locator this decision names.
+    pub fn locator(&self) -> Result<Locator, String> {
+        let exact = self.selector.exact.unwrap_or(false);
+        let nonempty = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
+        match self.method {
+            Method::GetByRole => Ok(Locator::Role {
+                role: nonempty(&self.selector.role).ok_or("getByRole without selector.role")?,
+                name: nonempty(&self.selector.name),
+                exact,
+            }),
+            Method::GetByText => Ok(Locator::Text {
+                text: nonempty(&self.selector.text)
+                    .or_else(|| nonempty(&self.selector.name))
+                    .ok_or("getByText without selector.text")?,
+                exact,
+            }),
+            Method::GetByTestId => Ok(Locator::TestId {
+                test_id: nonempty(&self.selector.test_id).ok_or("getByTestId without selector.testId")?,
+            }),
+        }
+    }
+}
+
+/// A parsed decision answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DecisionAnswer {
+    /// Act.
+    Act(ActionDecision),
+    /// `{ "error": "TARGET_NOT_FOUND" }`.
+    TargetNotFound,
+}
+
+/// Parses the LLM's answer; the error says why it is unusable.
+pub fn parse_decision(text: &str) -> Result<DecisionAnswer, String> {
+    let mut v = extract_json_object(text).map_err(|e| e.to_string())?;
+    if let Some(err) = v.get("error") {
+        return match err.as_str() {
+            Some("TARGET_NOT_FOUND") => Ok(DecisionAnswer::TargetNotFound),
+            _ => Err(format!("the LLM answered an error: {err}")),
+        };
+    }
+    // A bare string value is accepted and classified by its placeholders.
+    if let Some(Value::String(s)) = v.get("value").cloned() {
+        v["value"] = serde_json::to_value(ActionValue::from_text(&s)).unwrap_or(Value::Null);
+    }
+    if v.get("value").is_some_and(Value::is_null) {
+        v.as_object_mut().map(|o| o.remove("value"));
+    }
+    let decision: ActionDecision =
+        serde_json::from_value(v).map_err(|e| format!("decision does not fit the schema: {e}"))?;
+    decision.locator()?;
+    if matches!(decision.action, Action::Fill | Action::Select) && decision.value.is_none() {
+        return Err(format!("{} without a value", decision.action.as_str()));
+    }
+    Ok(DecisionAnswer::Act(decision))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_decisions_with_fences_and_bare_values() {
+        let text = "```json\n{\"method\":\"getByRole\",\"selector\":{\"role\":\"textbox\",\"name\":\"Password\"},\
+                    \"action\":\"fill\",\"value\":\"{{PASSWORD}}\",\"confidence\":0.9}\n```";
+        let DecisionAnswer::Act(d) = parse_decision(text).unwrap() else {
+            panic!("not an action")
+        };
+        assert_eq!(d.value, Some(ActionValue::Placeholder("{{PASSWORD}}".into())));
+        assert_eq!(
+            d.locator().unwrap(),
+            Locator::Role {
+                role: "textbox".into(),
+                name: Some("Password".into()),
+                exact: false
+            }
+        );
+    }
+
+    #[test]
+    fn refuses_unusable_answers() {
+        assert_eq!(
+            parse_decision("{\"error\":\"TARGET_NOT_FOUND\"}").unwrap(),
+            DecisionAnswer::TargetNotFound
+        );
+        for bad in [
+            "I would click the button",
+            "{\"method\":\"locator\",\"selector\":{},\"action\":\"click\"}",
+            "{\"method\":\"getByRole\",\"selector\":{\"name\":\"x\"},\"action\":\"click\"}",
+            "{\"method\":\"getByText\",\"selector\":{\"text\":\"x\"},\"action\":\"fill\"}",
+        ] {
+            assert!(parse_decision(bad).is_err(), "{bad}");
+        }
+    }
+}

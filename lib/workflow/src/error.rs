@@ -1,0 +1,119 @@
+//! Typed workflow failures: the fatal ones that end a run, and the reasons a
+//! single attempt fails (logged, then the next attempt re-decides).
+
+use oxwright_browser::BrowserError;
+use oxwright_jobs::{ErrorKind, JobError};
+use oxwright_llm::LlmError;
+
+/// A failure that ends the run.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WorkflowError {
+    /// The workflow text is not usable (a structured line that does not parse …).
+    #[error("workflow line {line}: {message}")]
+    Parse {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The workflow cannot run as configured (plain-language steps and no LLM …).
+    #[error("workflow cannot run: {0}")]
+    Config(String),
+    /// A `{{NAME}}` placeholder has no value in the secret store.
+    #[error("secret {{{{{0}}}}} is not in the secret store")]
+    MissingSecret(String),
+    /// The secret store failed.
+    #[error("secret store: {0}")]
+    Secrets(String),
+    /// The LLM failed where no retry by attempt is possible (checklist).
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    /// The browser failed (crash, navigation refused …).
+    #[error(transparent)]
+    Browser(#[from] BrowserError),
+    /// Writing an artefact failed.
+    #[error("artefact store: {0}")]
+    Store(String),
+    /// A step did not complete within its attempts.
+    #[error("step {step} ({instruction}) failed after {attempts} attempts: {reason}")]
+    StepFailed {
+        /// 1-based step number.
+        step: u32,
+        /// The step (placeholders only).
+        instruction: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The last attempt's reason.
+        reason: String,
+    },
+}
+
+impl WorkflowError {
+    /// Returns the job error kind of this failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            WorkflowError::Parse { .. }
+            | WorkflowError::Config(_)
+            | WorkflowError::MissingSecret(_)
+            | WorkflowError::Secrets(_) => ErrorKind::InvalidInput,
+            WorkflowError::Llm(e) => match e {
+                LlmError::Config(_) => ErrorKind::InvalidInput,
+                _ => ErrorKind::Llm,
+            },
+            WorkflowError::Browser(e) => e.kind(),
+            WorkflowError::Store(_) => ErrorKind::Internal,
+            WorkflowError::StepFailed { .. } => ErrorKind::StepFailed,
+        }
+    }
+}
+
+impl From<WorkflowError> for JobError {
+    fn from(err: WorkflowError) -> JobError {
+        match err {
+            WorkflowError::Browser(b) => JobError::from(b),
+            other => JobError::new(other.kind(), other.to_string()),
+        }
+    }
+}
+
+/// Why one attempt at a step failed. The code names appear in `steps.jsonl`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AttemptError {
+    /// The LLM's decision was not usable; there is no heuristic fallback.
+    #[error("LLM_FALLBACK_DISABLED: {0}")]
+    Unusable(String),
+    /// The LLM said the step's target is not on the page.
+    #[error("TARGET_NOT_FOUND: the LLM found no target for the step")]
+    TargetNotFound,
+    /// The locator did not match exactly one element.
+    #[error("PRECHECK_NOT_UNIQUE: {locator} matched {count} elements")]
+    NotUnique {
+        /// The locator, as text.
+        locator: String,
+        /// Matches found.
+        count: usize,
+    },
+    /// The action failed in the page.
+    #[error("ACTION_FAILED: {0}")]
+    Action(String),
+    /// The action ran but the judge says the step is not complete.
+    #[error("NOT_COMPLETED: the completion judge answered false")]
+    NotCompleted,
+    /// The LLM call itself failed.
+    #[error("LLM_ERROR: {0}")]
+    Llm(String),
+}
+
+impl AttemptError {
+    /// Returns the code at the start of the message.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AttemptError::Unusable(_) => "LLM_FALLBACK_DISABLED",
+            AttemptError::TargetNotFound => "TARGET_NOT_FOUND",
+            AttemptError::NotUnique { .. } => "PRECHECK_NOT_UNIQUE",
+            AttemptError::Action(_) => "ACTION_FAILED",
+            AttemptError::NotCompleted => "NOT_COMPLETED",
+            AttemptError::Llm(_) => "LLM_ERROR",
+        }
+    }
+}

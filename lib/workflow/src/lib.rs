@@ -1,0 +1,35 @@
+//! Workflow runs (phase 1): plain-language steps become a checklist (LLM);
+//! per step an accessibility snapshot of the page goes to the LLM, which
+//! names one locator and one action; the locator must match exactly one
+//! element (precheck); the executor acts with real input events and waits for
+//! the page to settle; the LLM judges completion on a fresh snapshot. At most
+//! three attempts per step. Structured steps take the same path with no LLM.
+//!
+//! Secrets travel as `{{NAME}}` placeholders and are resolved only when typed;
+//! one [`Sanitizer`] cleans every line that leaves the process. See
+//! `design.md` beside this crate for the choices.
+
+mod cdp;
+mod decision;
+mod error;
+mod executor;
+mod locator;
+mod log;
+mod prompts;
+mod runner;
+mod sanitize;
+mod secrets;
+mod settle;
+pub mod snapshot;
+mod steps;
+
+pub use decision::{Action, ActionDecision, ActionValue, DecisionAnswer, Method, Selector, parse_decision};
+pub use error::{AttemptError, WorkflowError};
+pub use executor::{ActError, Acted, Executor, Target};
+pub use locator::Locator;
+pub use prompts::{CHECKLIST_MAX_TOKENS, STEP_TOKEN_BUDGET, parse_checklist};
+pub use runner::{ConsoleSink, RunDeps, WorkflowOptions, run_workflow};
+pub use sanitize::Sanitizer;
+pub use secrets::{EnvSecrets, FileSecrets, MemorySecrets, Secret, SecretError, SecretStore, placeholders};
+pub use snapshot::{Snapshot, Snapshotter};
+pub use steps::{StepAction, StructuredStep, Workflow, WorkflowBody};

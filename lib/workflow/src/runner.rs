@@ -1,0 +1,925 @@
+//! The run loop: checklist, then per step up to three attempts of snapshot →
+//! decision → precheck → action → settle → judgement (LLM path), or
+//! precheck → action (structured path). Every attempt is one JSONL line.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use oxwright_artifacts::ArtifactStore;
+use oxwright_browser::{Tab, UrlPolicy};
+use oxwright_jobs::{JobError, RunStatus, StepOutcome, WorkflowMode, WorkflowResult, WorkflowTotals};
+use oxwright_llm::{LlmClient, Message, Usage};
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use crate::decision::{Action, ActionValue, DecisionAnswer, parse_decision};
+use crate::executor::{ActError, Executor};
+use crate::log::SessionLog;
+use crate::prompts::{self, DECISION_MAX_TOKENS, JUDGE_MAX_TOKENS, STEP_TOKEN_BUDGET, prompt_tokens};
+use crate::snapshot::{DEFAULT_MAX_CHARS, Snapshot};
+use crate::steps::{StepAction, StructuredStep, Workflow, WorkflowBody};
+use crate::{AttemptError, Locator, Sanitizer, SecretStore, WorkflowError};
+
+/// Attempts per step (seed: at most 3).
+pub const MAX_ATTEMPTS: u32 = 3;
+/// Largest snapshot kept in an error artefact (seed: 50 KB).
+const ERROR_SNAPSHOT_BYTES: usize = 50_000;
+
+/// Receives console lines (already sanitised).
+pub type ConsoleSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// What a run uses.
+#[derive(Clone)]
+pub struct RunDeps {
+    /// The LLM; structured workflows need none.
+    pub llm: Option<LlmClient>,
+    /// Where placeholders get their values.
+    pub secrets: Arc<dyn SecretStore>,
+    /// Where `sessions/<id>/` goes.
+    pub store: Arc<dyn ArtifactStore>,
+    /// The URL policy every navigation obeys.
+    pub policy: Arc<UrlPolicy>,
+    /// The sanitiser; share it with whatever else prints for this run.
+    pub sanitizer: Sanitizer,
+}
+
+impl std::fmt::Debug for RunDeps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunDeps")
+            .field("llm", &self.llm.is_some())
+            .field("secrets", &self.secrets.describe())
+            .field("store", &self.store.describe())
+            .finish()
+    }
+}
+
+/// How a run behaves.
+#[derive(Clone)]
+pub struct WorkflowOptions {
+    /// `sessions/<id>/`.
+    pub session_id: String,
+    /// A name for reports.
+    pub name: Option<String>,
+    /// The first page.
+    pub start_url: url::Url,
+    /// Deadline of each action (auto-wait, input, settle).
+    pub action_timeout: Duration,
+    /// Cap on the snapshot text.
+    pub snapshot_max_chars: usize,
+    /// Console lines go here.
+    pub console: Option<ConsoleSink>,
+}
+
+impl std::fmt::Debug for WorkflowOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkflowOptions")
+            .field("session_id", &self.session_id)
+            .field("start_url", &self.start_url.as_str())
+            .finish()
+    }
+}
+
+impl WorkflowOptions {
+    /// Options with defaults for `session_id` starting at `start_url`.
+    pub fn new(session_id: impl Into<String>, start_url: url::Url) -> Self {
+        Self {
+            session_id: session_id.into(),
+            name: None,
+            start_url,
+            action_timeout: Duration::from_secs(10),
+            snapshot_max_chars: DEFAULT_MAX_CHARS,
+            console: None,
+        }
+    }
+}
+
+struct Run<'a> {
+    exec: Executor<'a>,
+    llm: Option<LlmClient>,
+    log: SessionLog,
+    sanitizer: Sanitizer,
+    opts: WorkflowOptions,
+    checklist: Vec<String>,
+    outcomes: Vec<StepOutcome>,
+    totals: WorkflowTotals,
+    history: Vec<Value>,
+}
+
+/// Runs `workflow` on `tab` and returns its result. A failed step or a fatal
+/// error still yields a result (status failed, `error` set) with the
+/// artefacts written so far; `Err` is returned only when nothing could run.
+#[tracing::instrument(name = "workflow_run", skip_all, fields(session_id = %opts.session_id))]
+pub async fn run_workflow(
+    tab: &Tab,
+    workflow: &Workflow,
+    deps: RunDeps,
+    opts: WorkflowOptions,
+) -> Result<WorkflowResult, WorkflowError> {
+    let started_at = Utc::now();
+    let started = Instant::now();
+    let mode = match &workflow.body {
+        WorkflowBody::Plain(_) => WorkflowMode::Llm,
+        WorkflowBody::Structured(_) => WorkflowMode::Structured,
+    };
+    if mode == WorkflowMode::Llm && deps.llm.is_none() {
+        return Err(WorkflowError::Config(
+            "plain-language steps need an LLM (--llm-base-url and --model)".into(),
+        ));
+    }
+    let log = SessionLog::new(
+        deps.store.clone(),
+        opts.session_id.clone(),
+        deps.sanitizer.clone(),
+        opts.console.clone(),
+    );
+    let exec = Executor::new(
+        tab,
+        deps.sanitizer.clone(),
+        deps.secrets.clone(),
+        deps.policy.clone(),
+        opts.action_timeout,
+        opts.snapshot_max_chars,
+    );
+    let mut run = Run {
+        exec,
+        llm: deps.llm.clone(),
+        log,
+        sanitizer: deps.sanitizer.clone(),
+        opts: opts.clone(),
+        checklist: Vec::new(),
+        outcomes: Vec::new(),
+        totals: WorkflowTotals::default(),
+        history: Vec::new(),
+    };
+    let outcome = run.run(workflow).await;
+    let error = match outcome {
+        Ok(()) => None,
+        Err(err) => {
+            run.log.say(&format!("error: {err}"));
+            Some(JobError::from(err))
+        }
+    };
+    let final_url = run.exec.snapshot().await.ok().map(|s| s.url);
+    run.totals.steps = run.checklist.len() as u32;
+    run.totals.steps_ok = run
+        .outcomes
+        .iter()
+        .filter(|o| o.status == RunStatus::Completed)
+        .count() as u32;
+    run.totals.total_tokens = run.totals.prompt_tokens + run.totals.completion_tokens;
+    run.totals.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    for i in run.outcomes.len()..run.checklist.len() {
+        run.outcomes.push(StepOutcome {
+            step_number: i as u32 + 1,
+            instruction: run.checklist[i].clone(),
+            status: RunStatus::Skipped,
+            attempts: 0,
+            reasons: Vec::new(),
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            duration_ms: 0.0,
+            screenshot: None,
+        });
+    }
+    let status = if error.is_none() && run.totals.steps_ok == run.totals.steps {
+        RunStatus::Completed
+    } else {
+        RunStatus::Failed
+    };
+    let mut result = WorkflowResult {
+        session_id: opts.session_id.clone(),
+        name: opts.name.clone(),
+        mode,
+        status,
+        start_url: opts.start_url.to_string(),
+        final_url,
+        checklist: run.checklist.clone(),
+        steps: run.outcomes.clone(),
+        totals: run.totals.clone(),
+        error,
+        artifacts: Vec::new(),
+        started_at,
+        finished_at: Utc::now(),
+    };
+    let mut keys = run.log.written();
+    keys.push(oxwright_jobs::keys::session_artifact(
+        &opts.session_id,
+        "result.json",
+    ));
+    result.artifacts = keys;
+    let value = serde_json::to_value(&result).map_err(|e| WorkflowError::Store(e.to_string()))?;
+    run.log.put_json("result.json", &value).await?;
+    // The result handed back is the sanitised one, like every other output.
+    let clean: WorkflowResult = serde_json::from_value(deps.sanitizer.clean_json(&value))
+        .map_err(|e| WorkflowError::Store(e.to_string()))?;
+    run.log.say(&format!(
+        "{} {}/{} steps, {} tokens, {:.0} ms",
+        if clean.status == RunStatus::Completed {
+            "completed:"
+        } else {
+            "failed:"
+        },
+        clean.totals.steps_ok,
+        clean.totals.steps,
+        clean.totals.total_tokens,
+        clean.totals.duration_ms
+    ));
+    Ok(clean)
+}
+
+impl Run<'_> {
+    async fn run(&mut self, workflow: &Workflow) -> Result<(), WorkflowError> {
+        self.log.say(&format!(
+            "session {} starting at {}",
+            self.opts.session_id, self.opts.start_url
+        ));
+        let start = self.opts.start_url.clone();
+        self.exec.goto(&start).await?;
+        match &workflow.body {
+            WorkflowBody::Plain(text) => {
+                self.checklist = self.convert(text).await?;
+                for i in 0..self.checklist.len() {
+                    let step = self.checklist[i].clone();
+                    let span = tracing::info_span!("workflow_step", step = i + 1, instruction = %self.sanitizer.clean(&step));
+                    self.llm_step(i).instrument(span).await?;
+                }
+            }
+            WorkflowBody::Structured(steps) => {
+                self.checklist = steps.iter().map(|s| format!("[] {}", s.text)).collect();
+                for (i, step) in steps.iter().enumerate() {
+                    let span = tracing::info_span!("workflow_step", step = i + 1, instruction = %self.sanitizer.clean(&step.text));
+                    self.structured_step(i, step).instrument(span).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn llm(&self) -> Result<&LlmClient, WorkflowError> {
+        self.llm
+            .as_ref()
+            .ok_or_else(|| WorkflowError::Config("no LLM configured".into()))
+    }
+
+    /// Sends `messages` (sanitised) and logs the exchange.
+    async fn ask(
+        &mut self,
+        kind: &str,
+        step: Option<u32>,
+        messages: Vec<Message>,
+        max_tokens: u32,
+    ) -> Result<(String, Usage), oxwright_llm::LlmError> {
+        let messages: Vec<Message> = messages
+            .into_iter()
+            .map(|m| Message {
+                role: m.role,
+                content: self.sanitizer.clean(&m.content),
+            })
+            .collect();
+        let client = self
+            .llm()
+            .map_err(|e| oxwright_llm::LlmError::Config(e.to_string()))?
+            .clone();
+        let answer = client.chat(&messages, max_tokens).await;
+        self.totals.llm_calls += 1;
+        match answer {
+            Ok(c) => {
+                self.totals.prompt_tokens += c.usage.prompt_tokens;
+                self.totals.completion_tokens += c.usage.completion_tokens;
+                let _ = self
+                    .log
+                    .llm(kind, step, &messages, Ok(&c.text), Some(&c.usage))
+                    .await;
+                Ok((self.sanitizer.clean(&c.text), c.usage))
+            }
+            Err(e) => {
+                let _ = self
+                    .log
+                    .llm(kind, step, &messages, Err(&e.to_string()), None)
+                    .await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn convert(&mut self, text: &str) -> Result<Vec<String>, WorkflowError> {
+        let (answer, _) = self
+            .ask(
+                "checklist",
+                None,
+                prompts::checklist(text),
+                prompts::CHECKLIST_MAX_TOKENS,
+            )
+            .await?;
+        let checklist = prompts::parse_checklist(&answer)
+            .map_err(|e| WorkflowError::Llm(oxwright_llm::LlmError::BadAnswer(format!("checklist: {e}"))))?;
+        self.log.say(&format!("checklist: {} steps", checklist.len()));
+        for item in &checklist {
+            self.log.say(&format!("  {item}"));
+        }
+        Ok(checklist)
+    }
+
+    /// Fits the decision prompt into the token budget by shrinking the snapshot.
+    fn decision_prompt(
+        &self,
+        index: usize,
+        step: &str,
+        meta: &Value,
+        failure: Option<&str>,
+        snap: &Snapshot,
+    ) -> Vec<Message> {
+        let mut text = snap.text.clone();
+        let mut cap = self.opts.snapshot_max_chars;
+        loop {
+            let msgs = prompts::decision(&self.checklist, index, step, Some(meta), failure, &text);
+            let tokens = prompt_tokens(&msgs) + DECISION_MAX_TOKENS as usize;
+            if tokens <= STEP_TOKEN_BUDGET || cap < 500 {
+                return msgs;
+            }
+            cap = cap * STEP_TOKEN_BUDGET / tokens * 9 / 10;
+            text = snap.within(cap).0;
+        }
+    }
+
+    async fn llm_step(&mut self, index: usize) -> Result<(), WorkflowError> {
+        let number = index as u32 + 1;
+        let instruction = self.checklist[index].clone();
+        let step = instruction.trim_start_matches("[]").trim().to_string();
+        self.log
+            .say(&format!("step {number}/{}: {step}", self.checklist.len()));
+        let step_started = Instant::now();
+        let (mut p_tokens, mut c_tokens) = (0u64, 0u64);
+        let mut reasons: Vec<String> = Vec::new();
+        let mut cached: Option<Snapshot> = None;
+        let mut last_snapshot = String::new();
+        let mut completed = false;
+        let mut attempt = 0;
+        while attempt < MAX_ATTEMPTS && !completed {
+            attempt += 1;
+            let attempt_started = Instant::now();
+            let mut d = Durations::default();
+            let t = Instant::now();
+            let snap = match cached.take() {
+                Some(s) => s,
+                None => self.exec.snapshot().await?,
+            };
+            d.snapshot = ms(t.elapsed());
+            last_snapshot = snap.text.clone();
+            // Step meta is rebuilt every attempt; phase 1 derives no hints.
+            let meta = json!({ "id": format!("step_{number}_{attempt}"), "originalInstruction": step, "attempt": attempt });
+            let hint_keys: Vec<&str> = Vec::new();
+            let failure = reasons.last().cloned();
+            let messages = self.decision_prompt(index, &step, &meta, failure.as_deref(), &snap);
+            let t = Instant::now();
+            let answer = self
+                .ask("decision", Some(number), messages, DECISION_MAX_TOKENS)
+                .await;
+            d.decision = ms(t.elapsed());
+            let mut line = AttemptLine::new(
+                number,
+                attempt,
+                &step,
+                &meta,
+                &hint_keys,
+                snap.text.len(),
+                &snap.url,
+            );
+            let decision = match answer {
+                Err(e) => Err(AttemptError::Llm(e.to_string())),
+                Ok((text, usage)) => {
+                    p_tokens += usage.prompt_tokens;
+                    c_tokens += usage.completion_tokens;
+                    line.tokens(&usage);
+                    match parse_decision(&text) {
+                        Ok(DecisionAnswer::Act(decision)) => Ok(decision),
+                        Ok(DecisionAnswer::TargetNotFound) => Err(AttemptError::TargetNotFound),
+                        Err(reason) => Err(AttemptError::Unusable(reason)),
+                    }
+                }
+            };
+            let decision = match decision {
+                Ok(dec) => dec,
+                Err(err) => {
+                    reasons.push(err.to_string());
+                    line.fail(&err);
+                    self.finish_attempt(line, d, attempt_started).await?;
+                    continue;
+                }
+            };
+            line.decision = serde_json::to_value(&decision).unwrap_or(Value::Null);
+            let locator = decision
+                .locator()
+                .map_err(|e| WorkflowError::Config(e.to_string()))?;
+            let t = Instant::now();
+            let target = if decision.action == Action::Wait {
+                self.exec
+                    .wait_for_one(&locator, self.exec.timeout())
+                    .await
+                    .map(|t| (t, 1))
+            } else {
+                match self.exec.locate(&locator).await {
+                    Ok(found) if found.len() == 1 => Ok((found[0], 1)),
+                    Ok(found) => Err(AttemptError::NotUnique {
+                        locator: locator.to_string(),
+                        count: found.len(),
+                    }),
+                    Err(e) if e.is_fatal_for_browser() => return Err(e.into()),
+                    Err(e) => Err(AttemptError::Action(e.to_string())),
+                }
+            };
+            d.precheck = ms(t.elapsed());
+            let target = match target {
+                Ok((target, count)) => {
+                    line.precheck = json!(count);
+                    target
+                }
+                Err(err) => {
+                    if let AttemptError::NotUnique { count, .. } = &err {
+                        line.precheck = json!(count);
+                    }
+                    reasons.push(err.to_string());
+                    line.fail(&err);
+                    self.finish_attempt(line, d, attempt_started).await?;
+                    continue;
+                }
+            };
+            match self
+                .exec
+                .perform(target, decision.action, decision.value.as_ref())
+                .await
+            {
+                Ok(acted) => {
+                    d.action = ms(acted.action);
+                    d.settle = ms(acted.settle);
+                    line.result = json!({ "success": true, "navigated": acted.navigated });
+                }
+                Err(ActError::Workflow(e)) => return Err(e),
+                Err(ActError::Browser(e)) if e.is_fatal_for_browser() => return Err(e.into()),
+                Err(e) => {
+                    let err = AttemptError::Action(e.to_string());
+                    reasons.push(err.to_string());
+                    line.fail(&err);
+                    self.finish_attempt(line, d, attempt_started).await?;
+                    continue;
+                }
+            }
+            let t = Instant::now();
+            let fresh = self.exec.snapshot().await?;
+            d.snapshot += ms(t.elapsed());
+            last_snapshot = fresh.text.clone();
+            let action_text = format!("{} {}", locator, decision.action.as_str());
+            let t = Instant::now();
+            let verdict = self
+                .ask(
+                    "judge",
+                    Some(number),
+                    prompts::judge(&step, &action_text, &fresh.text),
+                    JUDGE_MAX_TOKENS,
+                )
+                .await;
+            d.judge = ms(t.elapsed());
+            let verdict = match verdict {
+                Ok((text, usage)) => {
+                    p_tokens += usage.prompt_tokens;
+                    c_tokens += usage.completion_tokens;
+                    line.tokens(&usage);
+                    prompts::parse_judgement(&text).map_err(AttemptError::Unusable)
+                }
+                Err(e) => Err(AttemptError::Llm(e.to_string())),
+            };
+            match verdict {
+                Ok(true) => {
+                    completed = true;
+                    line.completed = true;
+                }
+                Ok(false) => {
+                    let err = AttemptError::NotCompleted;
+                    reasons.push(err.to_string());
+                    line.reason = Some(err.to_string());
+                }
+                Err(err) => {
+                    reasons.push(err.to_string());
+                    line.reason = Some(err.to_string());
+                }
+            }
+            cached = Some(fresh);
+            self.finish_attempt(line, d, attempt_started).await?;
+        }
+        self.close_step(
+            index,
+            completed,
+            attempt,
+            reasons,
+            p_tokens,
+            c_tokens,
+            step_started,
+            &last_snapshot,
+        )
+        .await
+    }
+
+    async fn structured_step(&mut self, index: usize, step: &StructuredStep) -> Result<(), WorkflowError> {
+        let number = index as u32 + 1;
+        self.log
+            .say(&format!("step {number}/{}: {}", self.checklist.len(), step.text));
+        let step_started = Instant::now();
+        let mut reasons = Vec::new();
+        let mut completed = false;
+        let mut attempt = 0;
+        // Auto-waits share the action deadline across the attempts.
+        let wait = (self.exec.timeout() / MAX_ATTEMPTS).max(Duration::from_secs(1));
+        let (keys, meta) = structured_meta(step, number);
+        while attempt < MAX_ATTEMPTS && !completed {
+            attempt += 1;
+            let attempt_started = Instant::now();
+            let mut d = Durations::default();
+            let mut meta = meta.clone();
+            meta["id"] = json!(format!("step_{number}_{attempt}"));
+            meta["attempt"] = json!(attempt);
+            let hint_keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let mut line = AttemptLine::new(number, attempt, &step.text, &meta, &hint_keys, 0, "");
+            let outcome: Result<(), AttemptError> = match &step.action {
+                StepAction::Goto(raw) => {
+                    let t = Instant::now();
+                    let r = match self.opts.start_url.join(raw) {
+                        Ok(url) => match self.exec.goto(&url).await {
+                            Ok(()) => Ok(()),
+                            Err(e) if e.is_fatal_for_browser() => return Err(e.into()),
+                            Err(e) => Err(AttemptError::Action(e.to_string())),
+                        },
+                        Err(e) => {
+                            return Err(WorkflowError::Parse {
+                                line: step.line,
+                                message: format!("goto URL: {e}"),
+                            });
+                        }
+                    };
+                    d.action = ms(t.elapsed());
+                    r
+                }
+                StepAction::Sleep(dur) => {
+                    tokio::time::sleep(*dur).await;
+                    Ok(())
+                }
+                StepAction::Expect(locator) => {
+                    let t = Instant::now();
+                    let r = self.exec.wait_for_one(locator, wait).await.map(|_| ());
+                    d.precheck = ms(t.elapsed());
+                    line.decision = json!({ "locator": locator, "action": "expect" });
+                    line.precheck = json!(if r.is_ok() { 1 } else { precheck_count(&r) });
+                    r
+                }
+                StepAction::Act {
+                    locator,
+                    action,
+                    value,
+                } => {
+                    line.decision = act_json(locator, *action, value.as_ref());
+                    self.structured_act(locator, *action, value.as_ref(), wait, &mut d, &mut line)
+                        .await?
+                }
+            };
+            match outcome {
+                Ok(()) => {
+                    completed = true;
+                    line.completed = true;
+                    if line.result.is_null() {
+                        line.result = json!({ "success": true });
+                    }
+                }
+                Err(err) => {
+                    reasons.push(err.to_string());
+                    line.fail(&err);
+                }
+            }
+            self.finish_attempt(line, d, attempt_started).await?;
+        }
+        let snapshot = if completed {
+            String::new()
+        } else {
+            self.exec.snapshot().await.map(|s| s.text).unwrap_or_default()
+        };
+        self.close_step(index, completed, attempt, reasons, 0, 0, step_started, &snapshot)
+            .await
+    }
+
+    async fn structured_act(
+        &mut self,
+        locator: &Locator,
+        action: Action,
+        value: Option<&ActionValue>,
+        wait: Duration,
+        d: &mut Durations,
+        line: &mut AttemptLine,
+    ) -> Result<Result<(), AttemptError>, WorkflowError> {
+        let t = Instant::now();
+        let target = self.exec.wait_for_one(locator, wait).await;
+        d.precheck = ms(t.elapsed());
+        let target = match target {
+            Ok(t) => {
+                line.precheck = json!(1);
+                t
+            }
+            Err(err) => {
+                line.precheck = json!(precheck_count::<()>(&Err(err.clone())));
+                return Ok(Err(err));
+            }
+        };
+        match self.exec.perform(target, action, value).await {
+            Ok(acted) => {
+                d.action = ms(acted.action);
+                d.settle = ms(acted.settle);
+                line.result = json!({ "success": true, "navigated": acted.navigated });
+                Ok(Ok(()))
+            }
+            Err(ActError::Workflow(e)) => Err(e),
+            Err(ActError::Browser(e)) if e.is_fatal_for_browser() => Err(e.into()),
+            Err(e) => Ok(Err(AttemptError::Action(e.to_string()))),
+        }
+    }
+
+    async fn finish_attempt(
+        &mut self,
+        mut line: AttemptLine,
+        d: Durations,
+        started: Instant,
+    ) -> Result<(), WorkflowError> {
+        line.durations = d;
+        line.durations.total = ms(started.elapsed());
+        let value = line.to_json(&self.opts.session_id);
+        self.history.push(json!({
+            "step": value["stepId"], "decision": value["decision"],
+            "outcome": if line.completed { "success" } else { "retry" },
+            "timestamp": value["timestamp"],
+        }));
+        self.totals.attempts += 1;
+        let verdict = if line.completed {
+            "completed".to_string()
+        } else {
+            line.reason.clone().unwrap_or_else(|| "not completed".into())
+        };
+        self.log.say(&format!(
+            "  attempt {}: {} → {}",
+            line.attempt,
+            describe_decision(&line.decision),
+            verdict
+        ));
+        self.log.step(&value).await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn close_step(
+        &mut self,
+        index: usize,
+        completed: bool,
+        attempts: u32,
+        reasons: Vec<String>,
+        prompt_tokens: u64,
+        completion_tokens: u64,
+        started: Instant,
+        snapshot: &str,
+    ) -> Result<(), WorkflowError> {
+        let number = index as u32 + 1;
+        let instruction = self.checklist[index].clone();
+        let mut outcome = StepOutcome {
+            step_number: number,
+            instruction: instruction.clone(),
+            status: if completed {
+                RunStatus::Completed
+            } else {
+                RunStatus::Failed
+            },
+            attempts,
+            reasons: reasons.clone(),
+            prompt_tokens,
+            completion_tokens,
+            duration_ms: ms(started.elapsed()),
+            screenshot: None,
+        };
+        if completed {
+            self.log.say(&format!("✅ step {number} done"));
+            self.outcomes.push(outcome);
+            return Ok(());
+        }
+        let ts = Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
+        let screenshot = match self.exec.tab().screenshot_png().await {
+            Ok(png) => self
+                .log
+                .put_bytes(&format!("screenshots/step-{number}-{ts}.png"), png, "image/png")
+                .await
+                .ok(),
+            Err(e) => {
+                tracing::warn!(error = %e, "failure screenshot failed");
+                None
+            }
+        };
+        outcome.screenshot = screenshot.clone();
+        let mut aria = snapshot.to_string();
+        if aria.len() > ERROR_SNAPSHOT_BYTES {
+            let mut cut = ERROR_SNAPSHOT_BYTES;
+            while !aria.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            aria.truncate(cut);
+            aria.push_str("...<truncated>");
+        }
+        let page_url = self.exec.snapshot().await.map(|s| s.url).unwrap_or_default();
+        let error = json!({
+            "sessionId": self.opts.session_id,
+            "step": number,
+            "intent": instruction,
+            "errorType": if reasons.iter().all(|r| r.starts_with("PRECHECK") || r.starts_with("TARGET")) { "ELEMENT_NOT_FOUND" } else { "STEP_NOT_COMPLETED" },
+            "pageUrl": page_url,
+            "timestamp": Utc::now().to_rfc3339(),
+            "details": { "attempted": self.history.iter().rev().take(attempts as usize).rev().collect::<Vec<_>>(),
+                         "reasons": reasons, "ariaSnapshot": aria, "screenshotPath": screenshot },
+        });
+        self.log
+            .put_json(&format!("errors/step-{number}-{ts}.json"), &error)
+            .await?;
+        let reason = reasons.last().cloned().unwrap_or_default();
+        self.log.say(&format!(
+            "❌ step {number} failed after {attempts} attempts: {reason}"
+        ));
+        self.outcomes.push(outcome);
+        Err(WorkflowError::StepFailed {
+            step: number,
+            instruction,
+            attempts,
+            reason,
+        })
+    }
+}
+
+fn precheck_count<T>(r: &Result<T, AttemptError>) -> usize {
+    match r {
+        Err(AttemptError::NotUnique { count, .. }) => *count,
+        Ok(_) => 1,
+        Err(_) => 0,
+    }
+}
+
+fn act_json(locator: &Locator, action: Action, value: Option<&ActionValue>) -> Value {
+    json!({ "locator": locator, "action": action, "value": value })
+}
+
+fn structured_meta(step: &StructuredStep, number: u32) -> (Vec<String>, Value) {
+    let mut meta =
+        json!({ "id": format!("step_{number}_1"), "originalInstruction": step.text, "attempt": 1 });
+    let mut keys = vec!["intent".to_string()];
+    match &step.action {
+        StepAction::Act {
+            locator,
+            action,
+            value,
+        } => {
+            meta["intent"] = json!(action.as_str());
+            meta["target"] = serde_json::to_value(locator).unwrap_or(Value::Null);
+            keys.push("target".into());
+            if let Some(v) = value {
+                meta["value"] = json!(v.text());
+                keys.push("value".into());
+            }
+        }
+        StepAction::Goto(url) => {
+            meta["intent"] = json!("navigate");
+            meta["target"] = json!({ "url": url });
+            keys.push("target".into());
+        }
+        StepAction::Sleep(d) => {
+            meta["intent"] = json!("wait");
+            meta["timeoutMs"] = json!(d.as_millis() as u64);
+            keys.push("timeoutMs".into());
+        }
+        StepAction::Expect(locator) => {
+            meta["intent"] = json!("assert");
+            meta["target"] = serde_json::to_value(locator).unwrap_or(Value::Null);
+            keys.push("target".into());
+        }
+    }
+    (keys, meta)
+}
+
+fn describe_decision(d: &Value) -> String {
+    if d.is_null() {
+        return "no decision".into();
+    }
+    if let Some(loc) = d.get("locator") {
+        let loc: Option<Locator> = serde_json::from_value(loc.clone()).ok();
+        return format!(
+            "{} {}",
+            loc.map(|l| l.to_string()).unwrap_or_default(),
+            d["action"].as_str().unwrap_or("")
+        );
+    }
+    let dec: Option<crate::ActionDecision> = serde_json::from_value(d.clone()).ok();
+    match dec.and_then(|dec| dec.locator().ok().map(|l| (l, dec.action))) {
+        Some((l, a)) => format!("{l} {}", a.as_str()),
+        None => "decision".into(),
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1000.0 * 100.0).round() / 100.0
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Durations {
+    snapshot: f64,
+    decision: f64,
+    precheck: f64,
+    action: f64,
+    settle: f64,
+    judge: f64,
+    total: f64,
+}
+
+/// One `steps.jsonl` line being built.
+struct AttemptLine {
+    step_number: u32,
+    attempt: u32,
+    instruction: String,
+    meta: Value,
+    hint_keys: Vec<String>,
+    decision: Value,
+    precheck: Value,
+    result: Value,
+    completed: bool,
+    reason: Option<String>,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    snapshot_bytes: usize,
+    url: String,
+    durations: Durations,
+}
+
+impl AttemptLine {
+    fn new(
+        step_number: u32,
+        attempt: u32,
+        instruction: &str,
+        meta: &Value,
+        hint_keys: &[&str],
+        snapshot_bytes: usize,
+        url: &str,
+    ) -> Self {
+        Self {
+            step_number,
+            attempt,
+            instruction: instruction.to_string(),
+            meta: meta.clone(),
+            hint_keys: hint_keys.iter().map(|s| s.to_string()).collect(),
+            decision: Value::Null,
+            precheck: Value::Null,
+            result: Value::Null,
+            completed: false,
+            reason: None,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            snapshot_bytes,
+            url: url.to_string(),
+            durations: Durations::default(),
+        }
+    }
+
+    fn tokens(&mut self, usage: &Usage) {
+        self.prompt_tokens += usage.prompt_tokens;
+        self.completion_tokens += usage.completion_tokens;
+    }
+
+    fn fail(&mut self, err: &AttemptError) {
+        self.result = json!({ "success": false, "error": err.code() });
+        self.reason = Some(err.to_string());
+        if matches!(err, AttemptError::Unusable(_)) {
+            tracing::warn!(step = self.step_number, attempt = self.attempt, reason = %err, "LLM_FALLBACK_DISABLED");
+        }
+    }
+
+    fn to_json(&self, session: &str) -> Value {
+        let d = &self.durations;
+        json!({
+            "sessionId": session,
+            "stepNumber": self.step_number,
+            "stepId": self.meta["id"],
+            "attempt": self.attempt,
+            "originalInstruction": self.instruction,
+            "currentStepMeta": self.meta,
+            "metadataPresent": !self.hint_keys.is_empty(),
+            "metadataMissing": self.hint_keys.is_empty(),
+            "metadataKeys": self.hint_keys,
+            "decision": self.decision,
+            "precheckCount": self.precheck,
+            "result": self.result,
+            "completed": self.completed,
+            "reason": self.reason,
+            "tokens": { "prompt": self.prompt_tokens, "completion": self.completion_tokens },
+            "durations": { "snapshotMs": d.snapshot, "decisionMs": d.decision, "precheckMs": d.precheck,
+                           "actionMs": d.action, "settleMs": d.settle, "judgeMs": d.judge, "totalMs": d.total },
+            "snapshotBytes": self.snapshot_bytes,
+            "url": self.url,
+            "timestamp": Utc::now().to_rfc3339(),
+        })
+    }
+}

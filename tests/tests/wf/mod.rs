@@ -1,0 +1,184 @@
+//! Shared set-up for the workflow tests: the fixture app, a warm pool, the
+//! scripted LLM server and a memory store, plus helpers to read a session.
+
+#![allow(dead_code)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use oxwright_artifacts::{ArtifactStore, MemoryStore};
+use oxwright_browser::{BrowserPool, Lease, NavigateOptions, PoolConfig, UrlPolicy, WaitUntil};
+use oxwright_fixtures::FixtureServer;
+use oxwright_fixtures::llm::{Reply, ScriptedLlm};
+use oxwright_jobs::WorkflowResult;
+use oxwright_llm::{LlmClient, LlmConfig};
+use oxwright_workflow::{
+    ConsoleSink, MemorySecrets, RunDeps, Sanitizer, SecretStore, Workflow, WorkflowOptions, run_workflow,
+};
+use serde_json::Value;
+
+/// The login the fixture app accepts with [`oxwright_fixtures::APP_PASSWORD`].
+pub const LOGIN_ID: &str = "alice";
+
+/// Fixture site, pool, store and console capture for one test.
+pub struct Wf {
+    pub site: FixtureServer,
+    pub pool: BrowserPool,
+    pub policy: Arc<UrlPolicy>,
+    pub store: MemoryStore,
+    pub console: Arc<Mutex<Vec<String>>>,
+}
+
+impl Wf {
+    pub async fn start() -> Self {
+        let site = FixtureServer::start().await.expect("fixture server starts");
+        let env = std::env::vars().collect();
+        let cfg = PoolConfig {
+            browsers: 1,
+            pages_per_browser: 2,
+            ..PoolConfig::default()
+        }
+        .with_env(&env);
+        let pool = BrowserPool::start(cfg)
+            .await
+            .expect("chromium starts (apt-get install chromium)");
+        let policy = Arc::new(UrlPolicy::allowing([site.addr().to_string().parse().unwrap()]));
+        Self {
+            site,
+            pool,
+            policy,
+            store: MemoryStore::new(),
+            console: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> url::Url {
+        self.site.url(path).parse().unwrap()
+    }
+
+    pub fn secrets(&self) -> Arc<dyn SecretStore> {
+        Arc::new(MemorySecrets::new([
+            ("LOGIN_ID", LOGIN_ID),
+            ("PASSWORD", oxwright_fixtures::APP_PASSWORD),
+        ]))
+    }
+
+    pub fn deps(&self, llm: Option<&ScriptedLlm>, secrets: Arc<dyn SecretStore>) -> RunDeps {
+        RunDeps {
+            llm: llm.map(|l| {
+                let mut cfg = LlmConfig::new(l.base_url(), "scripted-small");
+                cfg.backoff_ms = 10;
+                LlmClient::new(cfg, &Default::default()).expect("llm client")
+            }),
+            secrets,
+            store: Arc::new(self.store.clone()),
+            policy: self.policy.clone(),
+            sanitizer: Sanitizer::new(),
+        }
+    }
+
+    pub fn options(&self, session: &str, path: &str) -> WorkflowOptions {
+        let console = self.console.clone();
+        let sink: ConsoleSink = Arc::new(move |line: &str| console.lock().unwrap().push(line.to_string()));
+        let mut opts = WorkflowOptions::new(session, self.url(path));
+        opts.action_timeout = Duration::from_secs(5);
+        opts.console = Some(sink);
+        opts
+    }
+
+    /// Runs `text` from `path` in a fresh lease and returns the result and the lease.
+    pub async fn run(
+        &self,
+        session: &str,
+        path: &str,
+        text: &str,
+        llm: Option<&ScriptedLlm>,
+    ) -> (WorkflowResult, Lease) {
+        let lease = self.pool.acquire(true).await.expect("lease");
+        let workflow = Workflow::parse(text).expect("workflow parses");
+        let result = run_workflow(
+            &lease,
+            &workflow,
+            self.deps(llm, self.secrets()),
+            self.options(session, path),
+        )
+        .await
+        .expect("the workflow runs");
+        (result, lease)
+    }
+
+    /// Returns the JSONL lines under `sessions/<session>/<name>`.
+    pub async fn jsonl(&self, session: &str, name: &str) -> Vec<Value> {
+        let body = self
+            .store
+            .get(&format!("sessions/{session}/{name}"))
+            .await
+            .unwrap_or_default();
+        String::from_utf8_lossy(&body)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect()
+    }
+
+    /// Returns every artefact's text (lossy) with its key.
+    pub async fn all_artifacts(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for key in self.store.list("").await.unwrap() {
+            let body = self.store.get(&key).await.unwrap();
+            out.push((key, String::from_utf8_lossy(&body).into_owned()));
+        }
+        out
+    }
+
+    pub fn console_text(&self) -> String {
+        self.console.lock().unwrap().join("\n")
+    }
+}
+
+/// Navigates `lease` to `url` (for snapshot tests).
+pub async fn goto(lease: &Lease, url: &url::Url, policy: &Arc<UrlPolicy>) {
+    let opts = NavigateOptions {
+        wait_until: WaitUntil::Load,
+        wait_for: None,
+        block: Vec::new(),
+        policy: policy.clone(),
+        timeout: Duration::from_secs(15),
+    };
+    lease.navigate(url, &opts).await.expect("navigates");
+}
+
+/// A decision answer for `getByRole(role, name)`.
+pub fn role(role: &str, name: &str, action: &str, value: Option<Value>) -> Reply {
+    let mut d = serde_json::json!({
+        "method": "getByRole", "selector": {"role": role, "name": name}, "action": action,
+        "confidence": 0.9, "rationale": "unique role and name in the snapshot",
+    });
+    if let Some(v) = value {
+        d["value"] = v;
+    }
+    Reply::json(d)
+}
+
+pub fn placeholder(name: &str) -> Value {
+    serde_json::json!({"kind": "placeholder", "value": format!("{{{{{name}}}}}")})
+}
+
+pub fn literal(v: &str) -> Value {
+    serde_json::json!({"kind": "literal", "value": v})
+}
+
+/// The checklist answer, wrapped in prose and a fence as small models do.
+pub fn checklist(items: &[&str]) -> Reply {
+    Reply::text(format!(
+        "Here is the checklist:\n```json\n{}\n```\n",
+        serde_json::to_string(items).unwrap()
+    ))
+}
+
+/// Reads a text of the page.
+pub async fn page_text(lease: &Lease, js: &str) -> Value {
+    lease
+        .evaluate(js, Duration::from_secs(5))
+        .await
+        .expect("evaluate")
+}

@@ -1,0 +1,81 @@
+//! The `workflow` job kind through the worker's `run_job`: artefacts under
+//! `sessions/<id>/` and `jobs/workflow/<job-id>/`, typed failures.
+
+mod wf;
+
+use std::sync::Arc;
+
+use oxwright_artifacts::ArtifactStore;
+use oxwright_jobs::{ErrorKind, Job, JobSpec, ReportStatus, WorkflowSpec, keys};
+use oxwright_worker::{HandlerContext, run_job};
+use wf::Wf;
+
+fn context(wf: &Wf) -> HandlerContext {
+    let mut ctx = HandlerContext::new(wf.pool.clone(), wf.policy.clone(), Arc::new(wf.store.clone()));
+    ctx.workflow.secrets = wf.secrets();
+    ctx
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workflow_job_writes_session_artifacts() {
+    let wf = Wf::start().await;
+    let ctx = context(&wf);
+    let text = "fill: textbox \"Username\" = {{LOGIN_ID}}\nfill: textbox \"Password\" = {{PASSWORD}}\nclick: button \"Sign in\"\nexpect: text \"Signed in as\"";
+    let spec = WorkflowSpec::new(text, wf.url("/app/login"));
+    let job = Job::new(JobSpec::Workflow(Box::new(spec)), None);
+    // The job survives the queue's JSON.
+    let job: Job = serde_json::from_str(&serde_json::to_string(&job).unwrap()).unwrap();
+    assert_eq!(job.kind().as_str(), "workflow");
+    let report = run_job(&ctx, &job).await;
+    assert_eq!(report.status, ReportStatus::Ok, "{report:?}");
+    let session = job.id.to_string();
+    for key in [
+        keys::session_steps(&session),
+        keys::session_artifact(&session, "result.json"),
+        keys::job_result(job.kind(), job.id),
+    ] {
+        assert!(
+            report.artifacts.contains(&key),
+            "{key} not in {:?}",
+            report.artifacts
+        );
+        assert!(wf.store.exists(&key).await.unwrap(), "{key}");
+    }
+    let result: oxwright_jobs::WorkflowResult =
+        serde_json::from_slice(&wf.store.get(&keys::job_result(job.kind(), job.id)).await.unwrap()).unwrap();
+    assert_eq!(result.totals.steps_ok, 4);
+    assert_eq!(result.session_id, session);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_workflow_job_reports_a_typed_error() {
+    let wf = Wf::start().await;
+    let ctx = context(&wf);
+    let mut spec = WorkflowSpec::new("click: button \"Add to cart\"", wf.url("/app/item?id=1"));
+    spec.action_timeout_ms = 1_000;
+    spec.session_id = Some("job-twins".into());
+    let job = Job::new(JobSpec::Workflow(Box::new(spec)), None);
+    let report = run_job(&ctx, &job).await;
+    assert_eq!(report.status, ReportStatus::Failed);
+    let err = report.error.unwrap();
+    assert_eq!(err.kind, ErrorKind::StepFailed);
+    assert!(err.message.contains("sessions/job-twins/"), "{}", err.message);
+    assert!(wf.store.exists("sessions/job-twins/steps.jsonl").await.unwrap());
+
+    // Plain language without an LLM, and a bad session id, are invalid input.
+    let plain = Job::new(
+        JobSpec::Workflow(Box::new(WorkflowSpec::new("Log in", wf.url("/app/login")))),
+        None,
+    );
+    assert_eq!(
+        run_job(&ctx, &plain).await.error.unwrap().kind,
+        ErrorKind::InvalidInput
+    );
+    let mut bad = WorkflowSpec::new("click: button \"x\"", wf.url("/app/login"));
+    bad.session_id = Some("../up".into());
+    let bad = Job::new(JobSpec::Workflow(Box::new(bad)), None);
+    assert_eq!(
+        run_job(&ctx, &bad).await.error.unwrap().kind,
+        ErrorKind::InvalidInput
+    );
+}

@@ -1,0 +1,149 @@
+//! Structured workflows: the deterministic path with no LLM at all — the same
+//! precheck and executor, auto-waits, dialogs, a same-origin iframe, a late
+//! button, and the refusal of an ambiguous target.
+
+mod wf;
+
+use oxwright_jobs::{ErrorKind, RunStatus, WorkflowMode};
+use wf::{Wf, page_text};
+
+const STRUCTURED_FLOW: &str = r#"# the login → search → select flow, written as steps
+fill: textbox "Username" = {{LOGIN_ID}}
+fill: textbox "Password" = {{PASSWORD}}
+click: button "Sign in"
+fill: searchbox "Search products" = rust
+click: button "Search"
+click: link "Rust in Action"
+select: combobox "Shipping country" = Japan
+expect: text "Ships to Japan"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_flow_passes_with_no_llm_server() {
+    let wf = Wf::start().await;
+    // No scripted LLM server exists in this test, and no LLM client is configured.
+    let (result, lease) = wf.run("structured", "/app/login", STRUCTURED_FLOW, None).await;
+    assert_eq!(
+        result.status,
+        RunStatus::Completed,
+        "{result:#?}\n{}",
+        wf.console_text()
+    );
+    assert_eq!(result.mode, WorkflowMode::Structured);
+    assert_eq!(result.totals.steps_ok, 8);
+    assert_eq!(result.totals.llm_calls, 0);
+    assert_eq!(result.totals.total_tokens, 0);
+    assert_eq!(
+        page_text(&lease, "document.getElementById('ship').textContent").await,
+        "Ships to Japan"
+    );
+    let lines = wf.jsonl("structured", "steps.jsonl").await;
+    assert_eq!(lines.len(), 8);
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["completed"] == true && l["precheckCount"] == 1)
+    );
+    assert_eq!(lines[1]["metadataPresent"], true);
+    assert_eq!(lines[1]["currentStepMeta"]["value"], "{{PASSWORD}}");
+    assert_eq!(lines[1]["decision"]["value"]["kind"], "placeholder");
+    let keys: Vec<String> = wf.all_artifacts().await.into_iter().map(|(k, _)| k).collect();
+    assert!(!keys.iter().any(|k| k.ends_with("llm.jsonl")), "{keys:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_steps_reach_dialogs_iframes_and_late_buttons() {
+    let wf = Wf::start().await;
+    let text = r#"goto: /app/item?id=2
+click: testid "add-main"
+expect: dialog "Added to cart"
+click: button "Close"
+goto: /app/frame
+fill: textbox "Email address" = bob@example.com
+click: button "Subscribe"
+expect: text "Subscribed"
+goto: /app/late
+click: button "Download report"
+expect: text "Report downloaded" exact
+wait: 10ms
+"#;
+    let (result, lease) = wf.run("reach", "/app/login", text, None).await;
+    assert_eq!(
+        result.status,
+        RunStatus::Completed,
+        "{result:#?}\n{}",
+        wf.console_text()
+    );
+    assert_eq!(result.totals.steps_ok, 12);
+    assert_eq!(
+        page_text(&lease, "document.getElementById('state').textContent").await,
+        "Report downloaded"
+    );
+    // The e-mail typed into the iframe is masked in every output.
+    let console = wf.console_text();
+    assert!(!console.contains("bob@example.com"), "{console}");
+    for (key, text) in wf.all_artifacts().await {
+        assert!(!text.contains("bob@example.com"), "{key}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_step_refuses_two_same_name_buttons() {
+    let wf = Wf::start().await;
+    let text = "click: button \"Add to cart\"\nclick: button \"Close\"";
+    let (result, lease) = wf.run("twins", "/app/item?id=1", text, None).await;
+    assert_eq!(result.status, RunStatus::Failed);
+    assert_eq!(result.error.as_ref().unwrap().kind, ErrorKind::StepFailed);
+    assert_eq!(result.steps[0].attempts, 3);
+    assert!(
+        result.steps[0]
+            .reasons
+            .iter()
+            .all(|r| r.starts_with("PRECHECK_NOT_UNIQUE") && r.contains("matched 2 elements")),
+        "{:?}",
+        result.steps[0].reasons
+    );
+    assert_eq!(result.steps[1].status, RunStatus::Skipped);
+    // Nothing was clicked.
+    assert_eq!(
+        page_text(&lease, "document.getElementById('added').open").await,
+        false
+    );
+    let lines = wf.jsonl("twins", "steps.jsonl").await;
+    assert!(lines.iter().all(|l| l["precheckCount"] == 2));
+    assert!(result.steps[0].screenshot.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_structured_input_is_a_typed_error() {
+    let wf = Wf::start().await;
+    let lease = wf.pool.acquire(true).await.unwrap();
+    let err =
+        oxwright_workflow::Workflow::parse("click: button \"Sign in\"\nfill: textbox \"Name\"").unwrap_err();
+    assert!(err.to_string().contains("line 2"), "{err}");
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    // A placeholder with no secret behind it fails the run with a typed error, naming only the name.
+    let workflow = oxwright_workflow::Workflow::parse("fill: textbox \"Username\" = {{NOBODY}}").unwrap();
+    let result = oxwright_workflow::run_workflow(
+        &lease,
+        &workflow,
+        wf.deps(None, wf.secrets()),
+        wf.options("nosecret", "/app/login"),
+    )
+    .await
+    .unwrap();
+    let err = result.error.expect("an error");
+    assert_eq!(err.kind, ErrorKind::InvalidInput);
+    assert!(err.message.contains("{{NOBODY}}"), "{}", err.message);
+    // Plain language with no LLM configured is refused before anything runs.
+    let plain = oxwright_workflow::Workflow::parse("Log in").unwrap();
+    let err = oxwright_workflow::run_workflow(
+        &lease,
+        &plain,
+        wf.deps(None, wf.secrets()),
+        wf.options("nollm", "/app/login"),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+}

@@ -1,0 +1,108 @@
+//! The workflow-run handler: parses the workflow, leases a page, runs it
+//! through `oxwright-workflow` and stores the result. Session artefacts
+//! (`steps.jsonl`, `llm.jsonl`, screenshots, errors) go under
+//! `sessions/<id>/`; the result also under `jobs/workflow/<job-id>/`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use oxwright_browser::BrowserError;
+use oxwright_jobs::{ErrorKind, Job, JobError, RunStatus, WorkflowSpec, keys};
+use oxwright_llm::{LlmClient, LlmConfig};
+use oxwright_workflow::{
+    EnvSecrets, RunDeps, Sanitizer, SecretStore, Workflow, WorkflowOptions, run_workflow,
+};
+
+use super::HandlerContext;
+
+/// What workflow jobs need beyond the pool: secrets and the environment
+/// holding LLM API keys.
+#[derive(Debug, Clone)]
+pub struct WorkflowContext {
+    /// Resolves `{{NAME}}` placeholders.
+    pub secrets: Arc<dyn SecretStore>,
+    /// Environment read for `api_key_env`.
+    pub env: BTreeMap<String, String>,
+}
+
+impl Default for WorkflowContext {
+    fn default() -> Self {
+        Self {
+            secrets: Arc::new(EnvSecrets::from_process()),
+            env: std::env::vars().collect(),
+        }
+    }
+}
+
+/// Runs a workflow job and returns the artefact keys written.
+pub async fn run_workflow_job(
+    ctx: &HandlerContext,
+    job: &Job,
+    spec: &WorkflowSpec,
+) -> Result<Vec<String>, JobError> {
+    let workflow = Workflow::parse(&spec.workflow).map_err(JobError::from)?;
+    let session = spec.session_id.clone().unwrap_or_else(|| job.id.to_string());
+    if session.is_empty()
+        || !session
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        return Err(JobError::new(
+            ErrorKind::InvalidInput,
+            format!("session id {session:?}: use letters, digits, '-', '_' and '.'"),
+        ));
+    }
+    if let Err(source) = ctx.policy.check(&spec.start_url).await {
+        return Err(BrowserError::Policy {
+            url: spec.start_url.to_string(),
+            source,
+        }
+        .into());
+    }
+    let llm = match &spec.llm {
+        Some(l) => {
+            let mut cfg = LlmConfig::new(l.base_url.clone(), l.model.clone());
+            cfg.model.api_key_env = l.api_key_env.clone();
+            Some(
+                LlmClient::new(cfg, &ctx.workflow.env)
+                    .map_err(|e| JobError::from(oxwright_workflow::WorkflowError::Llm(e)))?,
+            )
+        }
+        None => None,
+    };
+    let lease = ctx.pool.acquire(spec.headless).await.map_err(JobError::from)?;
+    let deps = RunDeps {
+        llm,
+        secrets: ctx.workflow.secrets.clone(),
+        store: ctx.store.clone(),
+        policy: ctx.policy.clone(),
+        sanitizer: Sanitizer::new(),
+    };
+    let mut opts = WorkflowOptions::new(session.clone(), spec.start_url.clone());
+    opts.name = spec.name.clone();
+    opts.action_timeout = Duration::from_millis(spec.action_timeout_ms.clamp(100, 120_000));
+    let result = run_workflow(&lease, &workflow, deps, opts)
+        .await
+        .map_err(JobError::from)?;
+    drop(lease);
+    let result_key = keys::job_result(job.kind(), job.id);
+    let body =
+        serde_json::to_vec_pretty(&result).map_err(|e| JobError::new(ErrorKind::Internal, e.to_string()))?;
+    ctx.store
+        .put(&result_key, Bytes::from(body), "application/json")
+        .await
+        .map_err(|e| JobError::new(ErrorKind::Internal, format!("artefact store: {e}")))?;
+    if result.status != RunStatus::Completed {
+        let mut err = result
+            .error
+            .clone()
+            .unwrap_or_else(|| JobError::new(ErrorKind::StepFailed, "the workflow did not complete"));
+        err.message = format!("{} (session artefacts under sessions/{session}/)", err.message);
+        return Err(err);
+    }
+    let mut written = result.artifacts.clone();
+    written.push(result_key);
+    Ok(written)
+}
