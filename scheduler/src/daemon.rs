@@ -300,18 +300,7 @@ async fn post_job(
         body.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", e.body_text()))?;
     let batch_id = new_batch_id();
     let template = match request.spec {
-        JobSpec::Fetch(spec) => {
-            let mut options = match serde_json::to_value(&spec) {
-                Ok(serde_json::Value::Object(map)) => map,
-                _ => serde_json::Map::new(),
-            };
-            options.remove("url");
-            JobTemplate {
-                kind: oxwright_jobs::JobKind::Fetch,
-                urls: vec![spec.url.to_string()],
-                options,
-            }
-        }
+        JobSpec::Fetch(spec) => JobTemplate::for_fetch(&spec),
         JobSpec::Sitemap(spec) => JobTemplate {
             kind: oxwright_jobs::JobKind::Sitemap,
             urls: vec![spec.target],

@@ -28,6 +28,21 @@ fn default_kind() -> JobKind {
 }
 
 impl JobTemplate {
+    /// The template of one fetch job: its URL, and every other field of
+    /// `spec` as options (the inverse of [`JobTemplate::fetch_template`]).
+    pub fn for_fetch(spec: &FetchSpec) -> Self {
+        let mut options = match serde_json::to_value(spec) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        };
+        options.remove("url");
+        JobTemplate {
+            kind: JobKind::Fetch,
+            urls: vec![spec.url.to_string()],
+            options,
+        }
+    }
+
     /// Returns the fetch options as a spec with a placeholder URL, or a
     /// typed error naming the bad option.
     pub fn fetch_template(&self) -> Result<FetchSpec, JobError> {
@@ -112,6 +127,19 @@ mod tests {
         assert_eq!(spec.timeout_ms, 5000);
         assert_eq!(spec.url.as_str(), "https://example.com/a");
         assert_eq!(jobs[0].batch_id.as_deref(), Some("b1"));
+    }
+
+    #[test]
+    fn a_fetch_spec_round_trips_through_its_template() {
+        let mut spec = FetchSpec::new("https://example.com/a".parse().unwrap());
+        spec.timeout_ms = 1234;
+        spec.include_html = true;
+        let template = JobTemplate::for_fetch(&spec);
+        assert_eq!(template.urls, vec!["https://example.com/a".to_string()]);
+        assert!(!template.options.contains_key("url"));
+        let (jobs, refused) = template.jobs("b", &UrlPolicy::default()).unwrap();
+        assert!(refused.is_empty());
+        assert_eq!(jobs[0].spec, JobSpec::Fetch(spec));
     }
 
     #[test]
