@@ -11,7 +11,7 @@ use oxwright_browser::{PoolConfig, UrlPolicy};
 use serde::Serialize;
 
 use crate::modes::{Mode, Runner, Sample, pool_config};
-use crate::stats::{CpuMark, mean, median, percentile};
+use crate::stats::{CpuMark, RendererSpawns, mean, median, percentile};
 
 /// Options of the `fetch` subcommand.
 #[derive(Debug, Clone, clap::Args)]
@@ -37,7 +37,7 @@ pub struct FetchArgs {
     /// Modes to run, interleaved within each round.
     #[arg(long, value_delimiter = ',', default_value = "warm,cold,bare")]
     pub modes: Vec<Mode>,
-    /// Adds the diagnostic modes (warm-fresh, bare-page, bare-ctx, bare-fetch, pool-nav, pool-extract).
+    /// Adds the diagnostic modes (warm-fresh, bare-page, bare-contexts, bare-ctx, bare-fetch, pool-nav, pool-extract).
     #[arg(long)]
     pub diag: bool,
 }
@@ -60,6 +60,8 @@ pub struct Round {
     pub bench_cpu_ms_per_page: f64,
     /// CPU of the Chromium processes per page, ms.
     pub chromium_cpu_ms_per_page: f64,
+    /// Chromium renderer processes started per page.
+    pub renderers_per_page: f64,
     /// One-minute load average when the round ended.
     pub loadavg_1m: f64,
 }
@@ -83,6 +85,7 @@ pub struct ModeSummary {
     pub phases_ms: BTreeMap<String, f64>,
     pub bench_cpu_ms_per_page: f64,
     pub chromium_cpu_ms_per_page: f64,
+    pub renderers_per_page: f64,
     pub errors: usize,
 }
 
@@ -177,11 +180,13 @@ async fn round(
     if let Some(e) = warm_errors.first() {
         eprintln!("  {} warm-up error: {e}", mode.name());
     }
+    let spawns = RendererSpawns::start();
     let cpu0 = CpuMark::now();
     let started = Instant::now();
     let (samples, errors) = drive(&runner, urls, args.concurrency, policy).await;
     let elapsed = started.elapsed().as_secs_f64();
     let (own, browsers) = CpuMark::now().since(&cpu0);
+    let renderers = spawns.finish();
     if let Some(pool) = runner.pool() {
         eprintln!("    pool: {:?}", pool.stats());
     }
@@ -209,15 +214,17 @@ async fn round(
         phases_ms: phases.into_iter().map(|(k, v)| (k, mean(&v))).collect(),
         bench_cpu_ms_per_page: own * 1000.0 / done,
         chromium_cpu_ms_per_page: browsers * 1000.0 / done,
+        renderers_per_page: renderers as f64 / done,
         loadavg_1m: loadavg_1m(),
     };
     eprintln!(
-        "  round {n} {:<12} {:>6.2} pages/s  p50 {:>6.1} ms  p95 {:>6.1} ms  chromium cpu {:>6.1} ms/page  errors {}  load {:.2}",
+        "  round {n} {:<12} {:>6.2} pages/s  p50 {:>6.1} ms  p95 {:>6.1} ms  chromium cpu {:>6.1} ms/page  renderers {:.2}/page  errors {}  load {:.2}",
         mode.name(),
         r.pages_per_s,
         r.p50_ms,
         r.p95_ms,
         r.chromium_cpu_ms_per_page,
+        r.renderers_per_page,
         r.errors,
         r.loadavg_1m
     );
@@ -244,6 +251,7 @@ fn summarise(mode: Mode, rounds: &[Round]) -> ModeSummary {
         phases_ms: phases.into_iter().map(|(k, v)| (k, median(&v))).collect(),
         bench_cpu_ms_per_page: pick(|r| r.bench_cpu_ms_per_page),
         chromium_cpu_ms_per_page: pick(|r| r.chromium_cpu_ms_per_page),
+        renderers_per_page: pick(|r| r.renderers_per_page),
         errors: rounds.iter().map(|r| r.errors).sum(),
     }
 }
@@ -255,6 +263,7 @@ pub async fn run(args: &FetchArgs) -> Result<FetchReport> {
         for m in [
             Mode::WarmFresh,
             Mode::BarePage,
+            Mode::BareContexts,
             Mode::BareCtx,
             Mode::BareFetch,
             Mode::PoolNav,
@@ -311,13 +320,13 @@ pub fn markdown(r: &FetchReport) -> String {
         "Fetch throughput: {} pages, concurrency {}, pool {}×{}, median of {} rounds ({} warm-up pages each)\n\n",
         r.pages, r.concurrency, r.browsers, r.pages_per_browser, r.rounds, r.warmup
     );
-    out.push_str("| mode | pages/s | rounds | p50 ms | p95 ms | bench CPU ms/page | Chromium CPU ms/page | mean phases (ms) | errors |\n");
-    out.push_str("|---|---:|---|---:|---:|---:|---:|---|---:|\n");
+    out.push_str("| mode | pages/s | rounds | p50 ms | p95 ms | bench CPU ms/page | Chromium CPU ms/page | renderers/page | mean phases (ms) | errors |\n");
+    out.push_str("|---|---:|---|---:|---:|---:|---:|---:|---|---:|\n");
     for s in &r.summary {
         let rounds: Vec<String> = s.pages_per_s_rounds.iter().map(|v| format!("{v:.2}")).collect();
         let phases: Vec<String> = s.phases_ms.iter().map(|(k, v)| format!("{k} {v:.1}")).collect();
         out.push_str(&format!(
-            "| {} | {:.2} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |\n",
+            "| {} | {:.2} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {} |\n",
             s.mode.name(),
             s.pages_per_s,
             rounds.join(" / "),
@@ -325,6 +334,7 @@ pub fn markdown(r: &FetchReport) -> String {
             s.p95_ms,
             s.bench_cpu_ms_per_page,
             s.chromium_cpu_ms_per_page,
+            s.renderers_per_page,
             phases.join(", "),
             s.errors
         ));

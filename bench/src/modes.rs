@@ -34,6 +34,9 @@ pub enum Mode {
     Cold,
     /// chromiumoxide on one browser, long-lived pages, `goto` + `outerHTML`.
     Bare,
+    /// Diagnostic: bare, but each long-lived page in its own browser context
+    /// (as the pool's pages are): one renderer process per page.
+    BareContexts,
     /// Diagnostic: bare, plus a fresh browser context and page per fetch.
     BareCtx,
     /// Diagnostic: bare, plus a fresh page (default context) per fetch, closed after.
@@ -54,6 +57,7 @@ impl Mode {
             Mode::WarmFresh => "warm-fresh",
             Mode::Cold => "cold",
             Mode::Bare => "bare",
+            Mode::BareContexts => "bare-contexts",
             Mode::BareCtx => "bare-ctx",
             Mode::BarePage => "bare-page",
             Mode::BareFetch => "bare-fetch",
@@ -175,12 +179,20 @@ impl Runner {
                     ..cfg.clone()
                 },
             },
-            Mode::Bare | Mode::BareFetch => {
+            Mode::Bare | Mode::BareFetch | Mode::BareContexts => {
                 let bare = BareBrowser::launch(cfg).await?;
                 let mut pages = Vec::new();
                 let mut tasks = Vec::new();
                 for _ in 0..concurrency {
-                    let page = bare.browser.new_page("about:blank").await?;
+                    let mut params = CreateTargetParams::new("about:blank");
+                    if mode == Mode::BareContexts {
+                        params.browser_context_id = Some(
+                            bare.browser
+                                .create_browser_context(CreateBrowserContextParams::default())
+                                .await?,
+                        );
+                    }
+                    let page = bare.browser.new_page(params).await?;
                     if mode == Mode::BareFetch {
                         tasks.push(intercept_all(&page).await?);
                     }

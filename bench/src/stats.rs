@@ -175,6 +175,75 @@ impl CpuMark {
     }
 }
 
+/// Counts the Chromium renderer processes started under this process while
+/// it runs: a thread polls `/proc` for new pids every few milliseconds.
+/// A renderer lives for at least its page's load, far longer than the
+/// polling interval, so none is missed in practice.
+pub struct RendererSpawns {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<usize>,
+}
+
+fn is_renderer(pid: i32) -> bool {
+    // Zygote children rewrite their argv as one space-separated title.
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|c| c.windows(15).any(|w| w == b"--type=renderer"))
+        .unwrap_or(false)
+}
+
+/// Whether `pid` descends from `root`, walking ppid links.
+fn descends_from(mut pid: i32, root: i32) -> bool {
+    for _ in 0..16 {
+        match read_stat(pid) {
+            Some(stat) if stat.ppid == root => return true,
+            Some(stat) if stat.ppid > 1 => pid = stat.ppid,
+            _ => return false,
+        }
+    }
+    false
+}
+
+fn pids() -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+        .collect()
+}
+
+impl RendererSpawns {
+    /// Starts counting; renderers alive now are not counted.
+    pub fn start() -> Self {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let me = std::process::id() as i32;
+            // Only pids not seen before are read, so a poll costs one
+            // directory listing.
+            let mut seen: std::collections::HashSet<i32> = pids().into_iter().collect();
+            let mut renderers = 0;
+            while !flag.load(Ordering::Relaxed) {
+                for pid in pids() {
+                    if seen.insert(pid) && is_renderer(pid) && descends_from(pid, me) {
+                        renderers += 1;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            renderers
+        });
+        Self { stop, thread }
+    }
+
+    /// Stops counting; returns the renderers started since `start`.
+    pub fn finish(self) -> usize {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap_or(0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -199,3 +199,81 @@ async fn failed_or_raw_driven_contexts_are_not_reused() {
         "{stats:?}"
     );
 }
+
+/// The renderer processes (Chromium's `--type=renderer`) under `browsers`.
+fn renderers_of(browsers: &[i32]) -> std::collections::BTreeSet<i32> {
+    let mut parent = std::collections::HashMap::new();
+    let mut renderers = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(ppid) = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 2..].split_whitespace().nth(1))
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        parent.insert(pid, ppid);
+        // Zygote children rewrite their argv as one space-separated title.
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if cmdline.windows(15).any(|w| w == b"--type=renderer") {
+            renderers.push(pid);
+        }
+    }
+    let under = |mut pid: i32| {
+        for _ in 0..8 {
+            match parent.get(&pid) {
+                Some(p) if browsers.contains(p) => return true,
+                Some(p) => pid = *p,
+                None => return false,
+            }
+        }
+        false
+    };
+    renderers.into_iter().filter(|pid| under(*pid)).collect()
+}
+
+/// Reused contexts keep their renderer processes: no job starts one. (With
+/// Chromium's spare renderer on, every navigation in one context threw away
+/// the spare made for another and forked a new one — a third of a renderer
+/// start per page, ~40 % of the pool's Chromium CPU.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reused_contexts_start_no_renderer_per_job() {
+    let env = Env::with_config(PoolConfig {
+        browsers: 1,
+        pages_per_browser: 2,
+        ..pool_config()
+    })
+    .await;
+    let fetch_pair = |round: usize| {
+        let env = &env;
+        async move {
+            let jobs = (0..2).map(|i| {
+                let path = oxwright_fixtures::ARTICLE_PATHS[(2 * round + i) % 6];
+                async move {
+                    fetch_page(&env.pool, &env.policy, &env.spec(path))
+                        .await
+                        .unwrap_or_else(|e| panic!("fetch {path}: {e}"))
+                }
+            });
+            futures::future::join_all(jobs).await;
+            wait_idle(env).await;
+        }
+    };
+    fetch_pair(0).await;
+    let browsers = env.pool.pids().await;
+    let before = renderers_of(&browsers);
+    assert!(!before.is_empty(), "no renderer found under {browsers:?}");
+    for round in 1..=6 {
+        fetch_pair(round).await;
+    }
+    let after = renderers_of(&browsers);
+    let stats = env.pool.stats();
+    assert_eq!((stats.leases, stats.contexts), (14, 2), "{stats:?}");
+    assert_eq!(after, before, "renderers changed over 12 reused jobs");
+}

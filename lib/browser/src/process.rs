@@ -54,7 +54,12 @@ const BASE_FLAGS: &[&str] = &[
     "--disable-backgrounding-occluded-windows",
     "--disable-renderer-backgrounding",
     "--disable-dev-shm-usage",
-    "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider,BackForwardCache",
+    // SpareRendererForSitePerProcess: Chromium keeps one spare renderer
+    // for the browser context that navigated last; with a context per
+    // concurrent job, every navigation discarded the spare made for another
+    // context and forked a new one (0.35 renderer starts per page, ~40 % of
+    // the warm pool's Chromium CPU; BENCHMARKS.md §1).
+    "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider,BackForwardCache,SpareRendererForSitePerProcess",
     "--metrics-recording-only",
     "--password-store=basic",
     "--use-mock-keychain",
