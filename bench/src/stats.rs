@@ -220,14 +220,28 @@ impl RendererSpawns {
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
             let me = std::process::id() as i32;
-            // Only pids not seen before are read, so a poll costs one
-            // directory listing.
-            let mut seen: std::collections::HashSet<i32> = pids().into_iter().collect();
+            // Only new pids are read. A zygote child carries the zygote's
+            // title for a moment after the fork, so a new pid is looked at
+            // again for a while before it is ruled out.
+            let mut settled: std::collections::HashSet<i32> = pids().into_iter().collect();
+            let mut young: std::collections::HashMap<i32, std::time::Instant> = Default::default();
             let mut renderers = 0;
             while !flag.load(Ordering::Relaxed) {
+                let now = std::time::Instant::now();
                 for pid in pids() {
-                    if seen.insert(pid) && is_renderer(pid) && descends_from(pid, me) {
-                        renderers += 1;
+                    if settled.contains(&pid) {
+                        continue;
+                    }
+                    let first = *young.entry(pid).or_insert(now);
+                    if is_renderer(pid) {
+                        if descends_from(pid, me) {
+                            renderers += 1;
+                        }
+                        settled.insert(pid);
+                        young.remove(&pid);
+                    } else if now - first > Duration::from_millis(500) {
+                        settled.insert(pid);
+                        young.remove(&pid);
                     }
                 }
                 std::thread::sleep(Duration::from_millis(5));
