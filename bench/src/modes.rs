@@ -14,7 +14,7 @@ use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::{Browser, Page};
 use futures::StreamExt;
 use oxwright_browser::process::{ChromiumProcess, LaunchOptions};
-use oxwright_browser::{BrowserPool, NavigateOptions, PoolConfig, UrlPolicy};
+use oxwright_browser::{BrowserPool, Isolation, NavigateOptions, PoolConfig, UrlPolicy};
 use oxwright_jobs::{FetchSpec, WaitUntil};
 use tokio::task::JoinHandle;
 
@@ -30,6 +30,9 @@ pub enum Mode {
     /// `fetch_page` through a warm `BrowserPool` with `context_reuse = 1`:
     /// a fresh browser context and page per job.
     WarmFresh,
+    /// `fetch_page` through a warm `BrowserPool` with `Isolation::Shared`:
+    /// a browser's pages in its default context, nothing reset between jobs.
+    WarmShared,
     /// A fresh one-page `BrowserPool` launched and shut down for every page.
     Cold,
     /// chromiumoxide on one browser, long-lived pages, `goto` + `outerHTML`.
@@ -55,6 +58,7 @@ impl Mode {
         match self {
             Mode::Warm => "warm",
             Mode::WarmFresh => "warm-fresh",
+            Mode::WarmShared => "warm-shared",
             Mode::Cold => "cold",
             Mode::Bare => "bare",
             Mode::BareContexts => "bare-contexts",
@@ -172,6 +176,14 @@ impl Runner {
                 })
                 .await?,
             },
+            Mode::WarmShared => Runner::Pool {
+                mode,
+                pool: BrowserPool::start(PoolConfig {
+                    isolation: Isolation::Shared,
+                    ..cfg.clone()
+                })
+                .await?,
+            },
             Mode::Cold => Runner::Cold {
                 cfg: PoolConfig {
                     browsers: 1,
@@ -212,7 +224,7 @@ impl Runner {
         let t0 = Instant::now();
         match self {
             Runner::Pool {
-                mode: Mode::Warm | Mode::WarmFresh,
+                mode: Mode::Warm | Mode::WarmFresh | Mode::WarmShared,
                 pool,
             } => warm(pool, policy, url, t0).await,
             Runner::Pool { mode, pool } => pool_steps(*mode, pool, policy, url, t0).await,

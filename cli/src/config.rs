@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
-use oxwright_browser::PoolConfig;
+use oxwright_browser::{Isolation, PoolConfig};
 use oxwright_policy::{HostRule, UrlPolicy};
 use serde::Deserialize;
 
@@ -149,6 +149,10 @@ pub struct BrowserSection {
     /// disposed; 1 gives every job a fresh context.
     #[serde(default = "default_context_reuse")]
     pub context_reuse: u32,
+    /// `context` (default): a browser context per job; `shared`: a
+    /// browser's jobs share its default context (cookies, storage, cache).
+    #[serde(default)]
+    pub isolation: Isolation,
     /// Deadline of one DevTools call, in milliseconds.
     #[serde(default = "default_call_timeout_ms")]
     pub call_timeout_ms: u64,
@@ -185,6 +189,7 @@ impl Default for BrowserSection {
             chrome_url: None,
             recycle_after: default_recycle(),
             context_reuse: default_context_reuse(),
+            isolation: Isolation::default(),
             call_timeout_ms: default_call_timeout_ms(),
             extra_args: Vec::new(),
         }
@@ -237,6 +242,7 @@ impl Config {
             chrome_url: b.chrome_url.clone(),
             recycle_after: b.recycle_after.max(1),
             context_reuse: b.context_reuse.max(1),
+            isolation: b.isolation,
             call_timeout: Duration::from_millis(b.call_timeout_ms.max(100)),
             extra_args: b.extra_args.clone(),
             ..PoolConfig::default()
@@ -258,7 +264,7 @@ mod tests {
         let path = dir.path().join("oxwright.toml");
         std::fs::write(
             &path,
-            "out_dir = \"/data/out\"\n[browser]\nbrowsers = 2\nchrome_path = \"/opt/chrome\"\n[policy]\nallow_hosts = [\"127.0.0.1:8080\"]\n",
+            "out_dir = \"/data/out\"\n[browser]\nbrowsers = 2\nisolation = \"shared\"\nchrome_path = \"/opt/chrome\"\n[policy]\nallow_hosts = [\"127.0.0.1:8080\"]\n",
         )
         .unwrap();
         let env = BTreeMap::from([
@@ -273,6 +279,8 @@ mod tests {
         assert_eq!(cfg.policy.allow_hosts.len(), 3);
         let pool = cfg.pool(&env);
         assert_eq!(pool.browsers, 2);
+        assert_eq!(pool.isolation, Isolation::Shared);
+        assert_eq!(Config::default().pool(&env).isolation, Isolation::Context);
         assert_eq!(pool.chrome_path, PathBuf::from("/usr/bin/chromium"));
     }
 

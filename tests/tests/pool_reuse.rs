@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::{Env, pool_config, wait_until};
-use oxwright_browser::{NavigateOptions, PoolConfig};
+use oxwright_browser::{Isolation, NavigateOptions, PoolConfig};
 use oxwright_jobs::WaitUntil;
 use oxwright_worker::fetch_page;
 use serde_json::json;
@@ -276,4 +276,62 @@ async fn reused_contexts_start_no_renderer_per_job() {
     let stats = env.pool.stats();
     assert_eq!((stats.leases, stats.contexts), (14, 2), "{stats:?}");
     assert_eq!(after, before, "renderers changed over 12 reused jobs");
+}
+
+/// `Isolation::Shared`: a browser's pages live in its default context, so
+/// jobs, consecutive or concurrent, see each other's cookies and storage;
+/// a page that saw an error is closed (not its context) and replaced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_isolation_shares_one_context_between_jobs() {
+    let env = Env::with_config(PoolConfig {
+        browsers: 1,
+        pages_per_browser: 2,
+        isolation: Isolation::Shared,
+        ..pool_config()
+    })
+    .await;
+    let url = env.site.url("/").parse().unwrap();
+    let opts = nav(&env);
+
+    let a = env.pool.acquire(true).await.expect("lease A");
+    a.navigate(&url, &opts).await.expect("job A navigates");
+    a.evaluate(WRITE_STATE, LIMIT).await.expect("job A writes state");
+    // A concurrent job on the browser's other page shares the context.
+    let b = env.pool.acquire(true).await.expect("lease B");
+    b.navigate(&url, &opts).await.expect("job B navigates");
+    let seen = b.evaluate(READ_STATE, LIMIT).await.expect("job B reads state");
+    assert_eq!(seen["cookie"], "job=a", "{seen}");
+    assert_eq!(seen["local"], "a", "{seen}");
+    assert_eq!(seen["idb"], json!(["jobdb"]), "{seen}");
+    drop((a, b));
+    wait_idle(&env).await;
+
+    // The next job takes a parked page, not reset: A's state is still there.
+    let c = env.pool.acquire(true).await.expect("lease C");
+    c.navigate(&url, &opts).await.expect("job C navigates");
+    let kept = c.evaluate(READ_STATE, LIMIT).await.expect("job C reads state");
+    assert_eq!(kept["cookie"], "job=a", "{kept}");
+    // A failed job's page is closed and the next lease gets a new one.
+    let pdf = env.site.url("/doc.pdf").parse().unwrap();
+    c.navigate(&pdf, &opts).await.expect_err("a PDF is refused");
+    drop(c);
+    wait_idle(&env).await;
+    // Two jobs at once: one takes B's parked page, the other needs a new
+    // page, since C's was closed.
+    let spec = env.spec("/");
+    let (x, y) = tokio::join!(
+        fetch_page(&env.pool, &env.policy, &spec),
+        fetch_page(&env.pool, &env.policy, &spec),
+    );
+    assert_eq!(x.expect("fetch x").result.status, 200);
+    assert_eq!(y.expect("fetch y").result.status, 200);
+    wait_idle(&env).await;
+
+    let stats = env.pool.stats();
+    // Pages opened: A's, B's, and one after C's was closed.
+    assert_eq!(
+        (stats.leases, stats.contexts, stats.reused),
+        (5, 3, 2),
+        "{stats:?}"
+    );
 }

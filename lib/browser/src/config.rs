@@ -4,6 +4,23 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// What concurrent and consecutive jobs of one browser share.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Isolation {
+    /// Every page in its own browser context, reset between jobs (see
+    /// `PoolConfig::context_reuse`): no job sees another's cookies,
+    /// storage, cache, history or permissions.
+    #[default]
+    Context,
+    /// Every page of a browser in its default context, nothing reset
+    /// between jobs: jobs see each other's cookies, storage and HTTP cache,
+    /// as tabs of one browser profile do. For trusted batches of public
+    /// pages: one renderer serves a browser's same-site pages, ~2× the
+    /// pages/s of `Context` on 2 cores (BENCHMARKS.md §1).
+    Shared,
+}
+
 /// How the browser pool is built.
 #[derive(Debug, Clone)]
 pub struct PoolConfig {
@@ -19,6 +36,10 @@ pub struct PoolConfig {
     /// job (~80 % of its CPU per page on the benchmark corpus). A context
     /// that saw an error, a crash or raw DevTools access is never reused.
     pub context_reuse: u32,
+    /// Whether jobs get their own browser context (the default) or share
+    /// the browser's; see [`Isolation`]. With `Shared`, `context_reuse`
+    /// counts the jobs a page serves before it is closed.
+    pub isolation: Isolation,
     /// The Chromium executable (`CHROME_PATH`).
     pub chrome_path: PathBuf,
     /// A remote browser's DevTools URL (`CHROME_URL`); no process is launched.
@@ -47,6 +68,7 @@ impl Default for PoolConfig {
             browsers: 1,
             pages_per_browser: 4,
             context_reuse: 50,
+            isolation: Isolation::Context,
             chrome_path: PathBuf::from("/usr/bin/chromium"),
             chrome_url: None,
             headless: true,

@@ -111,20 +111,27 @@ impl BrowserHandle {
         .await
     }
 
-    /// Opens a page in a fresh browser context.
-    pub(crate) async fn new_tab(self: &Arc<Self>) -> Result<Tab, BrowserError> {
+    /// Opens a page in a fresh browser context, or in the browser's default
+    /// context when `shared`.
+    pub(crate) async fn new_tab(self: &Arc<Self>, shared: bool) -> Result<Tab, BrowserError> {
         if !self.is_alive() {
             return Err(BrowserError::Crashed("devtools connection closed".into()));
         }
-        let context = deadline("Target.createBrowserContext", self.call_timeout, async {
-            self.browser
-                .create_browser_context(CreateBrowserContextParams::default())
-                .await
-                .map_err(|e| cdp("Target.createBrowserContext", e))
-        })
-        .await?;
+        let context = if shared {
+            None
+        } else {
+            Some(
+                deadline("Target.createBrowserContext", self.call_timeout, async {
+                    self.browser
+                        .create_browser_context(CreateBrowserContextParams::default())
+                        .await
+                        .map_err(|e| cdp("Target.createBrowserContext", e))
+                })
+                .await?,
+            )
+        };
         let mut params = CreateTargetParams::new("about:blank");
-        params.browser_context_id = Some(context.clone());
+        params.browser_context_id = context.clone();
         let page = deadline("Target.createTarget", self.call_timeout, async {
             self.browser
                 .new_page(params)
@@ -135,7 +142,9 @@ impl BrowserHandle {
         match page {
             Ok(page) => Ok(Tab::new(page, context, self.clone(), self.call_timeout)),
             Err(err) => {
-                self.dispose_context(context).await;
+                if let Some(context) = context {
+                    self.dispose_context(context).await;
+                }
                 Err(err)
             }
         }

@@ -16,7 +16,7 @@ mod tab;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use config::PoolConfig;
+pub use config::{Isolation, PoolConfig};
 pub use error::BrowserError;
 pub use extract::Extracted;
 pub use pool::{BrowserPool, Lease, PoolStats};

@@ -8,6 +8,9 @@
 //! creating a context and page, which is most of Chromium's work per page.
 //! The lease's capacity returns only once the page is parked or disposed, so
 //! a browser never holds more than `pages_per_browser` pages.
+//!
+//! With [`Isolation::Shared`] the pages live in the browser's default
+//! context and are parked without a reset: jobs share cookies and storage.
 
 use std::ops::Deref;
 use std::sync::Arc;
@@ -18,7 +21,7 @@ use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 
 use crate::handle::BrowserHandle;
 use crate::tab::Tab;
-use crate::{BrowserError, PoolConfig};
+use crate::{BrowserError, Isolation, PoolConfig};
 
 /// Counters describing the pool's life so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -31,7 +34,8 @@ pub struct PoolStats {
     pub recycled: u64,
     /// Leases handed out.
     pub leases: u64,
-    /// Browser contexts created (one per lease when `context_reuse` is 1).
+    /// Pages opened, each in a new browser context unless isolation is
+    /// shared (one per lease when `context_reuse` is 1).
     pub contexts: u64,
     /// Leases served by a reset, reused context.
     pub reused: u64,
@@ -279,7 +283,10 @@ impl BrowserPool {
                     }
                 }
             }
-            match handle.new_tab().await {
+            match handle
+                .new_tab(self.inner.cfg.isolation == Isolation::Shared)
+                .await
+            {
                 Ok(tab) => {
                     self.inner.contexts.fetch_add(1, Ordering::Relaxed);
                     tab.jobs.fetch_add(1, Ordering::Relaxed);
@@ -346,7 +353,14 @@ impl BrowserPool {
             current(&slot)
         };
         let parked = if keep {
-            match tab.reset().await {
+            let reset = match self.inner.cfg.isolation {
+                Isolation::Context => tab.reset().await,
+                Isolation::Shared => {
+                    tab.end_shared_job();
+                    Ok(())
+                }
+            };
+            match reset {
                 Ok(()) => {
                     let mut slot = group.slots[idx].lock().await;
                     let room = slot.idle.len() < self.inner.cfg.pages_per_browser.max(1);

@@ -36,7 +36,9 @@ use crate::handle::BrowserHandle;
 #[derive(Debug)]
 pub struct Tab {
     page: Page,
-    context: BrowserContextId,
+    /// The tab's own browser context; `None` in the browser's default
+    /// context (`Isolation::Shared`).
+    context: Option<BrowserContextId>,
     browser: Arc<BrowserHandle>,
     call_timeout: Duration,
     crashed: watch::Receiver<bool>,
@@ -59,7 +61,7 @@ pub struct Tab {
 impl Tab {
     pub(crate) fn new(
         page: Page,
-        context: BrowserContextId,
+        context: Option<BrowserContextId>,
         browser: Arc<BrowserHandle>,
         call_timeout: Duration,
     ) -> Self {
@@ -281,13 +283,30 @@ impl Tab {
         }
     }
 
-    /// Disposes the browser context (and so the page).
+    /// Disposes the browser context (and so the page); in the default
+    /// context, closes the page.
     pub(crate) async fn close(self) {
         self.stop_job_tasks();
         self.watcher.abort();
-        if self.browser.is_alive() {
-            self.browser.dispose_context(self.context.clone()).await;
+        if !self.browser.is_alive() {
+            return;
         }
+        match self.context.clone() {
+            Some(context) => self.browser.dispose_context(context).await,
+            None => {
+                let closed = tokio::time::timeout(self.call_timeout, self.page.clone().close()).await;
+                if !matches!(closed, Ok(Ok(()))) {
+                    tracing::debug!("page close failed");
+                }
+            }
+        }
+    }
+
+    /// Ends the job on a page of the browser's default context
+    /// (`Isolation::Shared`): its interception and navigation tasks stop;
+    /// the page, its document and everything it stored stay.
+    pub(crate) fn end_shared_job(&self) {
+        self.stop_job_tasks();
     }
 
     /// Returns the page to the state of a fresh context so the next job can
@@ -334,7 +353,9 @@ impl Tab {
         }
         self.call_own(ClearBrowserCookiesParams::default()).await?;
         self.call_own(ClearBrowserCacheParams::default()).await?;
-        self.browser.reset_permissions(self.context.clone()).await?;
+        if let Some(context) = self.context.clone() {
+            self.browser.reset_permissions(context).await?;
+        }
         Ok(())
     }
 }
