@@ -346,5 +346,15 @@ pub fn markdown(r: &FetchReport) -> String {
     if let Some(x) = r.warm_over_bare {
         out.push_str(&format!("warm / bare = {x:.2}× (target ≥ 0.8×)\n"));
     }
+    let rate = |m: Mode| r.summary.iter().find(|s| s.mode == m).map(|s| s.pages_per_s);
+    if let (Some(shared), Some(cold), Some(bare)) =
+        (rate(Mode::WarmShared), rate(Mode::Cold), rate(Mode::Bare))
+    {
+        out.push_str(&format!(
+            "warm-shared / cold = {:.2}×, warm-shared / bare = {:.2}×\n",
+            shared / cold,
+            shared / bare
+        ));
+    }
     out
 }
