@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use oxwright_browser::{BrowserPool, NavigateOptions};
-use oxwright_jobs::{ContentMode, WaitUntil};
+use oxwright_jobs::ContentMode;
 use oxwright_markdown::{count_tokens, html_to_markdown};
 use serde::Serialize;
 
@@ -87,13 +87,7 @@ async fn rendered() -> Result<Vec<(String, url::Url, String, String)>> {
     for path in oxwright_fixtures::ARTICLE_PATHS {
         let url = url::Url::parse(&site.url(path))?;
         let lease = pool.acquire(true).await?;
-        let opts = NavigateOptions {
-            wait_until: WaitUntil::Load,
-            wait_for: None,
-            block: Vec::new(),
-            policy: policy.clone(),
-            timeout: Duration::from_secs(30),
-        };
+        let opts = NavigateOptions::load(policy.clone(), Duration::from_secs(30));
         lease
             .navigate(&url, &opts)
             .await

@@ -15,7 +15,7 @@ use chromiumoxide::{Browser, Page};
 use futures::StreamExt;
 use oxwright_browser::process::{ChromiumProcess, LaunchOptions};
 use oxwright_browser::{BrowserPool, Isolation, NavigateOptions, PoolConfig, UrlPolicy};
-use oxwright_jobs::{FetchSpec, WaitUntil};
+use oxwright_jobs::FetchSpec;
 use tokio::task::JoinHandle;
 
 use crate::stats::ms;
@@ -345,13 +345,7 @@ async fn pool_steps(
 ) -> Result<Sample> {
     let lease = pool.acquire(true).await?;
     let t1 = Instant::now();
-    let opts = NavigateOptions {
-        wait_until: WaitUntil::Load,
-        wait_for: None,
-        block: Vec::new(),
-        policy: policy.clone(),
-        timeout: Duration::from_secs(30),
-    };
+    let opts = NavigateOptions::load(policy.clone(), Duration::from_secs(30));
     lease.navigate(url, &opts).await?;
     let t2 = Instant::now();
     let output_bytes = if mode == Mode::PoolExtract {

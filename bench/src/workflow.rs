@@ -12,7 +12,7 @@ use oxwright_artifacts::{ArtifactStore, MemoryStore};
 use oxwright_browser::{BrowserPool, NavigateOptions};
 use oxwright_fixtures::FixtureServer;
 use oxwright_fixtures::llm::{Reply, ScriptedLlm};
-use oxwright_jobs::{RunStatus, WaitUntil};
+use oxwright_jobs::RunStatus;
 use oxwright_llm::{LlmClient, LlmConfig};
 use oxwright_markdown::count_tokens;
 use oxwright_workflow::{
@@ -135,13 +135,7 @@ pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
         let sanitizer = Sanitizer::new();
         for path in oxwright_fixtures::APP_PAGES {
             let url: url::Url = site.url(path).parse()?;
-            let opts = NavigateOptions {
-                wait_until: WaitUntil::Load,
-                wait_for: None,
-                block: Vec::new(),
-                policy: policy.clone(),
-                timeout: Duration::from_secs(30),
-            };
+            let opts = NavigateOptions::load(policy.clone(), Duration::from_secs(30));
             lease.navigate(&url, &opts).await?;
             // The late button and the iframe need a moment to be there.
             tokio::time::sleep(Duration::from_millis(1_000)).await;

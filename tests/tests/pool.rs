@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use common::{Env, pool_config, wait_until};
 use oxwright_browser::{BrowserError, NavigateOptions, PoolConfig};
-use oxwright_jobs::WaitUntil;
 use oxwright_worker::fetch_page;
 
 fn proc_exists(pid: i32) -> bool {
@@ -21,13 +20,7 @@ async fn renderer_crash_fails_fast_and_the_pool_keeps_serving() {
     let env = Env::start().await;
     let lease = env.pool.acquire(true).await.expect("lease");
     lease.crash_renderer().await;
-    let opts = NavigateOptions {
-        wait_until: WaitUntil::Load,
-        wait_for: None,
-        block: Vec::new(),
-        policy: env.policy.clone(),
-        timeout: Duration::from_secs(30),
-    };
+    let opts = NavigateOptions::load(env.policy.clone(), Duration::from_secs(30));
     let url = env.site.url("/").parse().unwrap();
     let started = Instant::now();
     let err = lease.navigate(&url, &opts).await.unwrap_err();

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use common::{Env, pool_config, wait_until};
 use oxwright_browser::{Isolation, NavigateOptions, PoolConfig};
-use oxwright_jobs::WaitUntil;
 use oxwright_worker::fetch_page;
 use serde_json::json;
 
@@ -27,13 +26,7 @@ async fn single_page_env(context_reuse: u32) -> Env {
 }
 
 fn nav(env: &Env) -> NavigateOptions {
-    NavigateOptions {
-        wait_until: WaitUntil::Load,
-        wait_for: None,
-        block: Vec::new(),
-        policy: env.policy.clone(),
-        timeout: LIMIT,
-    }
+    NavigateOptions::load(env.policy.clone(), LIMIT)
 }
 
 /// Writes every kind of per-origin state a page can leave behind.

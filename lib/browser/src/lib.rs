@@ -40,6 +40,19 @@ pub struct NavigateOptions {
     pub timeout: Duration,
 }
 
+impl NavigateOptions {
+    /// Waits for `load`, no selector, nothing blocked.
+    pub fn load(policy: Arc<UrlPolicy>, timeout: Duration) -> Self {
+        Self {
+            wait_until: WaitUntil::Load,
+            wait_for: None,
+            block: Vec::new(),
+            policy,
+            timeout,
+        }
+    }
+}
+
 /// What a navigation ended on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Navigation {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use oxwright_browser::{BrowserError, NavigateOptions, Tab, UrlPolicy, WaitUntil};
+use oxwright_browser::{BrowserError, NavigateOptions, Tab, UrlPolicy};
 use serde_json::{Value, json};
 
 use crate::cdp::{call, call_on, resolve};
@@ -137,13 +137,7 @@ impl<'a> Executor<'a> {
 
     /// Navigates to `url` under the URL policy and waits for `load`.
     pub async fn goto(&mut self, url: &url::Url) -> Result<(), BrowserError> {
-        let opts = NavigateOptions {
-            wait_until: WaitUntil::Load,
-            wait_for: None,
-            block: Vec::new(),
-            policy: self.policy.clone(),
-            timeout: self.timeout.max(Duration::from_secs(15)),
-        };
+        let opts = NavigateOptions::load(self.policy.clone(), self.timeout.max(Duration::from_secs(15)));
         self.tab.navigate(url, &opts).await.map(|_| ())
     }
 

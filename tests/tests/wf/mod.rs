@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use oxwright_artifacts::{ArtifactStore, MemoryStore};
-use oxwright_browser::{BrowserPool, Lease, NavigateOptions, PoolConfig, UrlPolicy, WaitUntil};
+use oxwright_browser::{BrowserPool, Lease, NavigateOptions, PoolConfig, UrlPolicy};
 use oxwright_fixtures::FixtureServer;
 use oxwright_fixtures::llm::{Reply, ScriptedLlm};
 use oxwright_jobs::WorkflowResult;
@@ -137,13 +137,7 @@ impl Wf {
 
 /// Navigates `lease` to `url` (for snapshot tests).
 pub async fn goto(lease: &Lease, url: &url::Url, policy: &Arc<UrlPolicy>) {
-    let opts = NavigateOptions {
-        wait_until: WaitUntil::Load,
-        wait_for: None,
-        block: Vec::new(),
-        policy: policy.clone(),
-        timeout: Duration::from_secs(15),
-    };
+    let opts = NavigateOptions::load(policy.clone(), Duration::from_secs(15));
     lease.navigate(url, &opts).await.expect("navigates");
 }
 
