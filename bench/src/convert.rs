@@ -92,7 +92,10 @@ async fn rendered() -> Result<Vec<(String, url::Url, String, String)>> {
             .navigate(&url, &opts)
             .await
             .with_context(|| format!("navigate {url}"))?;
-        let page = lease.extract(Duration::from_secs(20)).await?;
+        let v = lease
+            .evaluate(oxwright_fetch::EXTRACT_JS, Duration::from_secs(20))
+            .await?;
+        let page = oxwright_fetch::parse_extracted(v)?;
         drop(lease);
         out.push((path.to_string(), url, page.html, page.visible_html));
     }

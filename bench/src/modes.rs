@@ -317,7 +317,7 @@ impl Runner {
 }
 
 async fn warm(pool: &BrowserPool, policy: &Arc<UrlPolicy>, url: &url::Url, t0: Instant) -> Result<Sample> {
-    let out = oxwright_worker::fetch_page(pool, policy, &spec(url))
+    let out = oxwright_fetch::fetch_page(pool, policy, &spec(url))
         .await
         .map_err(|e| anyhow::anyhow!("fetch {url}: {e}"))?;
     let t = &out.result.timings;
@@ -349,7 +349,10 @@ async fn pool_steps(
     lease.navigate(url, &opts).await?;
     let t2 = Instant::now();
     let output_bytes = if mode == Mode::PoolExtract {
-        lease.extract(Duration::from_secs(20)).await?.visible_html.len()
+        let v = lease
+            .evaluate(oxwright_fetch::EXTRACT_JS, Duration::from_secs(20))
+            .await?;
+        oxwright_fetch::parse_extracted(v)?.visible_html.len()
     } else {
         let v = lease.evaluate(OUTER_HTML, Duration::from_secs(20)).await?;
         v.as_str().context("outerHTML is not a string")?.len()

@@ -9,15 +9,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use oxwright_artifacts::{ArtifactStore, MemoryStore};
-use oxwright_browser::{BrowserPool, NavigateOptions};
+use oxwright_browser::BrowserPool;
+use oxwright_engine::{BrowserEngine, GotoOptions, OpenOptions, SnapshotOptions};
 use oxwright_fixtures::FixtureServer;
 use oxwright_fixtures::llm::{Reply, ScriptedLlm};
 use oxwright_jobs::RunStatus;
 use oxwright_llm::{LlmClient, LlmConfig};
 use oxwright_markdown::count_tokens;
-use oxwright_workflow::{
-    MemorySecrets, RunDeps, Sanitizer, Snapshotter, Workflow, WorkflowOptions, run_workflow,
-};
+use oxwright_workflow::{MemorySecrets, RunDeps, Sanitizer, Workflow, WorkflowOptions, run_workflow};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -131,23 +130,25 @@ pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
         .context("starting Chromium")?;
     let mut pages = Vec::new();
     {
-        let lease = pool.acquire(true).await?;
+        let page = pool.open(&OpenOptions::new(policy.clone())).await?;
         let sanitizer = Sanitizer::new();
+        let snap_opts = SnapshotOptions::default();
         for path in oxwright_fixtures::APP_PAGES {
             let url: url::Url = site.url(path).parse()?;
-            let opts = NavigateOptions::load(policy.clone(), Duration::from_secs(30));
-            lease.navigate(&url, &opts).await?;
+            page.goto(&url, &GotoOptions::load(Duration::from_secs(30)))
+                .await?;
             // The late button and the iframe need a moment to be there.
             tokio::time::sleep(Duration::from_millis(1_000)).await;
-            let mut snaps = Snapshotter::default();
             for _ in 0..3 {
-                snaps.capture(&lease, &sanitizer).await?;
+                page.snapshot(&snap_opts).await?;
             }
             let mut times = Vec::new();
             let mut last = None;
             for _ in 0..args.snapshots {
                 let t = Instant::now();
-                let s = snaps.capture(&lease, &sanitizer).await?;
+                // The run sanitises every snapshot it reads: so does the bench.
+                let mut s = page.snapshot(&snap_opts).await?;
+                s.text = sanitizer.clean(&s.text);
                 times.push(ms(t.elapsed()));
                 last = Some(s);
             }
@@ -175,7 +176,7 @@ pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
                 let client = LlmClient::new(LlmConfig::new(llm.base_url(), "scripted"), &Default::default())?;
                 (
                     "Log in, search for rust, open Rust in Action, ship to Japan",
-                    Some(client),
+                    Some(Arc::new(client) as Arc<dyn oxwright_llm::ChatModel>),
                 )
             } else {
                 (STRUCTURED, None)
@@ -187,14 +188,13 @@ pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
                     ("PASSWORD", oxwright_fixtures::APP_PASSWORD),
                 ])),
                 store: Arc::new(store.clone()),
-                policy: policy.clone(),
                 sanitizer: Sanitizer::new(),
             };
             let session = format!("bench-{run_no}");
             let opts = WorkflowOptions::new(session.clone(), site.url("/app/login").parse()?);
-            let lease = pool.acquire(true).await?;
-            let result = run_workflow(&lease, &Workflow::parse(text)?, deps, opts).await?;
-            drop(lease);
+            let page = pool.open(&OpenOptions::new(policy.clone())).await?;
+            let result = run_workflow(page.as_ref(), &Workflow::parse(text)?, deps, opts).await?;
+            drop(page);
             if result.status != RunStatus::Completed {
                 bail!("benchmark workflow failed: {:?}", result.error);
             }

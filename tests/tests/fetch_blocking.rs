@@ -4,9 +4,9 @@
 mod common;
 
 use common::Env;
+use oxwright_fetch::fetch_page;
 use oxwright_fixtures::markers;
 use oxwright_jobs::{BlockResource, ContentMode, FetchSpec, WaitUntil};
-use oxwright_worker::fetch_page;
 
 const IMAGES: &str = "/assets/img/";
 const FONTS: &str = "/assets/fonts/";

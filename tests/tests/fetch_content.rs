@@ -4,9 +4,9 @@
 mod common;
 
 use common::Env;
+use oxwright_fetch::fetch_page;
 use oxwright_fixtures::{ARTICLE_PATHS, ARTICLE_PHRASES, markers};
 use oxwright_jobs::{ContentMode, WaitUntil};
-use oxwright_worker::fetch_page;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn articles_convert_to_clean_markdown_with_large_token_reduction() {

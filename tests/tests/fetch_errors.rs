@@ -7,9 +7,9 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Env, closed_port, policy_allowing};
+use oxwright_fetch::fetch_page;
 use oxwright_fixtures::markers;
 use oxwright_jobs::ErrorKind;
-use oxwright_worker::fetch_page;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_failures_then_success_counts_three_attempts() {

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use common::{Env, redirect_to};
 use oxwright_browser::UrlPolicy;
+use oxwright_fetch::fetch_page;
 use oxwright_fixtures::{FixtureServer, markers};
 use oxwright_jobs::{ErrorKind, FetchSpec};
 use oxwright_policy::PolicyError;
-use oxwright_worker::fetch_page;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn non_http_schemes_are_refused_at_parse_time() {

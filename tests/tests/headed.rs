@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use common::Env;
 use oxwright_browser::PoolConfig;
+use oxwright_fetch::fetch_page;
 use oxwright_fixtures::ARTICLE_PATHS;
-use oxwright_worker::fetch_page;
 
 const XVFB: &str = "/usr/bin/Xvfb";
 

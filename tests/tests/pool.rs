@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::{Env, pool_config, wait_until};
 use oxwright_browser::{BrowserError, NavigateOptions, PoolConfig};
-use oxwright_worker::fetch_page;
+use oxwright_fetch::fetch_page;
 
 fn proc_exists(pid: i32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::{Env, pool_config, wait_until};
 use oxwright_browser::{Isolation, NavigateOptions, PoolConfig};
-use oxwright_worker::fetch_page;
+use oxwright_fetch::fetch_page;
 use serde_json::json;
 
 const LIMIT: Duration = Duration::from_secs(15);

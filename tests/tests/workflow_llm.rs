@@ -79,11 +79,11 @@ async fn plain_language_login_search_select_completes() {
 
     // The page really went through the flow.
     assert_eq!(
-        page_text(&lease, "document.getElementById('ship').textContent").await,
+        page_text(lease.as_ref(), "document.getElementById('ship').textContent").await,
         "Ships to Japan"
     );
     assert_eq!(
-        page_text(&lease, "document.getElementById('name').textContent").await,
+        page_text(lease.as_ref(), "document.getElementById('name').textContent").await,
         "Rust in Action"
     );
 
@@ -180,7 +180,7 @@ async fn ambiguous_decision_is_refused_then_retried() {
             .contains("previous attempt at this step failed: PRECHECK_NOT_UNIQUE")
     );
     assert_eq!(
-        page_text(&lease, "document.getElementById('added').open").await,
+        page_text(lease.as_ref(), "document.getElementById('added').open").await,
         true
     );
     assert!(
@@ -300,7 +300,7 @@ async fn invalid_json_answer_fails_the_attempt_cleanly() {
     );
     assert_eq!(lines[1]["completed"], true);
     assert_eq!(
-        page_text(&lease, "document.getElementById('state').textContent").await,
+        page_text(lease.as_ref(), "document.getElementById('state').textContent").await,
         "Report downloaded"
     );
 }

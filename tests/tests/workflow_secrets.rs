@@ -88,10 +88,10 @@ async fn password_appears_in_no_output() {
     llm.push(role("button", "Sign in", "click", None));
     llm.push(Reply::text("true"));
 
-    let lease = wf.pool.acquire(true).await.unwrap();
+    let lease = wf.page().await;
     let workflow = Workflow::parse("Log in as {{LOGIN_ID}} with password {{PASSWORD}}, remember me").unwrap();
     let result = run_workflow(
-        &lease,
+        lease.as_ref(),
         &workflow,
         wf.deps(Some(&llm), secrets),
         wf.options("secret", "/app/login"),
@@ -105,7 +105,7 @@ async fn password_appears_in_no_output() {
         wf.console_text()
     );
     // The password was really typed: the app accepted it.
-    let who = page_text(&lease, "document.getElementById('who').textContent").await;
+    let who = page_text(lease.as_ref(), "document.getElementById('who').textContent").await;
     assert_eq!(who, "Signed in as alice");
 
     let escaped_json = serde_json::to_string(APP_PASSWORD).unwrap();

@@ -6,17 +6,16 @@ mod wf;
 
 use std::time::Duration;
 
-use oxwright_workflow::{Locator, Sanitizer, Snapshotter};
+use oxwright_engine::{Locator, SnapshotOptions};
 use wf::{Wf, goto};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_uses_playwright_format_with_stable_refs() {
     let wf = Wf::start().await;
-    let lease = wf.pool.acquire(true).await.unwrap();
-    goto(&lease, &wf.url("/app/login"), &wf.policy).await;
-    let mut snaps = Snapshotter::default();
-    let s = Sanitizer::new();
-    let first = snaps.capture(&lease, &s).await.expect("snapshot");
+    let page = wf.page().await;
+    goto(page.as_ref(), &wf.url("/app/login")).await;
+    let opts = SnapshotOptions::default();
+    let first = page.snapshot(&opts).await.expect("snapshot");
     let text = &first.text;
     for wanted in [
         "- heading \"Sign in\" [level=1] [ref=e",
@@ -38,14 +37,13 @@ async fn snapshot_uses_playwright_format_with_stable_refs() {
     assert_eq!(first.pruned, 0);
 
     // The same document keeps its refs; a state change shows as a flag.
-    lease
-        .evaluate(
-            "document.getElementById('remember').click(); true",
-            Duration::from_secs(5),
-        )
-        .await
-        .unwrap();
-    let second = snaps.capture(&lease, &s).await.unwrap();
+    page.evaluate(
+        "document.getElementById('remember').click(); true",
+        Duration::from_secs(5),
+    )
+    .await
+    .unwrap();
+    let second = page.snapshot(&opts).await.unwrap();
     let ref_of = |text: &str, what: &str| {
         let line = text
             .lines()
@@ -68,8 +66,8 @@ async fn snapshot_uses_playwright_format_with_stable_refs() {
     );
 
     // A new document starts again at e1, and includes the same-origin iframe's form.
-    goto(&lease, &wf.url("/app/frame"), &wf.policy).await;
-    let framed = snaps.capture(&lease, &s).await.unwrap();
+    goto(page.as_ref(), &wf.url("/app/frame")).await;
+    let framed = page.snapshot(&opts).await.unwrap();
     assert!(framed.text.contains("[ref=e1]"), "{}", framed.text);
     assert!(
         framed.text.contains("- iframe \"Newsletter signup\" [ref="),
@@ -95,8 +93,8 @@ async fn snapshot_uses_playwright_format_with_stable_refs() {
     assert!(email_line > iframe_line);
 
     // Select options and their selected flag.
-    goto(&lease, &wf.url("/app/item?id=1"), &wf.policy).await;
-    let item = snaps.capture(&lease, &s).await.unwrap();
+    goto(page.as_ref(), &wf.url("/app/item?id=1")).await;
+    let item = page.snapshot(&opts).await.unwrap();
     assert!(
         item.text.contains("- combobox \"Shipping country\" [ref="),
         "{}",
@@ -120,11 +118,10 @@ async fn snapshot_uses_playwright_format_with_stable_refs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_cap_prunes_rather_than_fails() {
     let wf = Wf::start().await;
-    let lease = wf.pool.acquire(true).await.unwrap();
-    goto(&lease, &wf.url("/app/item?id=1"), &wf.policy).await;
-    let mut snaps = Snapshotter::new(300);
-    let snap = snaps
-        .capture(&lease, &Sanitizer::new())
+    let page = wf.page().await;
+    goto(page.as_ref(), &wf.url("/app/item?id=1")).await;
+    let snap = page
+        .snapshot(&SnapshotOptions { max_chars: 300 })
         .await
         .expect("a capped snapshot");
     assert!(snap.text.len() <= 300, "{}", snap.text.len());
@@ -132,7 +129,11 @@ async fn snapshot_cap_prunes_rather_than_fails() {
     assert!(snap.text.contains("pruned to fit"), "{}", snap.text);
     // Locators still see every element, pruned or not.
     assert!(snap.elements.iter().any(|e| e.name == "Shipping country"));
-    let _ = Locator::TestId {
-        test_id: "add-main".into(),
-    };
+    let found = page
+        .locate(&Locator::TestId {
+            test_id: "add-main".into(),
+        })
+        .await
+        .expect("locate");
+    assert_eq!(found.len(), 1);
 }

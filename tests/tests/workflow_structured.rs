@@ -34,7 +34,7 @@ async fn structured_flow_passes_with_no_llm_server() {
     assert_eq!(result.totals.llm_calls, 0);
     assert_eq!(result.totals.total_tokens, 0);
     assert_eq!(
-        page_text(&lease, "document.getElementById('ship').textContent").await,
+        page_text(lease.as_ref(), "document.getElementById('ship').textContent").await,
         "Ships to Japan"
     );
     let lines = wf.jsonl("structured", "steps.jsonl").await;
@@ -76,7 +76,7 @@ wait: 10ms
     );
     assert_eq!(result.totals.steps_ok, 12);
     assert_eq!(
-        page_text(&lease, "document.getElementById('state').textContent").await,
+        page_text(lease.as_ref(), "document.getElementById('state').textContent").await,
         "Report downloaded"
     );
     // The e-mail typed into the iframe is masked in every output.
@@ -106,7 +106,7 @@ async fn structured_step_refuses_two_same_name_buttons() {
     assert_eq!(result.steps[1].status, RunStatus::Skipped);
     // Nothing was clicked.
     assert_eq!(
-        page_text(&lease, "document.getElementById('added').open").await,
+        page_text(lease.as_ref(), "document.getElementById('added').open").await,
         false
     );
     let lines = wf.jsonl("twins", "steps.jsonl").await;
@@ -117,7 +117,7 @@ async fn structured_step_refuses_two_same_name_buttons() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_structured_input_is_a_typed_error() {
     let wf = Wf::start().await;
-    let lease = wf.pool.acquire(true).await.unwrap();
+    let lease = wf.page().await;
     let err =
         oxwright_workflow::Workflow::parse("click: button \"Sign in\"\nfill: textbox \"Name\"").unwrap_err();
     assert!(err.to_string().contains("line 2"), "{err}");
@@ -125,7 +125,7 @@ async fn bad_structured_input_is_a_typed_error() {
     // A placeholder with no secret behind it fails the run with a typed error, naming only the name.
     let workflow = oxwright_workflow::Workflow::parse("fill: textbox \"Username\" = {{NOBODY}}").unwrap();
     let result = oxwright_workflow::run_workflow(
-        &lease,
+        lease.as_ref(),
         &workflow,
         wf.deps(None, wf.secrets()),
         wf.options("nosecret", "/app/login"),
@@ -138,7 +138,7 @@ async fn bad_structured_input_is_a_typed_error() {
     // Plain language with no LLM configured is refused before anything runs.
     let plain = oxwright_workflow::Workflow::parse("Log in").unwrap();
     let err = oxwright_workflow::run_workflow(
-        &lease,
+        lease.as_ref(),
         &plain,
         wf.deps(None, wf.secrets()),
         wf.options("nollm", "/app/login"),

@@ -6,5 +6,4 @@ pub mod handlers;
 pub mod metrics;
 
 pub use consumer::{ConsumerOptions, run_consumer};
-pub use handlers::fetch::{FetchOutput, backoff, fetch_page};
 pub use handlers::{HandlerContext, run_job};

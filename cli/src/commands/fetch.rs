@@ -5,8 +5,9 @@ use std::io::Write;
 
 use clap::Args;
 use futures::StreamExt;
+use oxwright_fetch::fetch_page;
 use oxwright_jobs::{Job, JobReport, JobSpec, ReportStatus};
-use oxwright_worker::{fetch_page, run_job};
+use oxwright_worker::run_job;
 
 use crate::context::Setup;
 use crate::options::FetchArgs;

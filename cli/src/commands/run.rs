@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
+use oxwright_engine::{BrowserEngine, OpenOptions};
 use oxwright_jobs::{JobId, RunStatus};
 use oxwright_llm::{LlmClient, LlmConfig};
 use oxwright_workflow::{
@@ -70,7 +71,7 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
             let mut cfg = LlmConfig::new(base.clone(), model.clone());
             cfg.model.api_key_env = cmd.api_key_env.clone();
             cfg.timeout_ms = cmd.llm_timeout_ms;
-            Some(LlmClient::new(cfg, &setup.env)?)
+            Some(Arc::new(LlmClient::new(cfg, &setup.env)?) as Arc<dyn oxwright_llm::ChatModel>)
         }
         (None, None) => None,
         _ => anyhow::bail!("--llm-base-url and --model go together"),
@@ -79,21 +80,22 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
     let sanitizer = Sanitizer::new();
     let console: ConsoleSink = Arc::new(|line: &str| println!("{line}"));
     let pool = setup.pool().await?;
-    let lease = pool.acquire(!cmd.headed).await.context("leasing a page")?;
+    let mut open = OpenOptions::new(setup.policy.clone());
+    open.headless = !cmd.headed;
+    let page = pool.open(&open).await.context("opening a page")?;
     let store = setup.store().await?;
     let deps = RunDeps {
         llm,
         secrets,
         store: store.clone(),
-        policy: setup.policy.clone(),
         sanitizer: sanitizer.clone(),
     };
     let mut opts = WorkflowOptions::new(session.clone(), cmd.url.clone());
     opts.name = cmd.workflow.file_stem().map(|s| s.to_string_lossy().into_owned());
     opts.action_timeout = Duration::from_millis(cmd.action_timeout_ms);
     opts.console = Some(console);
-    let outcome = run_workflow(&lease, &workflow, deps, opts).await;
-    drop(lease);
+    let outcome = run_workflow(page.as_ref(), &workflow, deps, opts).await;
+    drop(page);
     pool.shutdown().await;
     let result = match outcome {
         Ok(r) => r,

@@ -174,6 +174,21 @@ impl BrowserHandle {
         .await
     }
 
+    /// Lists the browser's targets (pages, popups, workers).
+    pub(crate) async fn targets(
+        &self,
+    ) -> Result<Vec<chromiumoxide::cdp::browser_protocol::target::TargetInfo>, BrowserError> {
+        use chromiumoxide::cdp::browser_protocol::target::GetTargetsParams;
+        deadline("Target.getTargets", self.call_timeout, async {
+            self.browser
+                .execute(GetTargetsParams::default())
+                .await
+                .map(|r| r.result.target_infos)
+                .map_err(|e| cdp("Target.getTargets", e))
+        })
+        .await
+    }
+
     /// Returns the owned process id, if this browser was launched here.
     pub(crate) fn pid(&self) -> Option<i32> {
         self.process.lock().ok()?.as_ref().map(ChromiumProcess::pid)

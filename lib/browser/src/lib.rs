@@ -5,10 +5,10 @@
 
 mod config;
 mod error;
-mod extract;
 mod handle;
 mod intercept;
 mod navigate;
+mod page;
 mod pool;
 pub mod process;
 mod tab;
@@ -18,7 +18,7 @@ use std::time::Duration;
 
 pub use config::{Isolation, PoolConfig};
 pub use error::BrowserError;
-pub use extract::Extracted;
+pub use page::ChromiumPage;
 pub use pool::{BrowserPool, Lease, PoolStats};
 pub use tab::Tab;
 
@@ -53,19 +53,5 @@ impl NavigateOptions {
     }
 }
 
-/// What a navigation ended on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Navigation {
-    /// The main document's URL after redirects.
-    pub final_url: String,
-    /// Its HTTP status.
-    pub status: u16,
-    /// Its content type.
-    pub content_type: Option<String>,
-    /// Redirect targets followed, in order.
-    pub redirects: Vec<String>,
-    /// Requests refused by `block`.
-    pub blocked: usize,
-    /// Sub-requests refused by the URL policy.
-    pub refused: Vec<String>,
-}
+/// What a navigation ended on (the engine seam's [`oxwright_engine::Navigated`]).
+pub type Navigation = oxwright_engine::Navigated;

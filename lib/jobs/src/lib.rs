@@ -6,6 +6,8 @@ mod error;
 mod fetch;
 mod job;
 pub mod keys;
+mod locator;
+mod step;
 mod workflow;
 
 pub use error::{ErrorKind, JobError};
@@ -15,6 +17,8 @@ pub use fetch::{
 pub use job::{
     Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION, SitemapSpec,
 };
+pub use locator::Locator;
+pub use step::{StepAttemptResult, StepDecision, StepDurations, StepRecord, StepTokens, StepValue};
 pub use workflow::{
     LlmSpec, RunStatus, StepOutcome, WorkflowMode, WorkflowResult, WorkflowSpec, WorkflowTotals,
 };

@@ -278,3 +278,27 @@ fn parse_response(bytes: &[u8], messages: &[Message]) -> Result<Completion, LlmE
     };
     Ok(Completion { text, usage })
 }
+
+/// A chat model the workflow runner talks to: the HTTP client in
+/// production; tests of the runner script answers in memory.
+#[async_trait::async_trait]
+pub trait ChatModel: Send + Sync {
+    /// Sends `messages` to the small model.
+    async fn chat(&self, messages: &[Message], max_tokens: u32) -> Result<Completion, LlmError>;
+
+    /// Sends `messages` to the larger model (the small one when none is configured).
+    async fn chat_large(&self, messages: &[Message], max_tokens: u32) -> Result<Completion, LlmError> {
+        self.chat(messages, max_tokens).await
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for LlmClient {
+    async fn chat(&self, messages: &[Message], max_tokens: u32) -> Result<Completion, LlmError> {
+        LlmClient::chat(self, messages, max_tokens).await
+    }
+
+    async fn chat_large(&self, messages: &[Message], max_tokens: u32) -> Result<Completion, LlmError> {
+        LlmClient::chat_large(self, messages, max_tokens).await
+    }
+}

@@ -9,7 +9,7 @@ mod config;
 mod error;
 mod json;
 
-pub use client::{Completion, LlmClient, Message, Usage};
+pub use client::{ChatModel, Completion, LlmClient, Message, Usage};
 pub use config::{LlmConfig, ModelConfig};
 pub use error::LlmError;
 pub use json::{extract_json, extract_json_array, extract_json_object};

@@ -1,7 +1,7 @@
 //! Typed workflow failures: the fatal ones that end a run, and the reasons a
 //! single attempt fails (logged, then the next attempt re-decides).
 
-use oxwright_browser::BrowserError;
+use oxwright_engine::EngineError;
 use oxwright_jobs::{ErrorKind, JobError};
 use oxwright_llm::LlmError;
 
@@ -28,9 +28,9 @@ pub enum WorkflowError {
     /// The LLM failed where no retry by attempt is possible (checklist).
     #[error(transparent)]
     Llm(#[from] LlmError),
-    /// The browser failed (crash, navigation refused …).
+    /// The browser engine failed (crash, navigation refused …).
     #[error(transparent)]
-    Browser(#[from] BrowserError),
+    Engine(#[from] EngineError),
     /// Writing an artefact failed.
     #[error("artefact store: {0}")]
     Store(String),
@@ -60,7 +60,7 @@ impl WorkflowError {
                 LlmError::Config(_) => ErrorKind::InvalidInput,
                 _ => ErrorKind::Llm,
             },
-            WorkflowError::Browser(e) => e.kind(),
+            WorkflowError::Engine(e) => e.kind.job_kind(),
             WorkflowError::Store(_) => ErrorKind::Internal,
             WorkflowError::StepFailed { .. } => ErrorKind::StepFailed,
         }
@@ -70,7 +70,7 @@ impl WorkflowError {
 impl From<WorkflowError> for JobError {
     fn from(err: WorkflowError) -> JobError {
         match err {
-            WorkflowError::Browser(b) => JobError::from(b),
+            WorkflowError::Engine(e) => JobError::from(e),
             other => JobError::new(other.kind(), other.to_string()),
         }
     }

@@ -1,4 +1,4 @@
-//! Workflow runs (phase 1): plain-language steps become a checklist (LLM);
+//! Workflow runs over the engine seam (`&dyn Page`; phase 1): plain-language steps become a checklist (LLM);
 //! per step an accessibility snapshot of the page goes to the LLM, which
 //! names one locator and one action; the locator must match exactly one
 //! element (precheck); the executor acts with real input events and waits for
@@ -9,27 +9,22 @@
 //! one [`Sanitizer`] cleans every line that leaves the process. See
 //! `design.md` beside this crate for the choices.
 
-mod cdp;
 mod decision;
 mod error;
 mod executor;
-mod locator;
 mod log;
 mod prompts;
 mod runner;
 mod sanitize;
 mod secrets;
-mod settle;
-pub mod snapshot;
 mod steps;
 
 pub use decision::{Action, ActionDecision, ActionValue, DecisionAnswer, Method, Selector, parse_decision};
 pub use error::{AttemptError, WorkflowError};
-pub use executor::{ActError, Acted, Executor, Target};
-pub use locator::Locator;
+pub use executor::{ActError, Executor};
+pub use oxwright_engine::{Locator, Snapshot};
 pub use prompts::{CHECKLIST_MAX_TOKENS, STEP_TOKEN_BUDGET, parse_checklist};
 pub use runner::{ConsoleSink, RunDeps, WorkflowOptions, run_workflow};
 pub use sanitize::Sanitizer;
 pub use secrets::{EnvSecrets, FileSecrets, MemorySecrets, Secret, SecretError, SecretStore, placeholders};
-pub use snapshot::{Snapshot, Snapshotter};
 pub use steps::{StepAction, StructuredStep, Workflow, WorkflowBody};

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use oxwright_artifacts::{ArtifactStore, MemoryStore};
-use oxwright_browser::{BrowserPool, Lease, NavigateOptions, PoolConfig, UrlPolicy};
+use oxwright_browser::{BrowserPool, PoolConfig, UrlPolicy};
+use oxwright_engine::{BrowserEngine, GotoOptions, OpenOptions, Page};
 use oxwright_fixtures::FixtureServer;
 use oxwright_fixtures::llm::{Reply, ScriptedLlm};
 use oxwright_jobs::WorkflowResult;
@@ -68,11 +69,11 @@ impl Wf {
             llm: llm.map(|l| {
                 let mut cfg = LlmConfig::new(l.base_url(), "scripted-small");
                 cfg.backoff_ms = 10;
-                LlmClient::new(cfg, &Default::default()).expect("llm client")
+                Arc::new(LlmClient::new(cfg, &Default::default()).expect("llm client"))
+                    as Arc<dyn oxwright_llm::ChatModel>
             }),
             secrets,
             store: Arc::new(self.store.clone()),
-            policy: self.policy.clone(),
             sanitizer: Sanitizer::new(),
         }
     }
@@ -86,25 +87,33 @@ impl Wf {
         opts
     }
 
-    /// Runs `text` from `path` in a fresh lease and returns the result and the lease.
+    /// Opens a page of the pool under the fixture policy.
+    pub async fn page(&self) -> Box<dyn Page> {
+        self.pool
+            .open(&OpenOptions::new(self.policy.clone()))
+            .await
+            .expect("page")
+    }
+
+    /// Runs `text` from `path` in a fresh page and returns the result and the page.
     pub async fn run(
         &self,
         session: &str,
         path: &str,
         text: &str,
         llm: Option<&ScriptedLlm>,
-    ) -> (WorkflowResult, Lease) {
-        let lease = self.pool.acquire(true).await.expect("lease");
+    ) -> (WorkflowResult, Box<dyn Page>) {
+        let page = self.page().await;
         let workflow = Workflow::parse(text).expect("workflow parses");
         let result = run_workflow(
-            &lease,
+            page.as_ref(),
             &workflow,
             self.deps(llm, self.secrets()),
             self.options(session, path),
         )
         .await
         .expect("the workflow runs");
-        (result, lease)
+        (result, page)
     }
 
     /// Returns the JSONL lines under `sessions/<session>/<name>`.
@@ -135,10 +144,11 @@ impl Wf {
     }
 }
 
-/// Navigates `lease` to `url` (for snapshot tests).
-pub async fn goto(lease: &Lease, url: &url::Url, policy: &Arc<UrlPolicy>) {
-    let opts = NavigateOptions::load(policy.clone(), Duration::from_secs(15));
-    lease.navigate(url, &opts).await.expect("navigates");
+/// Navigates `page` to `url` (for snapshot tests).
+pub async fn goto(page: &dyn Page, url: &url::Url) {
+    page.goto(url, &GotoOptions::load(Duration::from_secs(15)))
+        .await
+        .expect("navigates");
 }
 
 /// A decision answer for `getByRole(role, name)`.
@@ -170,9 +180,6 @@ pub fn checklist(items: &[&str]) -> Reply {
 }
 
 /// Reads a text of the page.
-pub async fn page_text(lease: &Lease, js: &str) -> Value {
-    lease
-        .evaluate(js, Duration::from_secs(5))
-        .await
-        .expect("evaluate")
+pub async fn page_text(page: &dyn Page, js: &str) -> Value {
+    page.evaluate(js, Duration::from_secs(5)).await.expect("evaluate")
 }

@@ -1,7 +1,6 @@
 //! Job handlers, one per kind, and the dispatch that runs a job and writes
 //! its artefacts.
 
-pub mod fetch;
 pub mod sitemap;
 pub mod workflow;
 
@@ -93,7 +92,7 @@ async fn run_fetch(
     job: &Job,
     spec: &oxwright_jobs::FetchSpec,
 ) -> Result<Vec<String>, JobError> {
-    let mut out = fetch::fetch_page(&ctx.pool, &ctx.policy, spec).await?;
+    let mut out = oxwright_fetch::fetch_page(&ctx.pool, &ctx.policy, spec).await?;
     let kind = job.kind();
     let store_err = |e: oxwright_artifacts::ArtifactError| {
         JobError::new(ErrorKind::Internal, format!("artefact store: {e}"))

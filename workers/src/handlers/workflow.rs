@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use oxwright_browser::BrowserError;
+use oxwright_engine::{BrowserEngine, EngineError, OpenOptions};
 use oxwright_jobs::{ErrorKind, Job, JobError, RunStatus, WorkflowSpec, keys};
 use oxwright_llm::{LlmClient, LlmConfig};
 use oxwright_workflow::{
@@ -55,38 +55,34 @@ pub async fn run_workflow_job(
         ));
     }
     if let Err(source) = ctx.policy.check(&spec.start_url).await {
-        return Err(BrowserError::Policy {
-            url: spec.start_url.to_string(),
-            source,
-        }
-        .into());
+        return Err(EngineError::policy(spec.start_url.as_str(), &source).into());
     }
     let llm = match &spec.llm {
         Some(l) => {
             let mut cfg = LlmConfig::new(l.base_url.clone(), l.model.clone());
             cfg.model.api_key_env = l.api_key_env.clone();
-            Some(
-                LlmClient::new(cfg, &ctx.workflow.env)
-                    .map_err(|e| JobError::from(oxwright_workflow::WorkflowError::Llm(e)))?,
-            )
+            let client = LlmClient::new(cfg, &ctx.workflow.env)
+                .map_err(|e| JobError::from(oxwright_workflow::WorkflowError::Llm(e)))?;
+            Some(Arc::new(client) as Arc<dyn oxwright_llm::ChatModel>)
         }
         None => None,
     };
-    let lease = ctx.pool.acquire(spec.headless).await.map_err(JobError::from)?;
+    let mut open = OpenOptions::new(ctx.policy.clone());
+    open.headless = spec.headless;
+    let page = ctx.pool.open(&open).await.map_err(JobError::from)?;
     let deps = RunDeps {
         llm,
         secrets: ctx.workflow.secrets.clone(),
         store: ctx.store.clone(),
-        policy: ctx.policy.clone(),
         sanitizer: Sanitizer::new(),
     };
     let mut opts = WorkflowOptions::new(session.clone(), spec.start_url.clone());
     opts.name = spec.name.clone();
     opts.action_timeout = Duration::from_millis(spec.action_timeout_ms.clamp(100, 120_000));
-    let result = run_workflow(&lease, &workflow, deps, opts)
+    let result = run_workflow(page.as_ref(), &workflow, deps, opts)
         .await
         .map_err(JobError::from)?;
-    drop(lease);
+    drop(page);
     let result_key = keys::job_result(job.kind(), job.id);
     let body =
         serde_json::to_vec_pretty(&result).map_err(|e| JobError::new(ErrorKind::Internal, e.to_string()))?;

@@ -1,15 +1,16 @@
-//! One attempt's bookkeeping: its JSONL line (decision, precheck count,
+//! One attempt's bookkeeping: its [`StepRecord`] (decision, precheck count,
 //! result, tokens, durations) and the small helpers that describe actions
 //! and decisions for it.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::Utc;
-
+use oxwright_jobs::{StepAttemptResult, StepDecision, StepDurations, StepRecord, StepTokens, StepValue};
 use oxwright_llm::Usage;
 use serde_json::{Value, json};
 
-use crate::decision::{Action, ActionValue};
+use crate::decision::{Action, ActionDecision, ActionValue};
 use crate::steps::{StepAction, StructuredStep};
 use crate::{AttemptError, Locator};
 
@@ -21,8 +22,32 @@ pub(super) fn precheck_count<T>(r: &Result<T, AttemptError>) -> usize {
     }
 }
 
-pub(super) fn act_json(locator: &Locator, action: Action, value: Option<&ActionValue>) -> Value {
-    json!({ "locator": locator, "action": action, "value": value })
+fn step_value(v: &ActionValue) -> StepValue {
+    match v {
+        ActionValue::Placeholder(t) => StepValue::Placeholder(t.clone()),
+        ActionValue::Literal(t) => StepValue::Literal(t.clone()),
+    }
+}
+
+/// The record of a structured action.
+pub(super) fn act_decision(locator: &Locator, action: Action, value: Option<&ActionValue>) -> StepDecision {
+    StepDecision {
+        locator: Some(locator.clone()),
+        action: action.as_str().to_string(),
+        value: value.map(step_value),
+        confidence: None,
+        rationale: None,
+        url: None,
+    }
+}
+
+/// The record of an LLM decision.
+pub(super) fn llm_decision(d: &ActionDecision, locator: &Locator) -> StepDecision {
+    StepDecision {
+        confidence: d.confidence,
+        rationale: d.rationale.clone(),
+        ..act_decision(locator, d.action, d.value.as_ref())
+    }
 }
 
 pub(super) fn structured_meta(step: &StructuredStep, number: u32) -> (Vec<String>, Value) {
@@ -62,38 +87,21 @@ pub(super) fn structured_meta(step: &StructuredStep, number: u32) -> (Vec<String
     (keys, meta)
 }
 
-pub(super) fn describe_decision(d: &Value) -> String {
-    if d.is_null() {
-        return "no decision".into();
-    }
-    if let Some(loc) = d.get("locator") {
-        let loc: Option<Locator> = serde_json::from_value(loc.clone()).ok();
-        return format!(
-            "{} {}",
-            loc.map(|l| l.to_string()).unwrap_or_default(),
-            d["action"].as_str().unwrap_or("")
-        );
-    }
-    let dec: Option<crate::ActionDecision> = serde_json::from_value(d.clone()).ok();
-    match dec.and_then(|dec| dec.locator().ok().map(|l| (l, dec.action))) {
-        Some((l, a)) => format!("{l} {}", a.as_str()),
-        None => "decision".into(),
+pub(super) fn describe_decision(d: Option<&StepDecision>) -> String {
+    match d {
+        None => "no decision".into(),
+        Some(d) => match &d.locator {
+            Some(l) => format!("{l} {}", d.action),
+            None => match &d.url {
+                Some(u) => format!("{} {u}", d.action),
+                None => d.action.clone(),
+            },
+        },
     }
 }
 
 pub(super) fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1000.0 * 100.0).round() / 100.0
-}
-
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Durations {
-    pub(super) snapshot: f64,
-    pub(super) decision: f64,
-    pub(super) precheck: f64,
-    pub(super) action: f64,
-    pub(super) settle: f64,
-    pub(super) judge: f64,
-    pub(super) total: f64,
 }
 
 /// One `steps.jsonl` line being built.
@@ -103,16 +111,16 @@ pub(super) struct AttemptLine {
     pub(super) instruction: String,
     pub(super) meta: Value,
     pub(super) hint_keys: Vec<String>,
-    pub(super) decision: Value,
-    pub(super) precheck: Value,
-    pub(super) result: Value,
+    pub(super) decision: Option<StepDecision>,
+    pub(super) precheck: Option<usize>,
+    pub(super) result: Option<StepAttemptResult>,
     pub(super) completed: bool,
     pub(super) reason: Option<String>,
-    pub(super) prompt_tokens: u64,
-    pub(super) completion_tokens: u64,
+    pub(super) tokens: StepTokens,
     pub(super) snapshot_bytes: usize,
     pub(super) url: String,
-    pub(super) durations: Durations,
+    pub(super) url_after: Option<String>,
+    pub(super) durations: StepDurations,
 }
 
 impl AttemptLine {
@@ -131,55 +139,67 @@ impl AttemptLine {
             instruction: instruction.to_string(),
             meta: meta.clone(),
             hint_keys: hint_keys.iter().map(|s| s.to_string()).collect(),
-            decision: Value::Null,
-            precheck: Value::Null,
-            result: Value::Null,
+            decision: None,
+            precheck: None,
+            result: None,
             completed: false,
             reason: None,
-            prompt_tokens: 0,
-            completion_tokens: 0,
+            tokens: StepTokens::default(),
             snapshot_bytes,
             url: url.to_string(),
-            durations: Durations::default(),
+            url_after: None,
+            durations: StepDurations::default(),
         }
     }
 
     pub(super) fn tokens(&mut self, usage: &Usage) {
-        self.prompt_tokens += usage.prompt_tokens;
-        self.completion_tokens += usage.completion_tokens;
+        self.tokens.prompt += usage.prompt_tokens;
+        self.tokens.completion += usage.completion_tokens;
+    }
+
+    pub(super) fn succeeded(&mut self, navigated: Option<bool>) {
+        self.result = Some(StepAttemptResult {
+            success: true,
+            error: None,
+            navigated,
+        });
     }
 
     pub(super) fn fail(&mut self, err: &AttemptError) {
-        self.result = json!({ "success": false, "error": err.code() });
+        self.result = Some(StepAttemptResult {
+            success: false,
+            error: Some(err.code().to_string()),
+            navigated: None,
+        });
         self.reason = Some(err.to_string());
         if matches!(err, AttemptError::Unusable(_)) {
             tracing::warn!(step = self.step_number, attempt = self.attempt, reason = %err, "LLM_FALLBACK_DISABLED");
         }
     }
 
-    pub(super) fn to_json(&self, session: &str) -> Value {
-        let d = &self.durations;
-        json!({
-            "sessionId": session,
-            "stepNumber": self.step_number,
-            "stepId": self.meta["id"],
-            "attempt": self.attempt,
-            "originalInstruction": self.instruction,
-            "currentStepMeta": self.meta,
-            "metadataPresent": !self.hint_keys.is_empty(),
-            "metadataMissing": self.hint_keys.is_empty(),
-            "metadataKeys": self.hint_keys,
-            "decision": self.decision,
-            "precheckCount": self.precheck,
-            "result": self.result,
-            "completed": self.completed,
-            "reason": self.reason,
-            "tokens": { "prompt": self.prompt_tokens, "completion": self.completion_tokens },
-            "durations": { "snapshotMs": d.snapshot, "decisionMs": d.decision, "precheckMs": d.precheck,
-                           "actionMs": d.action, "settleMs": d.settle, "judgeMs": d.judge, "totalMs": d.total },
-            "snapshotBytes": self.snapshot_bytes,
-            "url": self.url,
-            "timestamp": Utc::now().to_rfc3339(),
-        })
+    pub(super) fn record(&self, session: &str) -> StepRecord {
+        StepRecord {
+            session_id: session.to_string(),
+            step_number: self.step_number,
+            step_id: self.meta["id"].as_str().unwrap_or_default().to_string(),
+            attempt: self.attempt,
+            original_instruction: self.instruction.clone(),
+            current_step_meta: self.meta.clone(),
+            metadata_present: !self.hint_keys.is_empty(),
+            metadata_missing: self.hint_keys.is_empty(),
+            metadata_keys: self.hint_keys.clone(),
+            decision: self.decision.clone(),
+            precheck_count: self.precheck,
+            result: self.result.clone().unwrap_or_default(),
+            completed: self.completed,
+            reason: self.reason.clone(),
+            tokens: self.tokens,
+            durations: self.durations,
+            snapshot_bytes: self.snapshot_bytes,
+            url: self.url.clone(),
+            url_after: self.url_after.clone(),
+            artifacts: BTreeMap::new(),
+            timestamp: Utc::now(),
+        }
     }
 }

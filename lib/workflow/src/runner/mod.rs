@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use oxwright_artifacts::ArtifactStore;
-use oxwright_browser::{Tab, UrlPolicy};
+use oxwright_engine::Page;
 use oxwright_jobs::{JobError, RunStatus, StepOutcome, WorkflowMode, WorkflowResult, WorkflowTotals};
-use oxwright_llm::{LlmClient, Message, Usage};
+use oxwright_llm::{ChatModel, Message, Usage};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
@@ -17,13 +17,16 @@ use crate::decision::{Action, ActionValue, DecisionAnswer, parse_decision};
 use crate::executor::{ActError, Executor};
 use crate::log::SessionLog;
 use crate::prompts::{self, DECISION_MAX_TOKENS, JUDGE_MAX_TOKENS, STEP_TOKEN_BUDGET, prompt_tokens};
-use crate::snapshot::{DEFAULT_MAX_CHARS, Snapshot};
 use crate::steps::{StepAction, StructuredStep, Workflow, WorkflowBody};
 use crate::{AttemptError, Locator, Sanitizer, SecretStore, WorkflowError};
+use oxwright_engine::{DEFAULT_MAX_CHARS, Snapshot};
 
 mod attempt;
 
-use attempt::{AttemptLine, Durations, act_json, describe_decision, ms, precheck_count, structured_meta};
+use attempt::{
+    AttemptLine, act_decision, describe_decision, llm_decision, ms, precheck_count, structured_meta,
+};
+use oxwright_jobs::{StepDecision, StepDurations as Durations};
 
 /// Attempts per step (seed: at most 3).
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -37,13 +40,11 @@ pub type ConsoleSink = Arc<dyn Fn(&str) + Send + Sync>;
 #[derive(Clone)]
 pub struct RunDeps {
     /// The LLM; structured workflows need none.
-    pub llm: Option<LlmClient>,
+    pub llm: Option<Arc<dyn ChatModel>>,
     /// Where placeholders get their values.
     pub secrets: Arc<dyn SecretStore>,
     /// Where `sessions/<id>/` goes.
     pub store: Arc<dyn ArtifactStore>,
-    /// The URL policy every navigation obeys.
-    pub policy: Arc<UrlPolicy>,
     /// The sanitiser; share it with whatever else prints for this run.
     pub sanitizer: Sanitizer,
 }
@@ -100,7 +101,7 @@ impl WorkflowOptions {
 
 struct Run<'a> {
     exec: Executor<'a>,
-    llm: Option<LlmClient>,
+    llm: Option<Arc<dyn ChatModel>>,
     log: SessionLog,
     sanitizer: Sanitizer,
     opts: WorkflowOptions,
@@ -110,12 +111,12 @@ struct Run<'a> {
     history: Vec<Value>,
 }
 
-/// Runs `workflow` on `tab` and returns its result. A failed step or a fatal
+/// Runs `workflow` on `page` (any engine) and returns its result. A failed step or a fatal
 /// error still yields a result (status failed, `error` set) with the
 /// artefacts written so far; `Err` is returned only when nothing could run.
 #[tracing::instrument(name = "workflow_run", skip_all, fields(session_id = %opts.session_id))]
 pub async fn run_workflow(
-    tab: &Tab,
+    page: &dyn Page,
     workflow: &Workflow,
     deps: RunDeps,
     opts: WorkflowOptions,
@@ -138,10 +139,9 @@ pub async fn run_workflow(
         opts.console.clone(),
     );
     let exec = Executor::new(
-        tab,
+        page,
         deps.sanitizer.clone(),
         deps.secrets.clone(),
-        deps.policy.clone(),
         opts.action_timeout,
         opts.snapshot_max_chars,
     );
@@ -260,7 +260,7 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn llm(&self) -> Result<&LlmClient, WorkflowError> {
+    fn llm(&self) -> Result<&Arc<dyn ChatModel>, WorkflowError> {
         self.llm
             .as_ref()
             .ok_or_else(|| WorkflowError::Config("no LLM configured".into()))
@@ -343,7 +343,7 @@ impl Run<'_> {
                 return msgs;
             }
             cap = cap * STEP_TOKEN_BUDGET / tokens * 9 / 10;
-            text = snap.within(cap).0;
+            text = self.exec.within(snap, cap);
         }
     }
 
@@ -369,7 +369,7 @@ impl Run<'_> {
                 Some(s) => s,
                 None => self.exec.snapshot().await?,
             };
-            d.snapshot = ms(t.elapsed());
+            d.snapshot_ms = ms(t.elapsed());
             last_snapshot = snap.text.clone();
             // Step meta is rebuilt every attempt; phase 1 derives no hints.
             let meta = json!({ "id": format!("step_{number}_{attempt}"), "originalInstruction": step, "attempt": attempt });
@@ -380,7 +380,7 @@ impl Run<'_> {
             let answer = self
                 .ask("decision", Some(number), messages, DECISION_MAX_TOKENS)
                 .await;
-            d.decision = ms(t.elapsed());
+            d.decision_ms = ms(t.elapsed());
             let mut line = AttemptLine::new(
                 number,
                 attempt,
@@ -412,10 +412,10 @@ impl Run<'_> {
                     continue;
                 }
             };
-            line.decision = serde_json::to_value(&decision).unwrap_or(Value::Null);
             let locator = decision
                 .locator()
                 .map_err(|e| WorkflowError::Config(e.to_string()))?;
+            line.decision = Some(llm_decision(&decision, &locator));
             let t = Instant::now();
             let target = if decision.action == Action::Wait {
                 self.exec
@@ -424,24 +424,24 @@ impl Run<'_> {
                     .map(|t| (t, 1))
             } else {
                 match self.exec.locate(&locator).await {
-                    Ok(found) if found.len() == 1 => Ok((found[0], 1)),
+                    Ok(found) if found.len() == 1 => Ok((found[0].clone(), 1)),
                     Ok(found) => Err(AttemptError::NotUnique {
                         locator: locator.to_string(),
                         count: found.len(),
                     }),
-                    Err(e) if e.is_fatal_for_browser() => return Err(e.into()),
-                    Err(e) => Err(AttemptError::Action(e.to_string())),
+                    Err(e) if e.is_fatal() => return Err(e.into()),
+                    Err(e) => Err(AttemptError::Action(self.sanitizer.clean(&e.to_string()))),
                 }
             };
-            d.precheck = ms(t.elapsed());
+            d.precheck_ms = ms(t.elapsed());
             let target = match target {
                 Ok((target, count)) => {
-                    line.precheck = json!(count);
+                    line.precheck = Some(count);
                     target
                 }
                 Err(err) => {
                     if let AttemptError::NotUnique { count, .. } = &err {
-                        line.precheck = json!(count);
+                        line.precheck = Some(*count);
                     }
                     reasons.push(err.to_string());
                     line.fail(&err);
@@ -451,16 +451,16 @@ impl Run<'_> {
             };
             match self
                 .exec
-                .perform(target, decision.action, decision.value.as_ref())
+                .perform(&target, decision.action, decision.value.as_ref())
                 .await
             {
                 Ok(acted) => {
-                    d.action = ms(acted.action);
-                    d.settle = ms(acted.settle);
-                    line.result = json!({ "success": true, "navigated": acted.navigated });
+                    d.action_ms = ms(acted.action);
+                    d.settle_ms = ms(acted.settle);
+                    line.succeeded(Some(acted.navigated));
                 }
                 Err(ActError::Workflow(e)) => return Err(e),
-                Err(ActError::Browser(e)) if e.is_fatal_for_browser() => return Err(e.into()),
+                Err(ActError::Engine(e)) => return Err(e.into()),
                 Err(e) => {
                     let err = AttemptError::Action(e.to_string());
                     reasons.push(err.to_string());
@@ -471,7 +471,7 @@ impl Run<'_> {
             }
             let t = Instant::now();
             let fresh = self.exec.snapshot().await?;
-            d.snapshot += ms(t.elapsed());
+            d.snapshot_ms += ms(t.elapsed());
             last_snapshot = fresh.text.clone();
             let action_text = format!("{} {}", locator, decision.action.as_str());
             let t = Instant::now();
@@ -483,7 +483,7 @@ impl Run<'_> {
                     JUDGE_MAX_TOKENS,
                 )
                 .await;
-            d.judge = ms(t.elapsed());
+            d.judge_ms = ms(t.elapsed());
             let verdict = match verdict {
                 Ok((text, usage)) => {
                     p_tokens += usage.prompt_tokens;
@@ -548,11 +548,21 @@ impl Run<'_> {
                 StepAction::Goto(raw) => {
                     let t = Instant::now();
                     let r = match self.opts.start_url.join(raw) {
-                        Ok(url) => match self.exec.goto(&url).await {
-                            Ok(()) => Ok(()),
-                            Err(e) if e.is_fatal_for_browser() => return Err(e.into()),
-                            Err(e) => Err(AttemptError::Action(e.to_string())),
-                        },
+                        Ok(url) => {
+                            line.decision = Some(StepDecision {
+                                locator: None,
+                                action: "goto".into(),
+                                value: None,
+                                confidence: None,
+                                rationale: None,
+                                url: Some(url.to_string()),
+                            });
+                            match self.exec.goto(&url).await {
+                                Ok(()) => Ok(()),
+                                Err(e) if e.is_fatal() => return Err(e.into()),
+                                Err(e) => Err(AttemptError::Action(self.sanitizer.clean(&e.to_string()))),
+                            }
+                        }
                         Err(e) => {
                             return Err(WorkflowError::Parse {
                                 line: step.line,
@@ -560,7 +570,7 @@ impl Run<'_> {
                             });
                         }
                     };
-                    d.action = ms(t.elapsed());
+                    d.action_ms = ms(t.elapsed());
                     r
                 }
                 StepAction::Sleep(dur) => {
@@ -570,9 +580,16 @@ impl Run<'_> {
                 StepAction::Expect(locator) => {
                     let t = Instant::now();
                     let r = self.exec.wait_for_one(locator, wait).await.map(|_| ());
-                    d.precheck = ms(t.elapsed());
-                    line.decision = json!({ "locator": locator, "action": "expect" });
-                    line.precheck = json!(if r.is_ok() { 1 } else { precheck_count(&r) });
+                    d.precheck_ms = ms(t.elapsed());
+                    line.decision = Some(StepDecision {
+                        locator: Some(locator.clone()),
+                        action: "expect".into(),
+                        value: None,
+                        confidence: None,
+                        rationale: None,
+                        url: None,
+                    });
+                    line.precheck = Some(if r.is_ok() { 1 } else { precheck_count(&r) });
                     r
                 }
                 StepAction::Act {
@@ -580,7 +597,7 @@ impl Run<'_> {
                     action,
                     value,
                 } => {
-                    line.decision = act_json(locator, *action, value.as_ref());
+                    line.decision = Some(act_decision(locator, *action, value.as_ref()));
                     self.structured_act(locator, *action, value.as_ref(), wait, &mut d, &mut line)
                         .await?
                 }
@@ -589,8 +606,8 @@ impl Run<'_> {
                 Ok(()) => {
                     completed = true;
                     line.completed = true;
-                    if line.result.is_null() {
-                        line.result = json!({ "success": true });
+                    if line.result.is_none() {
+                        line.succeeded(None);
                     }
                 }
                 Err(err) => {
@@ -620,26 +637,26 @@ impl Run<'_> {
     ) -> Result<Result<(), AttemptError>, WorkflowError> {
         let t = Instant::now();
         let target = self.exec.wait_for_one(locator, wait).await;
-        d.precheck = ms(t.elapsed());
+        d.precheck_ms = ms(t.elapsed());
         let target = match target {
             Ok(t) => {
-                line.precheck = json!(1);
+                line.precheck = Some(1);
                 t
             }
             Err(err) => {
-                line.precheck = json!(precheck_count::<()>(&Err(err.clone())));
+                line.precheck = Some(precheck_count::<()>(&Err(err.clone())));
                 return Ok(Err(err));
             }
         };
-        match self.exec.perform(target, action, value).await {
+        match self.exec.perform(&target, action, value).await {
             Ok(acted) => {
-                d.action = ms(acted.action);
-                d.settle = ms(acted.settle);
-                line.result = json!({ "success": true, "navigated": acted.navigated });
+                d.action_ms = ms(acted.action);
+                d.settle_ms = ms(acted.settle);
+                line.succeeded(Some(acted.navigated));
                 Ok(Ok(()))
             }
             Err(ActError::Workflow(e)) => Err(e),
-            Err(ActError::Browser(e)) if e.is_fatal_for_browser() => Err(e.into()),
+            Err(ActError::Engine(e)) => Err(e.into()),
             Err(e) => Ok(Err(AttemptError::Action(e.to_string()))),
         }
     }
@@ -651,13 +668,14 @@ impl Run<'_> {
         started: Instant,
     ) -> Result<(), WorkflowError> {
         line.durations = d;
-        line.durations.total = ms(started.elapsed());
-        let value = line.to_json(&self.opts.session_id);
+        line.durations.total_ms = ms(started.elapsed());
+        let record = line.record(&self.opts.session_id);
         self.history.push(json!({
-            "step": value["stepId"], "decision": value["decision"],
+            "step": record.step_id, "decision": record.decision,
             "outcome": if line.completed { "success" } else { "retry" },
-            "timestamp": value["timestamp"],
+            "timestamp": record.timestamp,
         }));
+        let value = serde_json::to_value(&record).map_err(|e| WorkflowError::Store(e.to_string()))?;
         self.totals.attempts += 1;
         let verdict = if line.completed {
             "completed".to_string()
@@ -667,7 +685,7 @@ impl Run<'_> {
         self.log.say(&format!(
             "  attempt {}: {} → {}",
             line.attempt,
-            describe_decision(&line.decision),
+            describe_decision(line.decision.as_ref()),
             verdict
         ));
         self.log.step(&value).await
@@ -708,7 +726,7 @@ impl Run<'_> {
             return Ok(());
         }
         let ts = Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
-        let screenshot = match self.exec.tab().screenshot_png().await {
+        let screenshot = match self.exec.screenshot().await {
             Ok(png) => self
                 .log
                 .put_bytes(&format!("screenshots/step-{number}-{ts}.png"), png, "image/png")

@@ -1,14 +1,12 @@
-//! Reads a rendered page in one DevTools round trip: the HTML as rendered,
+//! Reads a rendered page in one script evaluation: the HTML as rendered,
 //! the HTML with CSS-hidden elements removed, the title and the metadata.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use oxwright_engine::{EngineError, EngineErrorKind, Page};
 use oxwright_jobs::PageMetadata;
 use serde::Deserialize;
-
-use crate::BrowserError;
-use crate::tab::Tab;
 
 /// The content of a rendered page.
 #[derive(Debug, Clone, Default)]
@@ -34,10 +32,10 @@ struct Raw {
     meta: BTreeMap<String, String>,
 }
 
-/// Runs in the page. The page's context is disposed after the job, so
+/// Runs in the page. The page's document is left after the job, so
 /// removing hidden elements from the live DOM is safe and cheaper than
 /// cloning it.
-const EXTRACT_JS: &str = r#"(() => {
+pub const EXTRACT_JS: &str = r#"(() => {
   const d = document;
   const root = d.documentElement;
   const html = root ? root.outerHTML : '';
@@ -77,24 +75,26 @@ const EXTRACT_JS: &str = r#"(() => {
   };
 })()"#;
 
-impl Tab {
-    /// Reads the page's HTML and metadata; see [`Extracted`].
-    pub async fn extract(&self, limit: Duration) -> Result<Extracted, BrowserError> {
-        let value = self.evaluate(EXTRACT_JS, limit).await?;
-        let raw: Raw = serde_json::from_value(value)
-            .map_err(|e| BrowserError::Extraction(format!("unexpected page read: {e}")))?;
-        let mut meta = raw.meta;
-        let description = meta.remove("description");
-        Ok(Extracted {
-            html: raw.html,
-            visible_html: raw.visible,
-            title: raw.title,
-            metadata: PageMetadata {
-                description,
-                lang: raw.lang,
-                canonical: raw.canonical,
-                meta,
-            },
-        })
-    }
+/// Parses what [`EXTRACT_JS`] returned.
+pub fn parse_extracted(value: serde_json::Value) -> Result<Extracted, EngineError> {
+    let raw: Raw = serde_json::from_value(value)
+        .map_err(|e| EngineError::new(EngineErrorKind::Script, format!("unexpected page read: {e}")))?;
+    let mut meta = raw.meta;
+    let description = meta.remove("description");
+    Ok(Extracted {
+        html: raw.html,
+        visible_html: raw.visible,
+        title: raw.title,
+        metadata: PageMetadata {
+            description,
+            lang: raw.lang,
+            canonical: raw.canonical,
+            meta,
+        },
+    })
+}
+
+/// Reads the page's HTML and metadata; see [`Extracted`].
+pub async fn extract(page: &dyn Page, limit: Duration) -> Result<Extracted, EngineError> {
+    parse_extracted(page.evaluate(EXTRACT_JS, limit).await?)
 }

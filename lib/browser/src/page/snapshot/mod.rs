@@ -1,92 +1,35 @@
-//! The accessibility snapshot: Chromium's full accessibility tree (raw JSON
-//! from `Accessibility.getFullAXTree`, per same-origin frame) rendered in the
-//! compact YAML-like form Playwright's AI snapshots use:
-//!
-//! ```text
-//! - heading "Sign in" [level=1] [ref=e2]
-//! - textbox "Username" [ref=e3]: alice
-//! - checkbox "Remember me" [checked] [ref=e5]
-//! - link "Help" [ref=e7]:
-//!   - /url: /app/help
-//! ```
-//!
-//! Ignored nodes and unnamed generic containers are hoisted (their children
-//! take their place); refs are stable within a document and start again at
-//! `e1` after a navigation; a size cap prunes text lines first, then cuts.
+//! The accessibility snapshot on Chromium: the full accessibility tree
+//! (raw JSON from `Accessibility.getFullAXTree`, per same-origin frame)
+//! rendered into the engine's snapshot lines (Playwright's AI-snapshot
+//! form). Ignored nodes and unnamed generic containers are hoisted (their
+//! children take their place); refs are stable within a document and start
+//! again at `e1` after a navigation. Names and values are the page's own:
+//! callers that log or prompt with a snapshot sanitise it first.
 
 mod roles;
 
 use std::collections::{HashMap, HashSet};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use oxwright_browser::{BrowserError, Tab};
+use oxwright_engine::{ElementId, Snapshot, SnapshotElement, SnapshotLine, normalize};
 use serde_json::{Value, json};
 
-use crate::Sanitizer;
-use crate::cdp::call;
-use crate::locator::normalize;
+use super::raw::call;
+use crate::{BrowserError, Tab};
 use roles::{Shape, interactive, shape, shows_value};
 
-/// Default cap on the snapshot text, in characters (about 2,000 tokens).
-pub const DEFAULT_MAX_CHARS: usize = 8_000;
-
-/// One element the snapshot shows, for locators and masking.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Element {
-    /// `eN`.
-    pub ref_id: String,
-    /// ARIA role.
-    pub role: String,
-    /// Accessible name as Chromium computed it.
-    pub name: String,
-    /// DOM backend node id.
-    pub backend: i64,
-}
-
-#[derive(Debug, Clone)]
-struct Line {
-    depth: usize,
-    text: String,
-    keep: bool,
-}
-
-/// A rendered snapshot.
-#[derive(Debug, Clone)]
-pub struct Snapshot {
-    /// The text sent to the LLM.
-    pub text: String,
-    /// Every element with a ref, before pruning.
-    pub elements: Vec<Element>,
-    /// The main document's URL.
-    pub url: String,
-    /// Lines pruned to fit the cap.
-    pub pruned: usize,
-    /// Time to read and render the tree.
-    pub took: Duration,
-    lines: Vec<Line>,
-}
-
-impl Snapshot {
-    /// Renders the same tree again under a smaller cap.
-    pub fn within(&self, max_chars: usize) -> (String, usize) {
-        render_capped(&self.lines, max_chars)
-    }
-}
+type Line = SnapshotLine;
 
 /// Keeps refs stable across snapshots of one document.
-#[derive(Debug)]
-pub struct Snapshotter {
+#[derive(Debug, Default)]
+pub(crate) struct Snapshotter {
     refs: HashMap<i64, u32>,
     next: u32,
-    loader: Option<String>,
+    /// The main frame's loader id of the document the refs belong to.
+    pub(crate) loader: Option<String>,
     masked: HashSet<i64>,
-    max_chars: usize,
-}
-
-impl Default for Snapshotter {
-    fn default() -> Self {
-        Self::new(DEFAULT_MAX_CHARS)
-    }
+    /// Ref → backend node id of the last snapshot.
+    pub(crate) last: HashMap<String, i64>,
 }
 
 #[derive(Debug, Clone)]
@@ -103,34 +46,23 @@ struct Node {
 struct Frame {
     nodes: HashMap<String, Node>,
     root: Option<String>,
+    title: String,
 }
 
 struct Ctx<'a> {
     frames: &'a HashMap<String, Frame>,
     /// Backend node id of an `<iframe>` → the frame it hosts.
     owners: &'a HashMap<i64, String>,
-    sanitizer: &'a Sanitizer,
 }
 
 impl Snapshotter {
-    /// Creates a snapshotter whose text is capped at `max_chars`.
-    pub fn new(max_chars: usize) -> Self {
-        Self {
-            refs: HashMap::new(),
-            next: 1,
-            loader: None,
-            masked: HashSet::new(),
-            max_chars,
-        }
-    }
-
     /// Marks an element whose value must never be shown (a typed secret).
-    pub fn mask(&mut self, backend: i64) {
+    pub(crate) fn mask(&mut self, backend: i64) {
         self.masked.insert(backend);
     }
 
-    /// Reads the page's accessibility tree and renders it.
-    pub async fn capture(&mut self, tab: &Tab, sanitizer: &Sanitizer) -> Result<Snapshot, BrowserError> {
+    /// Reads the page's accessibility tree and renders it under `max_chars`.
+    pub(crate) async fn capture(&mut self, tab: &Tab, max_chars: usize) -> Result<Snapshot, BrowserError> {
         let started = Instant::now();
         let tree = call(tab, "Page.getFrameTree", json!({})).await?;
         let main = &tree["frameTree"]["frame"];
@@ -140,6 +72,7 @@ impl Snapshotter {
         if loader != self.loader {
             // A new document: refs start again.
             self.refs.clear();
+            self.last.clear();
             self.next = 1;
             self.masked.clear();
             self.loader = loader;
@@ -166,25 +99,32 @@ impl Snapshotter {
         let ctx = Ctx {
             frames: &frames,
             owners: &owners,
-            sanitizer,
         };
         let mut lines = Vec::new();
         let mut elements = Vec::new();
         if let Some(root) = frames[&main_id].root.clone() {
             self.render(&ctx, &main_id, &root, 0, &mut lines, &mut elements);
         }
-        let (text, pruned) = render_capped(&lines, self.max_chars);
-        Ok(Snapshot {
-            text,
-            elements,
-            url: main["url"].as_str().unwrap_or_default().to_string(),
-            pruned,
-            took: started.elapsed(),
+        for e in &elements {
+            if let Ok(backend) = e.id.0.parse::<i64>() {
+                self.last.insert(e.ref_id.clone(), backend);
+            }
+        }
+        let title = frames[&main_id].title.clone();
+        Ok(Snapshot::from_lines(
             lines,
-        })
+            elements,
+            main["url"].as_str().unwrap_or_default().to_string(),
+            title,
+            max_chars,
+            started.elapsed(),
+        ))
     }
 
     fn ref_for(&mut self, backend: i64) -> String {
+        if self.next == 0 {
+            self.next = 1;
+        }
         let n = *self.refs.entry(backend).or_insert_with(|| {
             let n = self.next;
             self.next += 1;
@@ -200,14 +140,14 @@ impl Snapshotter {
         id: &str,
         depth: usize,
         out: &mut Vec<Line>,
-        elements: &mut Vec<Element>,
+        elements: &mut Vec<SnapshotElement>,
     ) {
         let Some(node) = ctx.frames[frame].nodes.get(id) else {
             return;
         };
         let children = node.children.clone();
         let walk_children =
-            |me: &mut Self, depth: usize, out: &mut Vec<Line>, elements: &mut Vec<Element>| {
+            |me: &mut Self, depth: usize, out: &mut Vec<Line>, elements: &mut Vec<SnapshotElement>| {
                 for child in &children {
                     me.render(ctx, frame, child, depth, out, elements);
                 }
@@ -224,7 +164,7 @@ impl Snapshotter {
                 if !name.is_empty() {
                     out.push(Line {
                         depth,
-                        text: format!("- text: {}", ctx.sanitizer.clean(&name)),
+                        text: format!("- text: {name}"),
                         keep: false,
                     });
                 }
@@ -233,7 +173,7 @@ impl Snapshotter {
                 let mut head = format!("- {role}");
                 if !name.is_empty() {
                     head.push(' ');
-                    head.push_str(&quote(&ctx.sanitizer.clean(&name)));
+                    head.push_str(&quote(&name));
                 }
                 for flag in flags(&node.props) {
                     head.push_str(&format!(" [{flag}]"));
@@ -241,11 +181,11 @@ impl Snapshotter {
                 if let Some(backend) = node.backend {
                     let r = self.ref_for(backend);
                     head.push_str(&format!(" [ref={r}]"));
-                    elements.push(Element {
+                    elements.push(SnapshotElement {
                         ref_id: r,
                         role: role.to_string(),
                         name: name.clone(),
-                        backend,
+                        id: ElementId(backend.to_string()),
                     });
                 }
                 let value = node
@@ -257,7 +197,7 @@ impl Snapshotter {
                     if node.backend.is_some_and(|b| self.masked.contains(&b)) {
                         "••••".to_string()
                     } else {
-                        ctx.sanitizer.clean(&v)
+                        v
                     }
                 });
                 let mut inner = Vec::new();
@@ -266,7 +206,7 @@ impl Snapshotter {
                 {
                     inner.push(Line {
                         depth: depth + 1,
-                        text: format!("- /url: {}", ctx.sanitizer.clean(&short_url(&url))),
+                        text: format!("- /url: {}", short_url(&url)),
                         keep: false,
                     });
                 }
@@ -287,7 +227,7 @@ impl Snapshotter {
                         .join(" ")
                 };
                 if only_text(&inner[first_child..])
-                    && normalize(&joined(&inner[first_child..])) == normalize(&ctx.sanitizer.clean(&name))
+                    && normalize(&joined(&inner[first_child..])) == normalize(&name)
                 {
                     inner.truncate(first_child); // The name already says it.
                 }
@@ -387,7 +327,12 @@ async fn read_frame(tab: &Tab, frame_id: Option<&str>) -> Result<Frame, BrowserE
             },
         );
     }
-    Ok(Frame { nodes, root })
+    let title = root
+        .as_ref()
+        .and_then(|r| nodes.get(r))
+        .map(|n: &Node| n.name.clone())
+        .unwrap_or_default();
+    Ok(Frame { nodes, root, title })
 }
 
 fn prop<'a>(props: &'a [(String, Value)], name: &str) -> Option<&'a Value> {
@@ -442,81 +387,5 @@ fn short_url(url: &str) -> String {
             s
         }
         _ => url.to_string(),
-    }
-}
-
-/// Joins lines under `max_chars`: text lines go first (from the end), then
-/// the rest is cut with a note. Returns the text and the lines dropped.
-fn render_capped(lines: &[Line], max_chars: usize) -> (String, usize) {
-    let size = |ls: &[&Line]| ls.iter().map(|l| l.depth * 2 + l.text.len() + 1).sum::<usize>();
-    let mut kept: Vec<&Line> = lines.iter().collect();
-    let mut pruned = 0;
-    // Room for the note that says lines were pruned.
-    let budget = max_chars.saturating_sub(40);
-    if size(&kept) > max_chars {
-        let mut total = size(&kept);
-        let mut drop = vec![false; kept.len()];
-        for i in (0..kept.len()).rev() {
-            if total <= budget {
-                break;
-            }
-            if !kept[i].keep {
-                drop[i] = true;
-                total -= kept[i].depth * 2 + kept[i].text.len() + 1;
-            }
-        }
-        let before = kept.len();
-        kept = kept
-            .into_iter()
-            .zip(drop)
-            .filter(|(_, d)| !d)
-            .map(|(l, _)| l)
-            .collect();
-        pruned = before - kept.len();
-    }
-    let mut out = String::new();
-    for (i, l) in kept.iter().enumerate() {
-        let piece = format!("{}{}\n", "  ".repeat(l.depth), l.text);
-        if out.len() + piece.len() > budget && (pruned > 0 || size(&kept) > max_chars) {
-            pruned += kept.len() - i;
-            break;
-        }
-        out.push_str(&piece);
-    }
-    if pruned > 0 {
-        out.push_str(&format!("- note: {pruned} lines pruned to fit\n"));
-    }
-    (out, pruned)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn line(depth: usize, text: &str, keep: bool) -> Line {
-        Line {
-            depth,
-            text: text.to_string(),
-            keep,
-        }
-    }
-
-    #[test]
-    fn cap_prunes_text_before_elements() {
-        let mut lines = vec![line(0, "- button \"Go\" [ref=e1]", true)];
-        for i in 0..200 {
-            lines.push(line(1, &format!("- text: filler paragraph number {i}"), false));
-        }
-        lines.push(line(0, "- link \"Last\" [ref=e2]", true));
-        let (text, pruned) = render_capped(&lines, 400);
-        assert!(text.len() <= 400, "{}", text.len());
-        assert!(
-            text.contains("button \"Go\"") && text.contains("link \"Last\""),
-            "{text}"
-        );
-        assert!(pruned > 150);
-        assert!(text.ends_with("lines pruned to fit\n"));
-        let (small, _) = render_capped(&lines[..3], 10_000);
-        assert!(!small.contains("pruned"));
     }
 }

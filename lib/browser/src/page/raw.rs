@@ -4,8 +4,8 @@
 
 use std::borrow::Cow;
 
+use crate::{BrowserError, Tab};
 use chromiumoxide::types::{Command, Method, MethodId};
-use oxwright_browser::{BrowserError, Tab};
 use serde::Serialize;
 use serde_json::Value;
 

@@ -4,13 +4,13 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use crate::{BrowserError, Tab};
 use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, ResourceType,
 };
 use chromiumoxide::cdp::browser_protocol::page::{EventFrameStartedLoading, EventFrameStoppedLoading};
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use oxwright_browser::{BrowserError, Tab};
 
 /// Quiet time that counts as settled.
 const QUIET: Duration = Duration::from_millis(150);
@@ -38,7 +38,7 @@ pub(crate) struct Settled {
 impl Settle {
     /// Subscribes to the events the wait reads.
     pub(crate) async fn arm(tab: &Tab) -> Result<Self, BrowserError> {
-        let page = tab.page();
+        let page = tab.raw_page();
         let err = |e: chromiumoxide::error::CdpError| BrowserError::Protocol {
             call: "event subscription".into(),
             message: e.to_string(),

@@ -1,13 +1,18 @@
-//! The page-fetch handler (seed 002): navigate in a pooled browser, refuse
-//! what is not HTML, read the DOM, convert it to Markdown, and retry
-//! transient failures with exponential backoff.
+//! The page-fetch job (seed 002) over the engine seam: open a page,
+//! navigate, refuse what is not HTML, read the DOM, convert it to Markdown,
+//! and retry transient failures with exponential backoff. Any
+//! [`BrowserEngine`] serves it (the Chromium pool in production).
+
+mod extract;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use oxwright_browser::{BrowserError, BrowserPool, NavigateOptions, UrlPolicy};
+use oxwright_engine::{BrowserEngine, EngineError, GotoOptions, OpenOptions, ScreenshotOptions, UrlPolicy};
 use oxwright_jobs::{ErrorKind, FetchResult, FetchSpec, FetchTimings, JobError, TokenCounts};
 use oxwright_markdown::{count_tokens, html_to_markdown};
+
+pub use extract::{EXTRACT_JS, Extracted, extract, parse_extracted};
 
 /// A fetch result plus the bulky outputs stored beside it.
 #[derive(Debug, Clone)]
@@ -29,23 +34,19 @@ pub fn backoff(base_ms: u64, n: u32) -> Duration {
 /// Fetches `spec.url`, retrying transient failures up to `spec.retry_count` times.
 #[tracing::instrument(skip_all, fields(url = %spec.url))]
 pub async fn fetch_page(
-    pool: &BrowserPool,
+    engine: &dyn BrowserEngine,
     policy: &Arc<UrlPolicy>,
     spec: &FetchSpec,
 ) -> Result<FetchOutput, JobError> {
     let started = Instant::now();
     // The input URL is checked before any browser work (no page is leased for it).
     if let Err(source) = policy.check(&spec.url).await {
-        return Err(BrowserError::Policy {
-            url: spec.url.to_string(),
-            source,
-        }
-        .into());
+        return Err(EngineError::policy(spec.url.as_str(), &source).into());
     }
     let mut attempt = 0u32;
     loop {
         attempt += 1;
-        match fetch_once(pool, policy, spec).await {
+        match fetch_once(engine, policy, spec).await {
             Ok(mut out) => {
                 out.result.attempts = attempt;
                 out.result.timings.total_ms = ms(started.elapsed());
@@ -68,40 +69,43 @@ pub async fn fetch_page(
     }
 }
 
+/// Deadline of reading a rendered page (huge DOMs take seconds).
+const EXTRACT_LIMIT: Duration = Duration::from_secs(20);
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
 async fn fetch_once(
-    pool: &BrowserPool,
+    engine: &dyn BrowserEngine,
     policy: &Arc<UrlPolicy>,
     spec: &FetchSpec,
 ) -> Result<FetchOutput, JobError> {
     let t0 = Instant::now();
-    let lease = pool.acquire(spec.headless).await?;
+    let mut open = OpenOptions::new(policy.clone());
+    open.headless = spec.headless;
+    let tab = engine.open(&open).await?;
     let acquire_ms = ms(t0.elapsed());
-    let opts = NavigateOptions {
+    let opts = GotoOptions {
         wait_until: spec.wait_for_load_state,
         wait_for: spec.wait_for.clone(),
         block: spec.block_resources.clone(),
-        policy: policy.clone(),
         timeout: Duration::from_millis(spec.timeout_ms.max(1)),
     };
     let t1 = Instant::now();
-    let nav = lease.navigate(&spec.url, &opts).await?;
+    let nav = tab.goto(&spec.url, &opts).await?;
     let navigate_ms = ms(t1.elapsed());
     let screenshot = if spec.screenshot {
-        Some(lease.screenshot_png().await?)
+        Some(tab.screenshot(&ScreenshotOptions::default()).await?)
     } else {
         None
     };
     let t2 = Instant::now();
-    let page = lease
-        .extract(lease.call_timeout().max(Duration::from_secs(20)))
-        .await?;
+    let page = extract(tab.as_ref(), EXTRACT_LIMIT).await?;
     let extract_ms = ms(t2.elapsed());
+    let dialogs = tab.dialogs().await;
     // The browser is done: give the page back before the CPU-bound part.
-    drop(lease);
+    drop(tab);
 
     let t3 = Instant::now();
     let base = url::Url::parse(&nav.final_url).ok();
@@ -133,6 +137,17 @@ async fn fetch_once(
     let (title, metadata) = (page.title, page.metadata);
 
     let mut warnings = conv.warnings;
+    for d in &dialogs {
+        warnings.push(format!(
+            "the page opened a {} dialog ({:?}); it was {}",
+            d.kind,
+            d.message.chars().take(200).collect::<String>(),
+            match d.action {
+                oxwright_engine::DialogAction::Accept => "accepted",
+                oxwright_engine::DialogAction::Dismiss => "dismissed",
+            }
+        ));
+    }
     if !nav.refused.is_empty() {
         warnings.push(format!(
             "url policy refused {} sub-request(s), first: {}",

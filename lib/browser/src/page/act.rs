@@ -1,0 +1,459 @@
+//! Acting on one element with real input events through the DevTools Input
+//! domain: Playwright's actionability checks (connected, visible box,
+//! enabled, stable over an animation frame, receives the pointer) before
+//! a click, focus and `Input.insertText` for a fill, option selection
+//! without focus, key presses; each under the action's deadline.
+
+use std::time::{Duration, Instant};
+
+use oxwright_engine::{Act, EngineError, EngineErrorKind};
+use serde_json::{Value, json};
+
+use super::raw::{call, call_on, resolve};
+use crate::{BrowserError, Tab};
+
+/// Poll interval of auto-waits.
+const POLL: Duration = Duration::from_millis(50);
+
+const ACTIONABLE_JS: &str = r#"function() {
+  if (!this.isConnected) return 'detached';
+  const st = this.ownerDocument.defaultView.getComputedStyle(this);
+  const r = this.getBoundingClientRect();
+  if (r.width === 0 || r.height === 0 || st.visibility === 'hidden') return 'hidden';
+  if (this.disabled || this.getAttribute('aria-disabled') === 'true') return 'disabled';
+  return 'ok';
+}"#;
+
+const HIT_JS: &str = r#"function(x, y) {
+  if (this.ownerDocument.defaultView !== window.top) return true;
+  let e = document.elementFromPoint(x, y);
+  while (e && e.shadowRoot) { const inner = e.shadowRoot.elementFromPoint(x, y); if (!inner || inner === e) break; e = inner; }
+  if (!e) return false;
+  if (e === this || this.contains(e)) return true;
+  const host = e.getRootNode && e.getRootNode().host;
+  if (host && (host === this || this.contains(host))) return true;
+  if (this.getRootNode && this.getRootNode().host && e.contains(this)) return true;
+  return !!(this.labels && [...this.labels].some((l) => l.contains(e)));
+}"#;
+
+const FOCUS_FOR_FILL_JS: &str = r#"function() {
+  if (!this.isConnected) return 'detached';
+  const t = (this.type || '').toLowerCase();
+  const input = this.tagName === 'INPUT' && !['checkbox','radio','button','submit','reset','file','image','hidden','range','color'].includes(t);
+  if (!(input || this.tagName === 'TEXTAREA' || this.isContentEditable)) return 'not editable';
+  const r = this.getBoundingClientRect();
+  if (r.width === 0 || r.height === 0) return 'hidden';
+  if (this.disabled) return 'disabled';
+  if (this.readOnly) return 'readonly';
+  this.scrollIntoView({ block: 'center', inline: 'center' });
+  this.focus();
+  if (input || this.tagName === 'TEXTAREA') { this.select(); }
+  else { const g = this.ownerDocument.createRange(); g.selectNodeContents(this); const s = this.ownerDocument.getSelection(); s.removeAllRanges(); s.addRange(g); }
+  return t === 'password' ? 'ok-secret' : 'ok';
+}"#;
+
+const FOCUS_JS: &str = r#"function() {
+  if (!this.isConnected) return 'detached';
+  this.scrollIntoView({ block: 'center', inline: 'center' });
+  this.focus();
+  return 'ok';
+}"#;
+
+const CHANGE_JS: &str =
+    r#"function() { this.dispatchEvent(new Event('change', { bubbles: true })); return true; }"#;
+
+const CHECKED_JS: &str = r#"function() {
+  if (!this.isConnected) return 'detached';
+  const el = this.tagName === 'LABEL' && this.control ? this.control : this;
+  if (el.type === 'checkbox' || el.type === 'radio') return el.checked ? 'on' : 'off';
+  const a = el.getAttribute('aria-checked');
+  if (a === 'true' || a === 'mixed') return 'on';
+  if (a === 'false') return 'off';
+  return 'not a checkbox';
+}"#;
+
+// Selects like Playwright's selectOption: no focus (widgets that open on
+// focus stay closed), the selection replaced, one input and one change.
+const SELECT_JS: &str = r#"function(values) {
+  if (!this.isConnected) return { error: 'detached' };
+  if (this.tagName !== 'SELECT') return { error: 'not a select element' };
+  if (this.disabled) return { error: 'disabled' };
+  const norm = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const opts = [...this.options];
+  const picked = [];
+  for (const v of values) {
+    const o = opts.find((o) => o.value === v) || opts.find((o) => norm(o.label) === norm(v))
+      || opts.find((o) => norm(o.label).toLowerCase() === norm(v).toLowerCase());
+    if (!o) return { error: 'no option matches', options: opts.map((o) => norm(o.label)) };
+    picked.push(o);
+  }
+  if (picked.length > 1 && !this.multiple) return { error: 'not a multiple select' };
+  for (const o of opts) o.selected = picked.includes(o);
+  this.dispatchEvent(new Event('input', { bubbles: true }));
+  this.dispatchEvent(new Event('change', { bubbles: true }));
+  return { ok: true };
+}"#;
+
+pub(crate) fn interactable(message: impl Into<String>) -> EngineError {
+    EngineError::new(EngineErrorKind::NotInteractable, message)
+}
+
+/// Maps a browser error of an action onto the engine's kinds: a node that
+/// is gone is stale, not a crash.
+pub(crate) fn act_error(err: BrowserError) -> EngineError {
+    match &err {
+        BrowserError::Protocol { message, .. }
+            if message.contains("No node")
+                || message.contains("Could not find node")
+                || message.contains("does not belong") =>
+        {
+            EngineError::new(
+                EngineErrorKind::Stale,
+                "the element left the page (the page changed); take a new snapshot",
+            )
+        }
+        _ => super::engine_error(err),
+    }
+}
+
+/// Performs `act` on the DOM node `backend` within `timeout`. Returns
+/// whether the field was a password field (fills are then masked).
+pub(crate) async fn perform(
+    tab: &Tab,
+    backend: i64,
+    act: &Act,
+    timeout: Duration,
+) -> Result<bool, EngineError> {
+    let deadline = Instant::now() + timeout;
+    let obj = resolve(tab, backend).await.map_err(act_error)?;
+    match act {
+        Act::Click => click(tab, backend, &obj, deadline, timeout, 1)
+            .await
+            .map(|_| false),
+        Act::DoubleClick => click(tab, backend, &obj, deadline, timeout, 2)
+            .await
+            .map(|_| false),
+        Act::Hover => {
+            let (x, y) = actionable_point(tab, backend, &obj, deadline, timeout).await?;
+            mouse(tab, "mouseMoved", x, y, 0).await.map(|_| false)
+        }
+        Act::Fill { value, .. } => fill(tab, &obj, value).await,
+        Act::Type { text } => {
+            let state = call_on(tab, &obj, FOCUS_JS, vec![]).await.map_err(act_error)?;
+            if state.as_str() != Some("ok") {
+                return Err(interactable(format!(
+                    "cannot type: element is {}",
+                    state.as_str().unwrap_or("?")
+                )));
+            }
+            for ch in text.chars() {
+                let s = ch.to_string();
+                for kind in ["keyDown", "keyUp"] {
+                    let mut ev = json!({ "type": kind, "key": s });
+                    if kind == "keyDown" {
+                        ev["text"] = json!(s);
+                    }
+                    call(tab, "Input.dispatchKeyEvent", ev).await.map_err(act_error)?;
+                }
+            }
+            Ok(false)
+        }
+        Act::Press { key } => {
+            let state = call_on(tab, &obj, FOCUS_JS, vec![]).await.map_err(act_error)?;
+            if state.as_str() != Some("ok") {
+                return Err(interactable("cannot press a key: the element left the page"));
+            }
+            press(tab, key).await.map(|_| false)
+        }
+        Act::Select { values } => select(tab, &obj, values).await.map(|_| false),
+        Act::Check | Act::Uncheck => {
+            let want = matches!(act, Act::Check);
+            let state = call_on(tab, &obj, CHECKED_JS, vec![]).await.map_err(act_error)?;
+            match state.as_str() {
+                Some("on") if want => return Ok(false),
+                Some("off") if !want => return Ok(false),
+                Some("on" | "off") => {}
+                Some("detached") => {
+                    return Err(act_error(BrowserError::Protocol {
+                        call: String::new(),
+                        message: "No node".into(),
+                    }));
+                }
+                _ => return Err(interactable("not a checkbox or radio")),
+            }
+            click(tab, backend, &obj, deadline, timeout, 1).await?;
+            let after = call_on(tab, &obj, CHECKED_JS, vec![]).await.map_err(act_error)?;
+            if (after.as_str() == Some("on")) != want {
+                return Err(interactable(format!(
+                    "clicking did not {} the box",
+                    if want { "check" } else { "uncheck" }
+                )));
+            }
+            Ok(false)
+        }
+        Act::ScrollIntoView => {
+            call(
+                tab,
+                "DOM.scrollIntoViewIfNeeded",
+                json!({ "backendNodeId": backend }),
+            )
+            .await
+            .map_err(act_error)?;
+            Ok(false)
+        }
+        Act::Focus => {
+            call_on(tab, &obj, FOCUS_JS, vec![]).await.map_err(act_error)?;
+            Ok(false)
+        }
+    }
+}
+
+/// Waits until the element is actionable and stable, and returns the point
+/// a pointer action aims at.
+async fn actionable_point(
+    tab: &Tab,
+    backend: i64,
+    obj: &str,
+    deadline: Instant,
+    timeout: Duration,
+) -> Result<(f64, f64), EngineError> {
+    let mut last = String::from("not actionable");
+    loop {
+        let state = call_on(tab, obj, ACTIONABLE_JS, vec![])
+            .await
+            .map_err(act_error)?;
+        match state.as_str() {
+            Some("detached") => {
+                return Err(EngineError::new(
+                    EngineErrorKind::Stale,
+                    "the element left the page; take a new snapshot",
+                ));
+            }
+            Some("ok") => {
+                let _ = call(
+                    tab,
+                    "DOM.scrollIntoViewIfNeeded",
+                    json!({ "backendNodeId": backend }),
+                )
+                .await;
+                let a = center(tab, backend).await;
+                next_frame(tab).await;
+                let b = center(tab, backend).await;
+                match (a, b) {
+                    (Some(a), Some(b)) if (a.0 - b.0).abs() < 0.5 && (a.1 - b.1).abs() < 0.5 => {
+                        let hit = call_on(tab, obj, HIT_JS, vec![json!(b.0), json!(b.1)])
+                            .await
+                            .map_err(act_error)?;
+                        if hit == Value::Bool(true) {
+                            return Ok(b);
+                        }
+                        last = "covered by another element".into();
+                    }
+                    (Some(_), Some(_)) => last = "not stable (moving)".into(),
+                    _ => last = "without a box on screen".into(),
+                }
+            }
+            Some(other) => last = other.to_string(),
+            None => {}
+        }
+        if Instant::now() >= deadline {
+            return Err(interactable(format!(
+                "element {last} after {} ms",
+                timeout.as_millis()
+            )));
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+async fn click(
+    tab: &Tab,
+    backend: i64,
+    obj: &str,
+    deadline: Instant,
+    timeout: Duration,
+    count: u32,
+) -> Result<(), EngineError> {
+    let (x, y) = actionable_point(tab, backend, obj, deadline, timeout).await?;
+    mouse(tab, "mouseMoved", x, y, 0).await?;
+    for n in 1..=count {
+        for kind in ["mousePressed", "mouseReleased"] {
+            let mut ev = json!({ "type": kind, "x": x, "y": y, "button": "left", "clickCount": n });
+            ev["buttons"] = json!(if kind == "mousePressed" { 1 } else { 0 });
+            call(tab, "Input.dispatchMouseEvent", ev)
+                .await
+                .map_err(act_error)?;
+        }
+    }
+    Ok(())
+}
+
+async fn mouse(tab: &Tab, kind: &str, x: f64, y: f64, buttons: u32) -> Result<(), EngineError> {
+    call(
+        tab,
+        "Input.dispatchMouseEvent",
+        json!({ "type": kind, "x": x, "y": y, "buttons": buttons }),
+    )
+    .await
+    .map(|_| ())
+    .map_err(act_error)
+}
+
+pub(crate) async fn center(tab: &Tab, backend: i64) -> Option<(f64, f64)> {
+    let q = call(tab, "DOM.getContentQuads", json!({ "backendNodeId": backend }))
+        .await
+        .ok()?;
+    let quad: Vec<f64> = q["quads"].as_array()?.iter().find_map(|quad| {
+        let pts: Vec<f64> = quad.as_array()?.iter().filter_map(Value::as_f64).collect();
+        (pts.len() == 8).then_some(pts)
+    })?;
+    let x = (quad[0] + quad[2] + quad[4] + quad[6]) / 4.0;
+    let y = (quad[1] + quad[3] + quad[5] + quad[7]) / 4.0;
+    Some((x, y))
+}
+
+async fn next_frame(tab: &Tab) {
+    let _ = tab
+        .evaluate(
+            "new Promise((r) => requestAnimationFrame(() => r(true)))",
+            Duration::from_millis(500),
+        )
+        .await;
+}
+
+async fn fill(tab: &Tab, obj: &str, value: &str) -> Result<bool, EngineError> {
+    let state = call_on(tab, obj, FOCUS_FOR_FILL_JS, vec![])
+        .await
+        .map_err(act_error)?;
+    let state = state.as_str().unwrap_or("unknown").to_string();
+    if state == "detached" {
+        return Err(EngineError::new(
+            EngineErrorKind::Stale,
+            "the element left the page; take a new snapshot",
+        ));
+    }
+    if !state.starts_with("ok") {
+        return Err(interactable(format!("cannot fill: element is {state}")));
+    }
+    if value.is_empty() {
+        for kind in ["keyDown", "keyUp"] {
+            call(
+                tab,
+                "Input.dispatchKeyEvent",
+                json!({ "type": kind, "key": "Delete", "code": "Delete", "windowsVirtualKeyCode": 46 }),
+            )
+            .await
+            .map_err(act_error)?;
+        }
+    } else {
+        call(tab, "Input.insertText", json!({ "text": value }))
+            .await
+            .map_err(act_error)?;
+    }
+    call_on(tab, obj, CHANGE_JS, vec![]).await.map_err(act_error)?;
+    Ok(state == "ok-secret")
+}
+
+async fn select(tab: &Tab, obj: &str, values: &[String]) -> Result<(), EngineError> {
+    let out = call_on(tab, obj, SELECT_JS, vec![json!(values)])
+        .await
+        .map_err(act_error)?;
+    if out["ok"] == Value::Bool(true) {
+        return Ok(());
+    }
+    let error = out["error"].as_str().unwrap_or("select failed");
+    let options = out["options"]
+        .as_array()
+        .map(|o| {
+            o.iter()
+                .filter_map(Value::as_str)
+                .map(|s| format!("{s:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    // The requested value is not repeated: it may be a secret.
+    Err(interactable(if options.is_empty() {
+        error.to_string()
+    } else {
+        format!("{error}; options are {options}")
+    }))
+}
+
+/// Key names as Playwright spells them, with their DevTools codes.
+fn key_info(key: &str) -> Option<(&'static str, &'static str, i64, Option<&'static str>)> {
+    Some(match key {
+        "Enter" => ("Enter", "Enter", 13, Some("\r")),
+        "Tab" => ("Tab", "Tab", 9, None),
+        "Escape" => ("Escape", "Escape", 27, None),
+        "Backspace" => ("Backspace", "Backspace", 8, None),
+        "Delete" => ("Delete", "Delete", 46, None),
+        "ArrowUp" => ("ArrowUp", "ArrowUp", 38, None),
+        "ArrowDown" => ("ArrowDown", "ArrowDown", 40, None),
+        "ArrowLeft" => ("ArrowLeft", "ArrowLeft", 37, None),
+        "ArrowRight" => ("ArrowRight", "ArrowRight", 39, None),
+        "Home" => ("Home", "Home", 36, None),
+        "End" => ("End", "End", 35, None),
+        "PageUp" => ("PageUp", "PageUp", 33, None),
+        "PageDown" => ("PageDown", "PageDown", 34, None),
+        "Space" | " " => (" ", "Space", 32, Some(" ")),
+        _ => return None,
+    })
+}
+
+/// Presses `key` (`Enter`, `a`, `Control+a`, `Shift+Tab` …) on the focused element.
+pub(crate) async fn press(tab: &Tab, key: &str) -> Result<(), EngineError> {
+    let mut parts: Vec<&str> = key.split('+').collect();
+    let main = parts.pop().filter(|k| !k.is_empty()).unwrap_or("+");
+    let mut modifiers = 0;
+    for m in &parts {
+        modifiers |= match *m {
+            "Alt" => 1,
+            "Control" | "ControlOrMeta" => 2,
+            "Meta" => 4,
+            "Shift" => 8,
+            other => {
+                return Err(EngineError::new(
+                    EngineErrorKind::InvalidInput,
+                    format!("unknown modifier {other:?}"),
+                ));
+            }
+        };
+    }
+    let (k, code, vk, text) = match key_info(main) {
+        Some((k, code, vk, text)) => (k.to_string(), code.to_string(), vk, text.map(str::to_string)),
+        None if main.chars().count() == 1 => {
+            let c = main.chars().next().unwrap_or(' ');
+            let code = if c.is_ascii_alphabetic() {
+                format!("Key{}", c.to_ascii_uppercase())
+            } else if c.is_ascii_digit() {
+                format!("Digit{c}")
+            } else {
+                String::new()
+            };
+            let vk = c.to_ascii_uppercase() as i64;
+            (
+                main.to_string(),
+                code,
+                vk,
+                (modifiers & 0b0110 == 0).then(|| main.to_string()),
+            )
+        }
+        None => {
+            return Err(EngineError::new(
+                EngineErrorKind::InvalidInput,
+                format!("unknown key {main:?}; use a character or a name like Enter, Tab, Escape, ArrowDown"),
+            ));
+        }
+    };
+    for kind in ["keyDown", "keyUp"] {
+        let mut ev = json!({ "type": kind, "key": k, "code": code, "windowsVirtualKeyCode": vk, "modifiers": modifiers });
+        if kind == "keyDown"
+            && let Some(t) = &text
+        {
+            ev["text"] = json!(t);
+        }
+        call(tab, "Input.dispatchKeyEvent", ev).await.map_err(act_error)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,571 @@
+//! [`ChromiumPage`]: the engine seam's [`Page`] on a pooled Chromium tab.
+//! Snapshot, locate, act and settle live here (moved from the workflow
+//! crate); navigation, extraction and screenshots are the tab's own.
+//! Console messages and dialogs are collected from the moment the page is
+//! opened; dialogs nobody handles are answered at once (dismissed by
+//! default) so they never block the page.
+
+mod act;
+mod locate;
+pub(crate) mod raw;
+mod settle;
+mod snapshot;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventJavascriptDialogOpening, HandleJavaScriptDialogParams,
+};
+use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
+use futures::StreamExt;
+use oxwright_engine::{
+    Act, ActOptions, Acted, BrowserEngine, ConsoleMessage, DialogAction, DialogRecord, Element, ElementId,
+    EngineError, EngineErrorKind, GotoOptions, Locator, Navigated, OpenOptions, Page, ScreenshotOptions,
+    Snapshot, SnapshotOptions, TabInfo, Target, WaitCondition, WaitUntil, name_matches,
+};
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use crate::{BrowserError, BrowserPool, Lease, NavigateOptions, UrlPolicy};
+use settle::Settle;
+use snapshot::Snapshotter;
+
+/// Most console messages kept between two reads.
+const CONSOLE_CAP: usize = 1_000;
+/// Poll interval of waits.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Maps a browser error onto the engine's kinds (the message is kept).
+pub(crate) fn engine_error(err: BrowserError) -> EngineError {
+    let message = err.to_string();
+    match err {
+        BrowserError::Unavailable(_) => EngineError::new(EngineErrorKind::Unavailable, message),
+        BrowserError::Crashed(_) => EngineError::new(EngineErrorKind::Crashed, message),
+        BrowserError::Timeout { .. } => EngineError::new(EngineErrorKind::Timeout, message),
+        BrowserError::WaitFor { .. } => EngineError::new(EngineErrorKind::WaitForTimeout, message),
+        BrowserError::Policy { url, source } => EngineError::policy(&url, &source),
+        BrowserError::HttpStatus { status, url } => EngineError::new(EngineErrorKind::HttpStatus, message)
+            .with_status(status)
+            .with_url(url),
+        BrowserError::NonHtml { content_type, url } => EngineError::new(EngineErrorKind::NonHtml, message)
+            .with_content_type(content_type)
+            .with_url(url),
+        BrowserError::Net { net_error, url } => {
+            let kind = if net_error.contains("NAME_NOT_RESOLVED") || net_error.contains("NAME_RESOLUTION") {
+                EngineErrorKind::Dns
+            } else if net_error.contains("TIMED_OUT") {
+                EngineErrorKind::Timeout
+            } else if net_error.contains("INVALID_URL") || net_error.contains("UNKNOWN_URL_SCHEME") {
+                EngineErrorKind::InvalidInput
+            } else {
+                EngineErrorKind::Navigation
+            };
+            EngineError::new(kind, message).with_url(url)
+        }
+        BrowserError::Protocol { .. } => EngineError::new(EngineErrorKind::Protocol, message),
+        BrowserError::Extraction(_) => EngineError::new(EngineErrorKind::Script, message),
+    }
+}
+
+impl From<BrowserError> for EngineError {
+    fn from(err: BrowserError) -> Self {
+        engine_error(err)
+    }
+}
+
+/// A pooled Chromium page behind the engine seam. Dropping it gives the
+/// tab back to the pool.
+#[derive(Debug)]
+pub struct ChromiumPage {
+    lease: Lease,
+    policy: Arc<UrlPolicy>,
+    snapshots: tokio::sync::Mutex<Snapshotter>,
+    console: Arc<Mutex<Vec<ConsoleMessage>>>,
+    dialogs: Arc<Mutex<Vec<DialogRecord>>>,
+    listeners: Vec<JoinHandle<()>>,
+}
+
+impl Drop for ChromiumPage {
+    fn drop(&mut self) {
+        for l in &self.listeners {
+            l.abort();
+        }
+    }
+}
+
+impl ChromiumPage {
+    /// Wraps a lease: starts collecting console messages and answering dialogs.
+    pub async fn new(lease: Lease, opts: &OpenOptions) -> Result<Self, EngineError> {
+        let console = Arc::new(Mutex::new(Vec::new()));
+        let dialogs = Arc::new(Mutex::new(Vec::new()));
+        let page = lease.raw_page().clone();
+        let listen_err = |e: chromiumoxide::error::CdpError| {
+            EngineError::new(EngineErrorKind::Protocol, format!("event subscription: {e}"))
+        };
+        let mut calls = page
+            .event_listener::<EventConsoleApiCalled>()
+            .await
+            .map_err(listen_err)?;
+        let mut thrown = page
+            .event_listener::<EventExceptionThrown>()
+            .await
+            .map_err(listen_err)?;
+        let mut opening = page
+            .event_listener::<EventJavascriptDialogOpening>()
+            .await
+            .map_err(listen_err)?;
+        let sink = console.clone();
+        let console_task = tokio::spawn(async move {
+            loop {
+                let msg = tokio::select! {
+                    Some(ev) = calls.next() => {
+                        let text = ev.args.iter().map(|a| match &a.value {
+                            Some(Value::String(s)) => s.clone(),
+                            Some(v) => v.to_string(),
+                            None => a.description.clone().unwrap_or_default(),
+                        }).collect::<Vec<_>>().join(" ");
+                        let level = format!("{:?}", ev.r#type).to_ascii_lowercase();
+                        ConsoleMessage { level, text, url: None }
+                    }
+                    Some(ev) = thrown.next() => {
+                        let d = &ev.exception_details;
+                        let text = d.exception.as_ref().and_then(|e| e.description.clone()).unwrap_or_else(|| d.text.clone());
+                        ConsoleMessage { level: "pageerror".into(), text, url: d.url.clone() }
+                    }
+                    else => break,
+                };
+                let mut buf = sink.lock().unwrap_or_else(|p| p.into_inner());
+                if buf.len() < CONSOLE_CAP {
+                    buf.push(msg);
+                }
+            }
+        });
+        let (answer, sink) = (opts.dialogs, dialogs.clone());
+        let dialog_task = tokio::spawn(async move {
+            while let Some(ev) = opening.next().await {
+                let accept = answer == DialogAction::Accept;
+                let mut params = HandleJavaScriptDialogParams::new(accept);
+                if accept {
+                    params.prompt_text = ev.default_prompt.clone();
+                }
+                let _ = tokio::time::timeout(Duration::from_secs(5), page.execute(params)).await;
+                let kind = serde_json::to_value(&ev.r#type)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_else(|| "alert".into());
+                sink.lock().unwrap_or_else(|p| p.into_inner()).push(DialogRecord {
+                    kind,
+                    message: ev.message.clone(),
+                    action: answer,
+                });
+            }
+        });
+        Ok(Self {
+            lease,
+            policy: opts.policy.clone(),
+            snapshots: tokio::sync::Mutex::new(Snapshotter::default()),
+            console,
+            dialogs,
+            listeners: vec![console_task, dialog_task],
+        })
+    }
+
+    /// The lease underneath, for Chromium-only extras (pool stats, raw DevTools).
+    pub fn lease(&self) -> &Lease {
+        &self.lease
+    }
+
+    async fn loader(&self) -> Result<Option<String>, EngineError> {
+        let tree = raw::call(&self.lease, "Page.getFrameTree", json!({})).await?;
+        Ok(tree["frameTree"]["frame"]["loaderId"].as_str().map(str::to_owned))
+    }
+
+    async fn script_targets(&self, script: &str) -> Result<Vec<i64>, EngineError> {
+        let tab = &*self.lease;
+        let out = raw::call(
+            tab,
+            "Runtime.evaluate",
+            json!({ "expression": script, "objectGroup": "oxwright", "returnByValue": false }),
+        )
+        .await?;
+        if let Some(ex) = out.get("exceptionDetails") {
+            let text = ex["exception"]["description"]
+                .as_str()
+                .unwrap_or("locator script failed");
+            let kind = if text.contains("invalid") {
+                EngineErrorKind::InvalidInput
+            } else {
+                EngineErrorKind::Script
+            };
+            return Err(EngineError::new(
+                kind,
+                text.lines().next().unwrap_or(text).to_string(),
+            ));
+        }
+        let Some(array) = out["result"]["objectId"].as_str() else {
+            return Ok(Vec::new());
+        };
+        let props = raw::call(
+            tab,
+            "Runtime.getProperties",
+            json!({ "objectId": array, "ownProperties": true }),
+        )
+        .await?;
+        let mut targets = Vec::new();
+        for p in props["result"].as_array().into_iter().flatten() {
+            let is_index = p["name"].as_str().is_some_and(|n| n.parse::<usize>().is_ok());
+            let Some(obj) = p["value"]["objectId"].as_str().filter(|_| is_index) else {
+                continue;
+            };
+            let node = raw::call(tab, "DOM.describeNode", json!({ "objectId": obj })).await?;
+            if let Some(backend) = node["node"]["backendNodeId"].as_i64() {
+                targets.push(backend);
+            }
+        }
+        Ok(targets)
+    }
+
+    async fn locate_backends(
+        &self,
+        locator: &Locator,
+    ) -> Result<Vec<(i64, Option<String>, Option<String>)>, EngineError> {
+        match locator {
+            Locator::Role { role, name, exact } => {
+                let snap = self.snapshot(&SnapshotOptions::default()).await?;
+                let role = role.to_ascii_lowercase();
+                Ok(snap
+                    .elements
+                    .iter()
+                    .filter(|e| e.role == role)
+                    .filter(|e| name.as_deref().is_none_or(|n| name_matches(&e.name, n, *exact)))
+                    .filter_map(|e| Some((e.id.0.parse().ok()?, Some(e.role.clone()), Some(e.name.clone()))))
+                    .collect())
+            }
+            other => {
+                let script = locate::page_script(other).unwrap_or_default();
+                let found = self.script_targets(&script).await;
+                let _ = raw::call(
+                    &self.lease,
+                    "Runtime.releaseObjectGroup",
+                    json!({ "objectGroup": "oxwright" }),
+                )
+                .await;
+                Ok(found?.into_iter().map(|b| (b, None, None)).collect())
+            }
+        }
+    }
+
+    async fn resolve(&self, target: &Target) -> Result<i64, EngineError> {
+        match target {
+            Target::Element(id) => id
+                .0
+                .parse()
+                .map_err(|_| EngineError::new(EngineErrorKind::InvalidInput, format!("bad element id {id}"))),
+            Target::Ref(r) => {
+                let current = self.loader().await?;
+                let snaps = self.snapshots.lock().await;
+                if snaps.loader.is_none() || snaps.loader != current {
+                    return Err(EngineError::stale(r));
+                }
+                snaps.last.get(r).copied().ok_or_else(|| EngineError::stale(r))
+            }
+            Target::Locator { locator, nth } => {
+                let found = self.locate_backends(locator).await?;
+                match (nth, found.len()) {
+                    (Some(n), len) if *n < len => Ok(found[*n].0),
+                    (Some(_), _) | (None, 0) => Err(EngineError::not_found(target)),
+                    (None, 1) => Ok(found[0].0),
+                    (None, len) => Err(EngineError::not_unique(target, len)),
+                }
+            }
+        }
+    }
+
+    async fn settle_after<F>(&self, timeout: Duration, f: F) -> Result<bool, EngineError>
+    where
+        F: std::future::Future<Output = Result<(), EngineError>>,
+    {
+        let settle = Settle::arm(&self.lease).await?;
+        f.await?;
+        Ok(settle.wait(timeout).await.navigated)
+    }
+
+    async fn eval_bool(&self, expression: &str) -> Result<bool, EngineError> {
+        Ok(self.lease.evaluate(expression, self.lease.call_timeout()).await? == Value::Bool(true))
+    }
+}
+
+#[async_trait]
+impl Page for ChromiumPage {
+    async fn goto(&self, url: &url::Url, opts: &GotoOptions) -> Result<Navigated, EngineError> {
+        let nav = NavigateOptions {
+            wait_until: opts.wait_until,
+            wait_for: opts.wait_for.clone(),
+            block: opts.block.clone(),
+            policy: self.policy.clone(),
+            timeout: opts.timeout,
+        };
+        Ok(self.lease.navigate(url, &nav).await?)
+    }
+
+    async fn url(&self) -> Result<String, EngineError> {
+        let v = self
+            .lease
+            .evaluate("location.href", self.lease.call_timeout())
+            .await?;
+        Ok(v.as_str().unwrap_or_default().to_string())
+    }
+
+    async fn title(&self) -> Result<String, EngineError> {
+        let v = self
+            .lease
+            .evaluate("document.title", self.lease.call_timeout())
+            .await?;
+        Ok(v.as_str().unwrap_or_default().to_string())
+    }
+
+    async fn snapshot(&self, opts: &SnapshotOptions) -> Result<Snapshot, EngineError> {
+        let mut snaps = self.snapshots.lock().await;
+        Ok(snaps.capture(&self.lease, opts.max_chars).await?)
+    }
+
+    async fn locate(&self, locator: &Locator) -> Result<Vec<Element>, EngineError> {
+        Ok(self
+            .locate_backends(locator)
+            .await?
+            .into_iter()
+            .map(|(b, role, name)| Element {
+                id: ElementId(b.to_string()),
+                role,
+                name,
+            })
+            .collect())
+    }
+
+    async fn act(&self, target: &Target, act: &Act, opts: &ActOptions) -> Result<Acted, EngineError> {
+        let backend = self.resolve(target).await?;
+        let started = Instant::now();
+        let settle = if opts.settle {
+            Some(Settle::arm(&self.lease).await?)
+        } else {
+            None
+        };
+        let password = act::perform(&self.lease, backend, act, opts.timeout).await?;
+        if matches!(act, Act::Fill { secret: true, .. }) || password {
+            self.snapshots.lock().await.mask(backend);
+        }
+        let action = started.elapsed();
+        let settle_started = Instant::now();
+        let navigated = match settle {
+            Some(s) => s.wait(opts.timeout).await.navigated,
+            None => false,
+        };
+        Ok(Acted {
+            action,
+            settle: settle_started.elapsed(),
+            navigated,
+        })
+    }
+
+    async fn evaluate(&self, expression: &str, timeout: Duration) -> Result<Value, EngineError> {
+        Ok(self.lease.evaluate(expression, timeout).await?)
+    }
+
+    async fn html(&self) -> Result<String, EngineError> {
+        let v = self
+            .lease
+            .evaluate(
+                "document.documentElement ? document.documentElement.outerHTML : ''",
+                self.lease.call_timeout().max(Duration::from_secs(20)),
+            )
+            .await?;
+        Ok(v.as_str().unwrap_or_default().to_string())
+    }
+
+    async fn screenshot(&self, opts: &ScreenshotOptions) -> Result<Vec<u8>, EngineError> {
+        if !opts.full_page && opts.element.is_none() {
+            return Ok(self.lease.screenshot_png().await?);
+        }
+        let clip = match &opts.element {
+            Some(target) => {
+                let backend = self.resolve(target).await?;
+                let _ = raw::call(
+                    &self.lease,
+                    "DOM.scrollIntoViewIfNeeded",
+                    json!({ "backendNodeId": backend }),
+                )
+                .await;
+                let model = raw::call(
+                    &self.lease,
+                    "DOM.getBoxModel",
+                    json!({ "backendNodeId": backend }),
+                )
+                .await
+                .map_err(act::act_error)?;
+                let b: Vec<f64> = model["model"]["border"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Value::as_f64).collect())
+                    .unwrap_or_default();
+                if b.len() != 8 {
+                    return Err(act::interactable("the element has no box to capture"));
+                }
+                let (xs, ys) = ([b[0], b[2], b[4], b[6]], [b[1], b[3], b[5], b[7]]);
+                let (x0, y0) = (
+                    xs.iter().cloned().fold(f64::MAX, f64::min),
+                    ys.iter().cloned().fold(f64::MAX, f64::min),
+                );
+                let (x1, y1) = (
+                    xs.iter().cloned().fold(f64::MIN, f64::max),
+                    ys.iter().cloned().fold(f64::MIN, f64::max),
+                );
+                let scroll = self
+                    .lease
+                    .evaluate("[window.scrollX, window.scrollY]", self.lease.call_timeout())
+                    .await?;
+                let (sx, sy) = (
+                    scroll[0].as_f64().unwrap_or(0.0),
+                    scroll[1].as_f64().unwrap_or(0.0),
+                );
+                json!({ "x": x0 + sx, "y": y0 + sy, "width": (x1 - x0).max(1.0), "height": (y1 - y0).max(1.0), "scale": 1 })
+            }
+            None => {
+                let m = raw::call(&self.lease, "Page.getLayoutMetrics", json!({})).await?;
+                let size = &m["cssContentSize"];
+                let w = size["width"].as_f64().unwrap_or(1280.0).min(16_384.0);
+                let h = size["height"].as_f64().unwrap_or(800.0).min(16_384.0);
+                json!({ "x": 0, "y": 0, "width": w, "height": h, "scale": 1 })
+            }
+        };
+        let shot = raw::call(
+            &self.lease,
+            "Page.captureScreenshot",
+            json!({ "format": "png", "clip": clip, "captureBeyondViewport": true }),
+        )
+        .await?;
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD
+            .decode(shot["data"].as_str().unwrap_or_default())
+            .map_err(|e| EngineError::new(EngineErrorKind::Protocol, format!("screenshot data: {e}")))
+    }
+
+    async fn console(&self) -> Vec<ConsoleMessage> {
+        std::mem::take(&mut *self.console.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    async fn dialogs(&self) -> Vec<DialogRecord> {
+        std::mem::take(&mut *self.dialogs.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    async fn wait_for(&self, condition: &WaitCondition, timeout: Duration) -> Result<(), EngineError> {
+        let deadline = Instant::now() + timeout;
+        if let WaitCondition::Time(d) = condition {
+            tokio::time::sleep((*d).min(timeout)).await;
+            return Ok(());
+        }
+        if let WaitCondition::LoadState(WaitUntil::Networkidle) = condition {
+            Settle::arm(&self.lease).await?.wait(timeout).await;
+            return Ok(());
+        }
+        loop {
+            let met = match condition {
+                WaitCondition::Selector(s) => !self.locate_backends(&Locator::css(s)).await?.is_empty(),
+                WaitCondition::Text(t) => !self.locate_backends(&Locator::text(t)).await?.is_empty(),
+                WaitCondition::TextGone(t) => self.locate_backends(&Locator::text(t)).await?.is_empty(),
+                WaitCondition::Url(u) => self.url().await?.contains(u.as_str()),
+                WaitCondition::LoadState(WaitUntil::Domcontentloaded) => {
+                    self.eval_bool("document.readyState !== 'loading'").await?
+                }
+                WaitCondition::LoadState(_) => self.eval_bool("document.readyState === 'complete'").await?,
+                WaitCondition::Time(_) => true,
+            };
+            if met {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(EngineError::new(
+                    EngineErrorKind::Timeout,
+                    format!(
+                        "timed out after {} ms waiting for {condition:?}",
+                        timeout.as_millis()
+                    ),
+                ));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    async fn back(&self, timeout: Duration) -> Result<(), EngineError> {
+        self.settle_after(timeout, async {
+            self.lease
+                .evaluate("history.back()", timeout)
+                .await
+                .map(|_| ())
+                .map_err(Into::into)
+        })
+        .await
+        .map(|_| ())
+    }
+
+    async fn forward(&self, timeout: Duration) -> Result<(), EngineError> {
+        self.settle_after(timeout, async {
+            self.lease
+                .evaluate("history.forward()", timeout)
+                .await
+                .map(|_| ())
+                .map_err(Into::into)
+        })
+        .await
+        .map(|_| ())
+    }
+
+    async fn reload(&self, timeout: Duration) -> Result<(), EngineError> {
+        self.settle_after(timeout, async {
+            self.lease
+                .evaluate("location.reload()", timeout)
+                .await
+                .map(|_| ())
+                .map_err(Into::into)
+        })
+        .await?;
+        self.wait_for(&WaitCondition::LoadState(WaitUntil::Load), timeout)
+            .await
+    }
+
+    async fn tabs(&self) -> Result<Vec<TabInfo>, EngineError> {
+        let me = self.lease.raw_page().target_id().as_ref().to_string();
+        let targets = self.lease.browser().targets().await?;
+        Ok(targets
+            .into_iter()
+            .filter(|t| t.r#type == "page")
+            .filter(|t| t.target_id.as_ref() == me || t.opener_id.as_ref().is_some_and(|o| o.as_ref() == me))
+            .map(|t| TabInfo {
+                current: t.target_id.as_ref() == me,
+                id: t.target_id.as_ref().to_string(),
+                url: t.url,
+                title: t.title,
+            })
+            .collect())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[async_trait]
+impl BrowserEngine for BrowserPool {
+    async fn open(&self, opts: &OpenOptions) -> Result<Box<dyn Page>, EngineError> {
+        let lease = self.acquire(opts.headless).await?;
+        Ok(Box::new(ChromiumPage::new(lease, opts).await?))
+    }
+
+    fn capacity(&self) -> usize {
+        BrowserPool::capacity(self)
+    }
+
+    fn describe(&self) -> String {
+        format!("chromium pool of {}", BrowserPool::capacity(self))
+    }
+}

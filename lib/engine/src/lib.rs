@@ -1,0 +1,32 @@
+//! The browser-engine seam. Everything above it — the workflow runner, the
+//! page fetch, the MCP server — drives a browser only through [`Page`] and
+//! [`BrowserEngine`]; Chromium (`oxwright-browser`) and an external
+//! Playwright MCP server implement them. Nothing here speaks DevTools.
+//!
+//! The seam sits at the level of actions (`locate`, `act`, `snapshot`),
+//! like Playwright's page delegate, because one backend only speaks at that
+//! level. [`ScriptedPage`] is an in-memory implementation for unit tests;
+//! `test_suite` (feature `testsuite`) is the one suite every implementation
+//! passes.
+
+mod error;
+mod locator;
+mod page;
+pub mod scripted;
+mod snapshot;
+#[cfg(feature = "testsuite")]
+pub mod test_suite;
+
+pub use error::{EngineError, EngineErrorKind};
+pub use locator::{Locator, name_matches, normalize};
+pub use page::{
+    Act, ActOptions, Acted, BrowserEngine, ConsoleMessage, DialogAction, DialogRecord, Element, ElementId,
+    GotoOptions, Navigated, OpenOptions, Page, ScreenshotOptions, TabInfo, Target, WaitCondition,
+};
+pub use scripted::{ScriptedEngine, ScriptedPage, ScriptedSite};
+pub use snapshot::{
+    DEFAULT_MAX_CHARS, Snapshot, SnapshotElement, SnapshotLine, SnapshotOptions, render_capped,
+};
+
+pub use oxwright_jobs::{BlockResource, WaitUntil};
+pub use oxwright_policy::UrlPolicy;

@@ -1,0 +1,382 @@
+//! The two traits of the seam and the values that cross it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use oxwright_jobs::{BlockResource, WaitUntil};
+use oxwright_policy::UrlPolicy;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{EngineError, Locator, Snapshot, SnapshotOptions};
+
+/// An engine's handle of one element: opaque above the seam (a DevTools
+/// backend node id, a Playwright MCP ref …), valid while its document lives.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ElementId(pub String);
+
+impl std::fmt::Display for ElementId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One element a locator found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Element {
+    /// The engine's handle.
+    pub id: ElementId,
+    /// Its ARIA role, when the engine knows it.
+    pub role: Option<String>,
+    /// Its accessible name, when the engine knows it.
+    pub name: Option<String>,
+}
+
+/// What an action is aimed at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// An element a locator returned.
+    Element(ElementId),
+    /// A ref (`e5`) from the page's last snapshot; a ref of an earlier
+    /// document is refused as stale, never resolved to another element.
+    Ref(String),
+    /// A locator that must match exactly one element (or the `nth`, 0-based).
+    Locator {
+        /// The locator.
+        locator: Locator,
+        /// Which match, when several are expected.
+        nth: Option<usize>,
+    },
+}
+
+impl Target {
+    /// A locator target that must match exactly one element.
+    pub fn locator(locator: Locator) -> Self {
+        Target::Locator { locator, nth: None }
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Element(id) => write!(f, "element {id}"),
+            Target::Ref(r) => write!(f, "ref {r}"),
+            Target::Locator { locator, nth: None } => write!(f, "{locator}"),
+            Target::Locator {
+                locator,
+                nth: Some(n),
+            } => write!(f, "{locator}.nth({n})"),
+        }
+    }
+}
+
+/// An action on an element.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Act {
+    /// A left click at the element's centre.
+    Click,
+    /// A double click.
+    DoubleClick,
+    /// Replaces the field's content with `value` (one `input`, then `change`).
+    Fill {
+        /// The text.
+        value: String,
+        /// The value is a secret: the engine masks the field in later snapshots.
+        #[serde(default)]
+        secret: bool,
+    },
+    /// Types `text` key by key into the focused element.
+    Type {
+        /// The text.
+        text: String,
+    },
+    /// Presses a key (`Enter`, `Tab`, `ArrowDown`, `Control+a` …) on the element.
+    Press {
+        /// The key.
+        key: String,
+    },
+    /// Selects options of a `<select>` by value or label, replacing the selection.
+    Select {
+        /// Values or labels.
+        values: Vec<String>,
+    },
+    /// Checks a checkbox or radio.
+    Check,
+    /// Unchecks a checkbox.
+    Uncheck,
+    /// Moves the mouse over the element.
+    Hover,
+    /// Scrolls the element into view.
+    ScrollIntoView,
+    /// Focuses the element.
+    Focus,
+}
+
+impl Act {
+    /// The action's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Act::Click => "click",
+            Act::DoubleClick => "double_click",
+            Act::Fill { .. } => "fill",
+            Act::Type { .. } => "type",
+            Act::Press { .. } => "press",
+            Act::Select { .. } => "select",
+            Act::Check => "check",
+            Act::Uncheck => "uncheck",
+            Act::Hover => "hover",
+            Act::ScrollIntoView => "scroll_into_view",
+            Act::Focus => "focus",
+        }
+    }
+}
+
+/// How an action runs.
+#[derive(Debug, Clone)]
+pub struct ActOptions {
+    /// Deadline of the action (auto-wait for actionability and input).
+    pub timeout: Duration,
+    /// Wait for the page to settle afterwards (navigation, network quiet).
+    pub settle: bool,
+}
+
+impl Default for ActOptions {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(10),
+            settle: true,
+        }
+    }
+}
+
+/// What an action did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Acted {
+    /// Time in the action itself.
+    pub action: Duration,
+    /// Time waiting for the page to settle.
+    pub settle: Duration,
+    /// The action started a navigation.
+    pub navigated: bool,
+}
+
+/// How to navigate.
+#[derive(Debug, Clone)]
+pub struct GotoOptions {
+    /// The lifecycle state to wait for.
+    pub wait_until: WaitUntil,
+    /// A CSS selector that must appear before navigation counts as done.
+    pub wait_for: Option<String>,
+    /// Resource types refused.
+    pub block: Vec<BlockResource>,
+    /// Deadline for the whole navigation, waits included.
+    pub timeout: Duration,
+}
+
+impl GotoOptions {
+    /// Waits for `load` within `timeout`, nothing blocked.
+    pub fn load(timeout: Duration) -> Self {
+        Self {
+            wait_until: WaitUntil::Load,
+            wait_for: None,
+            block: Vec::new(),
+            timeout,
+        }
+    }
+}
+
+/// What a navigation ended on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Navigated {
+    /// The main document's URL after redirects.
+    pub final_url: String,
+    /// Its HTTP status (0 when the engine cannot tell).
+    pub status: u16,
+    /// Its content type.
+    pub content_type: Option<String>,
+    /// Redirect targets followed, in order.
+    pub redirects: Vec<String>,
+    /// Requests refused by `block`.
+    pub blocked: usize,
+    /// Sub-requests refused by the URL policy.
+    pub refused: Vec<String>,
+}
+
+/// What to wait for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitCondition {
+    /// A CSS selector matches a visible element.
+    Selector(String),
+    /// The text appears on the page.
+    Text(String),
+    /// The text is no longer on the page.
+    TextGone(String),
+    /// The URL contains this text.
+    Url(String),
+    /// The page reached a lifecycle state.
+    LoadState(WaitUntil),
+    /// A fixed time.
+    Time(Duration),
+}
+
+/// How to take a screenshot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScreenshotOptions {
+    /// The whole scrollable page instead of the viewport.
+    pub full_page: bool,
+    /// Only this element.
+    pub element: Option<Target>,
+}
+
+/// A console message or uncaught page error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsoleMessage {
+    /// `log`, `info`, `warning`, `error`, `debug` or `pageerror`.
+    pub level: String,
+    /// The text.
+    pub text: String,
+    /// Where it came from, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// What to do with JavaScript dialogs (`alert`, `confirm`, `prompt`,
+/// `beforeunload`) nobody handles: they would block the page.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DialogAction {
+    /// Press OK (a prompt gets its default text).
+    Accept,
+    /// Press Cancel.
+    #[default]
+    Dismiss,
+}
+
+/// A dialog the page opened and how it was answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DialogRecord {
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    pub kind: String,
+    /// Its message.
+    pub message: String,
+    /// How it was answered.
+    pub action: DialogAction,
+}
+
+/// A tab the page opened (popup, `target=_blank`), or the page itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TabInfo {
+    /// The engine's id of the tab.
+    pub id: String,
+    /// Its URL.
+    pub url: String,
+    /// Its title.
+    pub title: String,
+    /// It is the page this [`Page`] drives.
+    pub current: bool,
+}
+
+/// What a page is opened with.
+#[derive(Clone)]
+pub struct OpenOptions {
+    /// The URL policy every request of the page obeys.
+    pub policy: Arc<UrlPolicy>,
+    /// Headless (the default) or headed.
+    pub headless: bool,
+    /// What unhandled dialogs get.
+    pub dialogs: DialogAction,
+}
+
+impl std::fmt::Debug for OpenOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenOptions")
+            .field("headless", &self.headless)
+            .field("dialogs", &self.dialogs)
+            .finish()
+    }
+}
+
+impl OpenOptions {
+    /// A headless page under `policy`, dialogs dismissed.
+    pub fn new(policy: Arc<UrlPolicy>) -> Self {
+        Self {
+            policy,
+            headless: true,
+            dialogs: DialogAction::Dismiss,
+        }
+    }
+}
+
+/// Opens pages for jobs: an engine owns browsers, each page it hands out is
+/// isolated as the engine's configuration says, and dropping the page gives
+/// its capacity back.
+#[async_trait]
+pub trait BrowserEngine: Send + Sync + std::fmt::Debug {
+    /// Opens a page (waiting for capacity).
+    async fn open(&self, opts: &OpenOptions) -> Result<Box<dyn Page>, EngineError>;
+
+    /// Pages this engine serves at once.
+    fn capacity(&self) -> usize;
+
+    /// A short description for logs.
+    fn describe(&self) -> String;
+}
+
+/// One page of a browser, driven by actions. Every call has a deadline; no
+/// call panics on a hostile page.
+#[async_trait]
+pub trait Page: Send + Sync + std::fmt::Debug {
+    /// Navigates under the page's URL policy and waits as asked.
+    async fn goto(&self, url: &url::Url, opts: &GotoOptions) -> Result<Navigated, EngineError>;
+
+    /// Returns the main document's URL.
+    async fn url(&self) -> Result<String, EngineError>;
+
+    /// Returns the document's title.
+    async fn title(&self) -> Result<String, EngineError>;
+
+    /// Takes an accessibility snapshot (refs renumbered per document).
+    async fn snapshot(&self, opts: &SnapshotOptions) -> Result<Snapshot, EngineError>;
+
+    /// Returns every visible element `locator` matches now, in document order.
+    async fn locate(&self, locator: &Locator) -> Result<Vec<Element>, EngineError>;
+
+    /// Performs `act` on `target` (which must resolve to exactly one element).
+    async fn act(&self, target: &Target, act: &Act, opts: &ActOptions) -> Result<Acted, EngineError>;
+
+    /// Evaluates a JavaScript expression and returns its JSON value
+    /// (promises awaited).
+    async fn evaluate(&self, expression: &str, timeout: Duration) -> Result<Value, EngineError>;
+
+    /// Returns the rendered document's HTML.
+    async fn html(&self) -> Result<String, EngineError>;
+
+    /// Takes a PNG screenshot.
+    async fn screenshot(&self, opts: &ScreenshotOptions) -> Result<Vec<u8>, EngineError>;
+
+    /// Returns the console messages and page errors since the last call.
+    async fn console(&self) -> Vec<ConsoleMessage>;
+
+    /// Returns the dialogs opened (and answered) since the last call.
+    async fn dialogs(&self) -> Vec<DialogRecord>;
+
+    /// Waits for `condition` at most `timeout`.
+    async fn wait_for(&self, condition: &WaitCondition, timeout: Duration) -> Result<(), EngineError>;
+
+    /// Goes back in history and waits for the page.
+    async fn back(&self, timeout: Duration) -> Result<(), EngineError>;
+
+    /// Goes forward in history and waits for the page.
+    async fn forward(&self, timeout: Duration) -> Result<(), EngineError>;
+
+    /// Reloads and waits for `load`.
+    async fn reload(&self, timeout: Duration) -> Result<(), EngineError>;
+
+    /// Returns this page and the tabs it opened.
+    async fn tabs(&self) -> Result<Vec<TabInfo>, EngineError>;
+
+    /// Downcasting, for engine-specific extras (the Chromium page's raw DevTools access).
+    fn as_any(&self) -> &dyn std::any::Any;
+}

@@ -1,0 +1,190 @@
+//! The accessibility snapshot every engine returns, in the compact form
+//! Playwright's AI snapshots use:
+//!
+//! ```text
+//! - heading "Sign in" [level=1] [ref=e2]
+//! - textbox "Username" [ref=e3]: alice
+//! - checkbox "Remember me" [checked] [ref=e5]
+//! - link "Help" [ref=e7]:
+//!   - /url: /app/help
+//! ```
+//!
+//! Engines build the lines; the size cap and its pruning rule live here so
+//! every engine shrinks a page the same way: text lines go first (from the
+//! end of the page), interactive elements last, then a note says so.
+
+use std::time::Duration;
+
+use crate::ElementId;
+
+/// Default cap on the snapshot text, in characters (about 2,000 tokens).
+pub const DEFAULT_MAX_CHARS: usize = 8_000;
+
+/// How to take a snapshot.
+#[derive(Debug, Clone)]
+pub struct SnapshotOptions {
+    /// Cap on the text, in characters.
+    pub max_chars: usize,
+}
+
+impl Default for SnapshotOptions {
+    fn default() -> Self {
+        Self {
+            max_chars: DEFAULT_MAX_CHARS,
+        }
+    }
+}
+
+/// One element the snapshot shows with a ref.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotElement {
+    /// `eN`: valid until the page's document changes.
+    pub ref_id: String,
+    /// ARIA role.
+    pub role: String,
+    /// Accessible name.
+    pub name: String,
+    /// The engine's handle of the element.
+    pub id: ElementId,
+}
+
+/// One rendered line before the cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotLine {
+    /// Indentation level (two spaces each).
+    pub depth: usize,
+    /// `- role "name" [flags] [ref=eN]…`.
+    pub text: String,
+    /// Kept over text when the cap bites (interactive elements, short named ones).
+    pub keep: bool,
+}
+
+/// A rendered snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// The capped text.
+    pub text: String,
+    /// Every element with a ref, pruned or not: locators see them all.
+    pub elements: Vec<SnapshotElement>,
+    /// The main document's URL.
+    pub url: String,
+    /// The page title.
+    pub title: String,
+    /// Lines pruned to fit the cap.
+    pub pruned: usize,
+    /// Time to read and render the tree.
+    pub took: Duration,
+    /// Every line, before the cap.
+    pub lines: Vec<SnapshotLine>,
+}
+
+impl Snapshot {
+    /// Builds a snapshot from its lines under `max_chars`.
+    pub fn from_lines(
+        lines: Vec<SnapshotLine>,
+        elements: Vec<SnapshotElement>,
+        url: String,
+        title: String,
+        max_chars: usize,
+        took: Duration,
+    ) -> Self {
+        let (text, pruned) = render_capped(&lines, max_chars);
+        Self {
+            text,
+            elements,
+            url,
+            title,
+            pruned,
+            took,
+            lines,
+        }
+    }
+
+    /// Renders the same tree again under another cap.
+    pub fn within(&self, max_chars: usize) -> (String, usize) {
+        render_capped(&self.lines, max_chars)
+    }
+
+    /// Returns the element a ref names.
+    pub fn element(&self, ref_id: &str) -> Option<&SnapshotElement> {
+        self.elements.iter().find(|e| e.ref_id == ref_id)
+    }
+}
+
+/// Joins lines under `max_chars`: text lines go first (from the end), then
+/// the rest is cut with a note. Returns the text and the lines dropped.
+pub fn render_capped(lines: &[SnapshotLine], max_chars: usize) -> (String, usize) {
+    let line_size = |l: &SnapshotLine| l.depth * 2 + l.text.len() + 1;
+    let size = |ls: &[&SnapshotLine]| ls.iter().map(|l| line_size(l)).sum::<usize>();
+    let mut kept: Vec<&SnapshotLine> = lines.iter().collect();
+    let mut pruned = 0;
+    // Room for the note that says lines were pruned.
+    let budget = max_chars.saturating_sub(40);
+    if size(&kept) > max_chars {
+        let mut total = size(&kept);
+        let mut drop = vec![false; kept.len()];
+        for i in (0..kept.len()).rev() {
+            if total <= budget {
+                break;
+            }
+            if !kept[i].keep {
+                drop[i] = true;
+                total -= line_size(kept[i]);
+            }
+        }
+        let before = kept.len();
+        kept = kept
+            .into_iter()
+            .zip(drop)
+            .filter(|(_, d)| !d)
+            .map(|(l, _)| l)
+            .collect();
+        pruned = before - kept.len();
+    }
+    let mut out = String::new();
+    let over = size(&kept) > max_chars;
+    for (i, l) in kept.iter().enumerate() {
+        let piece = format!("{}{}\n", "  ".repeat(l.depth), l.text);
+        if out.len() + piece.len() > budget && (pruned > 0 || over) {
+            pruned += kept.len() - i;
+            break;
+        }
+        out.push_str(&piece);
+    }
+    if pruned > 0 {
+        out.push_str(&format!("- note: {pruned} lines pruned to fit\n"));
+    }
+    (out, pruned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(depth: usize, text: &str, keep: bool) -> SnapshotLine {
+        SnapshotLine {
+            depth,
+            text: text.to_string(),
+            keep,
+        }
+    }
+
+    #[test]
+    fn cap_prunes_text_before_elements() {
+        let mut lines = vec![line(0, "- button \"Go\" [ref=e1]", true)];
+        for i in 0..200 {
+            lines.push(line(1, &format!("- text: filler paragraph number {i}"), false));
+        }
+        lines.push(line(0, "- link \"Last\" [ref=e2]", true));
+        let (text, pruned) = render_capped(&lines, 400);
+        assert!(text.len() <= 400, "{}", text.len());
+        assert!(
+            text.contains("button \"Go\"") && text.contains("link \"Last\""),
+            "{text}"
+        );
+        assert!(pruned > 150);
+        assert!(text.ends_with("lines pruned to fit\n"));
+        let (small, _) = render_capped(&lines[..3], 10_000);
+        assert!(!small.contains("pruned"));
+    }
+}
