@@ -2,14 +2,13 @@
 //! each subcommand to its module.
 
 mod commands;
-mod config;
-mod context;
 mod options;
+mod signals;
 
 use clap::{Parser, Subcommand};
 
-use crate::context::Setup;
 use crate::options::CommonArgs;
+use oxwright_worker::Setup;
 
 /// Web pages into LLM-ready Markdown, in real Chromium, at scale.
 #[derive(Debug, Parser)]
@@ -71,14 +70,17 @@ fn main() {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<i32> {
+    // The process environment is read here, once, and handed down.
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let setup = || Setup::new(&cli.common.overrides(), env.clone());
     match cli.command {
         Command::SampleSite(cmd) => commands::sample_site::run(cmd).await,
-        Command::Fetch(cmd) => commands::fetch::run(Setup::new(&cli.common)?, cmd).await,
-        Command::Batch(cmd) => commands::batch::run(Setup::new(&cli.common)?, cmd).await,
-        Command::Sitemap(cmd) => commands::sitemap::run(Setup::new(&cli.common)?, cmd).await,
-        Command::Worker(cmd) => commands::worker::run(Setup::new(&cli.common)?, cmd).await,
-        Command::Submit(cmd) => commands::submit::run(Setup::new(&cli.common)?, cmd).await,
-        Command::Scheduler(cmd) => commands::scheduler::run(Setup::new(&cli.common)?, cmd).await,
-        Command::Run(cmd) => commands::run::run(Setup::new(&cli.common)?, cmd).await,
+        Command::Fetch(cmd) => commands::fetch::run(setup()?, cmd).await,
+        Command::Batch(cmd) => commands::batch::run(setup()?, cmd).await,
+        Command::Sitemap(cmd) => commands::sitemap::run(setup()?, cmd).await,
+        Command::Worker(cmd) => commands::worker::run(setup()?, cmd).await,
+        Command::Submit(cmd) => commands::submit::run(setup()?, cmd).await,
+        Command::Scheduler(cmd) => commands::scheduler::run(setup()?, cmd).await,
+        Command::Run(cmd) => commands::run::run(setup()?, cmd).await,
     }
 }

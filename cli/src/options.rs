@@ -91,6 +91,24 @@ pub struct CommonArgs {
     pub s3_endpoint: Option<String>,
 }
 
+impl CommonArgs {
+    /// The overrides these flags make to the file and the environment.
+    pub fn overrides(&self) -> oxwright_worker::Overrides {
+        oxwright_worker::Overrides {
+            config: self.config.clone(),
+            out: self.out.clone(),
+            allow_hosts: self.allow_hosts.clone(),
+            allow_private: self.allow_private,
+            browsers: self.browsers,
+            pages_per_browser: self.pages_per_browser,
+            amqp: self.amqp.clone(),
+            queue_prefix: self.queue_prefix.clone(),
+            s3: self.s3.clone(),
+            s3_endpoint: self.s3_endpoint.clone(),
+        }
+    }
+}
+
 /// Flags that shape each page fetch.
 #[derive(Debug, Clone, Args)]
 pub struct FetchArgs {

@@ -151,3 +151,41 @@ async fn refused_connection_is_a_retried_connection_error() {
     assert!(err.message.contains("CONNECTION_REFUSED"), "{err}");
     assert_eq!(err.attempts, 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dialogs_are_answered_and_reported_not_waited_out() {
+    let env = Env::start().await;
+    let mut spec = env.spec("/dialogs");
+    spec.timeout_ms = 8_000;
+    spec.retry_count = 0;
+    let started = Instant::now();
+    let r = fetch_page(&env.pool, &env.policy, &spec)
+        .await
+        .expect("a page with an alert and a confirm before load is read")
+        .result;
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        r.markdown.contains("only parsed once the alert"),
+        "{}",
+        r.markdown
+    );
+    let dialogs: Vec<&String> = r.warnings.iter().filter(|w| w.contains("dialog")).collect();
+    assert!(
+        dialogs
+            .iter()
+            .any(|w| w.contains("alert") && w.contains("Welcome to the dialog page")),
+        "{:?}",
+        r.warnings
+    );
+    assert!(
+        dialogs
+            .iter()
+            .any(|w| w.contains("confirm") && w.contains("dismissed")),
+        "{:?}",
+        r.warnings
+    );
+}

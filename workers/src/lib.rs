@@ -1,9 +1,15 @@
 //! The worker side of oxwright: job handlers over the warm browser pool and
 //! the consumer loop that feeds them from a job queue.
 
+pub mod config;
 pub mod consumer;
 pub mod handlers;
 pub mod metrics;
+mod run;
+mod setup;
 
+pub use config::Config;
 pub use consumer::{ConsumerOptions, run_consumer};
 pub use handlers::{HandlerContext, run_job};
+pub use run::{WorkerOptions, run_worker};
+pub use setup::{Overrides, Setup, parse_s3_location};

@@ -15,8 +15,10 @@ use oxwright_scheduler::batch::{BatchRequest, BatchSummary, new_batch_id, parse_
 use oxwright_worker::{ConsumerOptions, run_consumer};
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{Setup, shutdown_on_signals};
+use oxwright_worker::Setup;
+
 use crate::options::FetchArgs;
+use crate::signals::shutdown_on_signals;
 
 /// Arguments of `oxwright batch`.
 #[derive(Debug, Args)]

@@ -9,8 +9,8 @@ use oxwright_fetch::fetch_page;
 use oxwright_jobs::{Job, JobReport, JobSpec, ReportStatus};
 use oxwright_worker::run_job;
 
-use crate::context::Setup;
 use crate::options::FetchArgs;
+use oxwright_worker::Setup;
 
 /// Arguments of `oxwright fetch`.
 #[derive(Debug, Args)]

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::context::Setup;
+use oxwright_worker::Setup;
 
 /// Reads a URL list (one a line) from a site's sitemaps, a file, or
 /// standard input (`-`).

@@ -17,7 +17,7 @@ use oxwright_workflow::{
     run_workflow,
 };
 
-use crate::context::Setup;
+use oxwright_worker::Setup;
 
 /// Arguments of `oxwright run`.
 #[derive(Debug, Args)]

@@ -7,9 +7,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use oxwright_scheduler::{SchedulerOptions, run_scheduler};
+use oxwright_scheduler::{ScheduleConfig, SchedulerOptions, WebhookConfig, run_scheduler};
+use serde::Deserialize;
 
-use crate::context::{Setup, shutdown_on_signals};
+use oxwright_worker::Setup;
+
+use crate::signals::shutdown_on_signals;
 
 /// Arguments of `oxwright scheduler`.
 #[derive(Debug, Args)]
@@ -22,10 +25,45 @@ pub struct SchedulerCmd {
     pub no_api: bool,
 }
 
+/// `[scheduler]`: the daemon's API, schedules and webhooks.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerSection {
+    /// Address of the HTTP API.
+    #[serde(default = "default_listen")]
+    pub listen: String,
+    /// How often manifests with new lines are written, ms.
+    #[serde(default = "default_flush_ms")]
+    pub flush_interval_ms: u64,
+    /// Cron schedules.
+    #[serde(default)]
+    pub schedules: Vec<ScheduleConfig>,
+    /// Webhooks.
+    #[serde(default)]
+    pub webhooks: Vec<WebhookConfig>,
+}
+
+fn default_listen() -> String {
+    "127.0.0.1:8080".to_owned()
+}
+fn default_flush_ms() -> u64 {
+    500
+}
+
+impl SchedulerSection {
+    /// Parses the configuration file's `[scheduler]` table (defaults when absent).
+    pub fn from_config(raw: Option<&toml::Value>) -> anyhow::Result<Self> {
+        let table = raw
+            .cloned()
+            .unwrap_or_else(|| toml::Value::Table(Default::default()));
+        table.try_into().context("parsing the [scheduler] section")
+    }
+}
+
 /// Runs the daemon until SIGTERM / Ctrl-C; returns the exit code.
 pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
     let shutdown = shutdown_on_signals();
-    let section = &setup.config.scheduler;
+    let section = &SchedulerSection::from_config(setup.config.scheduler.as_ref())?;
     let mut webhook_secrets = BTreeMap::new();
     for hook in &section.webhooks {
         if let Some(var) = &hook.secret_env {
@@ -68,4 +106,37 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
     queue.close().await;
     result?;
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheduler_section_parses_strictly() {
+        let raw: toml::Value = toml::from_str(
+            r#"
+[[schedules]]
+name = "home"
+cron = "0 */5 * * * *"
+job = { urls = ["https://example.com/"], options = { content = "full" } }
+[[webhooks]]
+name = "deploy"
+secret_env = "DEPLOY_SECRET"
+job = { kind = "sitemap", urls = ["example.com"] }
+"#,
+        )
+        .unwrap();
+        let s = SchedulerSection::from_config(Some(&raw)).unwrap();
+        assert_eq!(s.schedules[0].job.options["content"], "full");
+        assert_eq!(s.webhooks[0].job.kind, oxwright_jobs::JobKind::Sitemap);
+        assert_eq!(s.listen, "127.0.0.1:8080");
+        let bad: toml::Value = toml::from_str("listn = \"x\"").unwrap();
+        let err = SchedulerSection::from_config(Some(&bad)).unwrap_err();
+        assert!(format!("{err:#}").contains("listn"), "{err:#}");
+        assert_eq!(
+            SchedulerSection::from_config(None).unwrap().flush_interval_ms,
+            500
+        );
+    }
 }

@@ -4,7 +4,7 @@
 use clap::Args;
 use oxwright_sitemap::{SitemapLoader, SitemapOptions, prompt_form};
 
-use crate::context::Setup;
+use oxwright_worker::Setup;
 
 /// Arguments of `oxwright sitemap`.
 #[derive(Debug, Args)]

@@ -11,8 +11,8 @@ use clap::{Args, Subcommand};
 use oxwright_jobs::{JobKind, keys};
 use oxwright_scheduler::{BatchSummary, JobTemplate, fetch_jobs, new_batch_id, parse_url_list, submit_batch};
 
-use crate::context::Setup;
 use crate::options::FetchArgs;
+use oxwright_worker::Setup;
 
 /// Arguments of `oxwright submit`.
 #[derive(Debug, Args)]

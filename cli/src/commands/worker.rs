@@ -2,18 +2,16 @@
 //! consumes jobs from RabbitMQ with a warm browser pool, writes artefacts
 //! to S3 (or the file store), publishes each report, and only then acks.
 //! SIGTERM stops consuming, lets in-flight jobs finish within the drain
-//! limit, and returns everything else to the queue.
+//! limit, and returns everything else to the queue. The loop itself is
+//! `oxwright_worker::run_worker`, shared with other entrypoints.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::Args;
 use oxwright_jobs::JobKind;
-use oxwright_queue::JobQueue;
-use oxwright_worker::{ConsumerOptions, run_consumer};
+use oxwright_worker::{Setup, WorkerOptions, run_worker};
 
-use crate::context::{Setup, shutdown_on_signals};
+use crate::signals::shutdown_on_signals;
 
 /// Arguments of `oxwright worker`.
 #[derive(Debug, Args)]
@@ -48,54 +46,26 @@ pub enum KindArg {
     Workflow,
 }
 
+impl From<KindArg> for JobKind {
+    fn from(k: KindArg) -> JobKind {
+        match k {
+            KindArg::Fetch => JobKind::Fetch,
+            KindArg::Sitemap => JobKind::Sitemap,
+            KindArg::Workflow => JobKind::Workflow,
+        }
+    }
+}
+
 /// Runs the worker until SIGTERM / Ctrl-C; returns the exit code.
 pub async fn run(setup: Setup, cmd: WorkerCmd) -> anyhow::Result<i32> {
     let shutdown = shutdown_on_signals();
-    let store = setup.store().await?;
-    let queue = Arc::new(setup.queue().await?);
-    let pool = setup.pool().await?;
-    oxwright_worker::metrics::observe_pool(&pool);
-    let ctx = oxwright_worker::HandlerContext::new(pool.clone(), setup.policy.clone(), store.clone());
-    let queue_config = &setup.config.queue;
-    let mut consumers = tokio::task::JoinSet::new();
-    for kind in &cmd.kinds {
-        let (kind, concurrency) = match kind {
-            KindArg::Fetch => (JobKind::Fetch, pool.capacity()),
-            KindArg::Sitemap => (JobKind::Sitemap, cmd.sitemap_concurrency.max(1)),
-            // Workflows lease pages from the same pool as fetches.
-            KindArg::Workflow => (JobKind::Workflow, pool.capacity()),
-        };
-        let mut opts = ConsumerOptions::new(kind, concurrency);
-        opts.max_attempts = cmd.max_attempts.unwrap_or(queue_config.max_attempts).max(1);
-        opts.retry_delay = Duration::from_millis(cmd.retry_delay_ms.unwrap_or(queue_config.retry_delay_ms));
-        opts.drain_timeout = Duration::from_secs(cmd.drain_timeout_s);
-        let (ctx, queue, shutdown) = (ctx.clone(), queue.clone() as Arc<dyn JobQueue>, shutdown.clone());
-        consumers.spawn(async move { (kind, run_consumer(ctx, queue, opts, shutdown).await) });
-    }
-    tracing::info!(
-        pid = std::process::id(),
-        kinds = ?cmd.kinds,
-        capacity = pool.capacity(),
-        store = %store.describe(),
-        queue_prefix = %queue_config.prefix,
-        "worker ready"
-    );
-    let mut failure = None;
-    while let Some(joined) = consumers.join_next().await {
-        let (kind, result) = joined.context("consumer task")?;
-        if let Err(err) = result {
-            tracing::error!(%kind, error = %err, "consumer stopped");
-            failure.get_or_insert(anyhow::anyhow!("{kind} consumer: {err}"));
-            // One dead consumer stops the worker: a supervisor restarts it.
-            shutdown.cancel();
-        }
-    }
-    // Closing the connection returns every unsettled delivery to its queue.
-    queue.close().await;
-    pool.shutdown().await;
-    tracing::info!("worker stopped");
-    match failure {
-        Some(err) => Err(err),
-        None => Ok(0),
-    }
+    let opts = WorkerOptions {
+        kinds: cmd.kinds.iter().map(|k| JobKind::from(*k)).collect(),
+        max_attempts: cmd.max_attempts,
+        retry_delay_ms: cmd.retry_delay_ms,
+        drain_timeout: Duration::from_secs(cmd.drain_timeout_s),
+        sitemap_concurrency: cmd.sitemap_concurrency,
+    };
+    run_worker(&setup, opts, shutdown).await?;
+    Ok(0)
 }

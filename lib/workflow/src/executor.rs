@@ -4,7 +4,9 @@
 //! ([`Page`]); nothing here knows which browser is underneath.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use oxwright_engine::{
     Act, ActOptions, Acted, ElementId, EngineError, GotoOptions, Page, ScreenshotOptions, Snapshot,

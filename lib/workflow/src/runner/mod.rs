@@ -22,6 +22,8 @@ use crate::{AttemptError, Locator, Sanitizer, SecretStore, WorkflowError};
 use oxwright_engine::{DEFAULT_MAX_CHARS, Snapshot};
 
 mod attempt;
+#[cfg(test)]
+mod tests;
 
 use attempt::{
     AttemptLine, act_decision, describe_decision, llm_decision, ms, precheck_count, structured_meta,

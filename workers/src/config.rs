@@ -1,5 +1,6 @@
-//! The `oxwright` configuration: a TOML file, then environment overrides
-//! read from an injected map, then command-line flags.
+//! The `oxwright` configuration shared by every binary (the CLI, workers,
+//! the Lambda entrypoint): a TOML file, then environment overrides read
+//! from an injected map, then the binary's own overrides (flags).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,9 +30,10 @@ pub struct Config {
     /// The artefact store of the distributed mode.
     #[serde(default)]
     pub store: StoreSection,
-    /// The scheduler daemon.
+    /// The scheduler daemon's section, parsed (strictly) by the scheduler
+    /// command, which owns its types.
     #[serde(default)]
-    pub scheduler: SchedulerSection,
+    pub scheduler: Option<toml::Value>,
 }
 
 /// `[queue]`: RabbitMQ.
@@ -70,24 +72,6 @@ pub struct StoreSection {
     pub s3_region: Option<String>,
 }
 
-/// `[scheduler]`: the daemon's API, schedules and webhooks.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SchedulerSection {
-    /// Address of the HTTP API.
-    #[serde(default = "default_listen")]
-    pub listen: String,
-    /// How often manifests with new lines are written, ms.
-    #[serde(default = "default_flush_ms")]
-    pub flush_interval_ms: u64,
-    /// Cron schedules.
-    #[serde(default)]
-    pub schedules: Vec<oxwright_scheduler::ScheduleConfig>,
-    /// Webhooks.
-    #[serde(default)]
-    pub webhooks: Vec<oxwright_scheduler::WebhookConfig>,
-}
-
 impl Default for QueueSection {
     fn default() -> Self {
         Self {
@@ -95,17 +79,6 @@ impl Default for QueueSection {
             prefix: default_queue_prefix(),
             max_attempts: default_max_attempts(),
             retry_delay_ms: default_retry_delay_ms(),
-        }
-    }
-}
-
-impl Default for SchedulerSection {
-    fn default() -> Self {
-        Self {
-            listen: default_listen(),
-            flush_interval_ms: default_flush_ms(),
-            schedules: Vec::new(),
-            webhooks: Vec::new(),
         }
     }
 }
@@ -118,12 +91,6 @@ fn default_max_attempts() -> u32 {
 }
 fn default_retry_delay_ms() -> u64 {
     5_000
-}
-fn default_listen() -> String {
-    "127.0.0.1:8080".to_owned()
-}
-fn default_flush_ms() -> u64 {
-    500
 }
 
 /// `[browser]`: how many warm browsers, and which Chromium.
@@ -320,10 +287,9 @@ job = { kind = "sitemap", urls = ["example.com"] }
         assert_eq!(cfg.queue.prefix, "oxwright");
         assert_eq!(cfg.store.s3.as_deref(), Some("s3://bucket/prefix"));
         assert_eq!(cfg.store.s3_endpoint.as_deref(), Some("http://127.0.0.1:9000"));
-        assert_eq!(cfg.scheduler.schedules[0].job.options["content"], "full");
-        assert_eq!(
-            cfg.scheduler.webhooks[0].job.kind,
-            oxwright_jobs::JobKind::Sitemap
+        assert!(
+            cfg.scheduler.is_some(),
+            "the scheduler section is kept for its command"
         );
     }
 

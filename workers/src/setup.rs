@@ -1,19 +1,44 @@
-//! What every command builds from its flags: configuration, policy, store,
-//! the browser pool, and the shutdown signal.
+//! What every binary builds before it runs jobs: the merged configuration,
+//! the URL policy, the store, the queue and the browser pool. The process
+//! environment is read once by the binary and handed down as a map.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use oxwright_artifacts::{ArtifactStore, FsStore, S3Config, S3Store};
 use oxwright_browser::BrowserPool;
-use oxwright_policy::UrlPolicy;
+use oxwright_policy::{HostRule, UrlPolicy};
 use oxwright_queue::{AmqpOptions, AmqpQueue};
-use oxwright_worker::HandlerContext;
-use tokio_util::sync::CancellationToken;
 
+use crate::HandlerContext;
 use crate::config::Config;
-use crate::options::CommonArgs;
+
+/// What a binary's flags override, applied after the file and the environment.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// The configuration file.
+    pub config: Option<PathBuf>,
+    /// The artefact directory.
+    pub out: Option<PathBuf>,
+    /// Extra private hosts let through the URL policy.
+    pub allow_hosts: Vec<HostRule>,
+    /// Let every private address through.
+    pub allow_private: bool,
+    /// Warm browsers.
+    pub browsers: Option<usize>,
+    /// Pages per browser.
+    pub pages_per_browser: Option<usize>,
+    /// RabbitMQ URL.
+    pub amqp: Option<String>,
+    /// Queue name prefix.
+    pub queue_prefix: Option<String>,
+    /// `s3://bucket/prefix`.
+    pub s3: Option<String>,
+    /// A custom S3 endpoint.
+    pub s3_endpoint: Option<String>,
+}
 
 /// The resolved configuration of one invocation.
 #[derive(Debug)]
@@ -27,9 +52,8 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// Merges file, environment and flags.
-    pub fn new(common: &CommonArgs) -> anyhow::Result<Self> {
-        let env: BTreeMap<String, String> = std::env::vars().collect();
+    /// Merges file, environment (`env`, read once by the binary) and overrides.
+    pub fn new(common: &Overrides, env: BTreeMap<String, String>) -> anyhow::Result<Self> {
         let mut config = Config::load(common.config.as_deref(), &env)?;
         if let Some(out) = &common.out {
             config.out_dir = out.clone();
@@ -119,34 +143,6 @@ pub fn parse_s3_location(location: &str) -> anyhow::Result<(String, String)> {
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     anyhow::ensure!(!bucket.is_empty(), "{location:?} names no bucket");
     Ok((bucket.to_owned(), prefix.trim_matches('/').to_owned()))
-}
-
-/// Returns a token cancelled on the first SIGINT or SIGTERM; a second
-/// signal exits at once (the browsers die with the process).
-pub fn shutdown_on_signals() -> CancellationToken {
-    let token = CancellationToken::new();
-    let trigger = token.clone();
-    tokio::spawn(async move {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        next_signal(&mut term).await;
-        tracing::info!("shutting down: finishing in-flight pages (signal again to stop now)");
-        trigger.cancel();
-        next_signal(&mut term).await;
-        std::process::exit(130);
-    });
-    token
-}
-
-async fn next_signal(term: &mut Option<tokio::signal::unix::Signal>) {
-    match term.as_mut() {
-        Some(t) => tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = t.recv() => {}
-        },
-        None => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }
 
 #[cfg(test)]

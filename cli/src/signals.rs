@@ -1,0 +1,31 @@
+//! Process signals: the shutdown token every long-running command uses.
+
+use tokio_util::sync::CancellationToken;
+
+/// Returns a token cancelled on the first SIGINT or SIGTERM; a second
+/// signal exits at once (the browsers die with the process).
+pub fn shutdown_on_signals() -> CancellationToken {
+    let token = CancellationToken::new();
+    let trigger = token.clone();
+    tokio::spawn(async move {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        next_signal(&mut term).await;
+        tracing::info!("shutting down: finishing in-flight pages (signal again to stop now)");
+        trigger.cancel();
+        next_signal(&mut term).await;
+        std::process::exit(130);
+    });
+    token
+}
+
+async fn next_signal(term: &mut Option<tokio::signal::unix::Signal>) {
+    match term.as_mut() {
+        Some(t) => tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = t.recv() => {}
+        },
+        None => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! The runner on the scripted page, with an in-memory chat model and
+//! virtual time: attempt limits, precheck refusals, the judge and the token
+//! budget, with no browser and no LLM server.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use oxwright_artifacts::{ArtifactStore, MemoryStore};
+use oxwright_engine::{ScriptedPage, ScriptedSite};
+use oxwright_jobs::{ErrorKind, RunStatus, StepRecord, WorkflowResult};
+use oxwright_llm::{ChatModel, Completion, LlmError, Message, Usage};
+
+use super::*;
+use crate::{MemorySecrets, Workflow};
+
+const ORIGIN: &str = "http://app.test";
+
+fn site(extra_paragraphs: usize) -> ScriptedSite {
+    let filler: String = (0..extra_paragraphs)
+        .map(|i| {
+            format!("<p>Filler paragraph {i} about nothing in particular, long enough to cost tokens.</p>")
+        })
+        .collect();
+    ScriptedSite::new()
+        .page(
+            &format!("{ORIGIN}/login"),
+            &format!(
+                r#"<title>Login</title><h1>Sign in</h1>{filler}
+<form action="/home"><label for="u">Username</label><input id="u" name="u">
+<label for="p">Password</label><input id="p" name="p" type="password">
+<button type="submit">Sign in</button></form>
+<button type="button">Twin</button><button type="button">Twin</button>"#
+            ),
+        )
+        .page(&format!("{ORIGIN}/home"), "<title>Home</title><h1>Welcome</h1>")
+}
+
+/// Answers from a script, recording every prompt.
+#[derive(Default)]
+struct ScriptedChat {
+    answers: Mutex<VecDeque<String>>,
+    seen: Mutex<Vec<Vec<Message>>>,
+}
+
+impl ScriptedChat {
+    fn new(answers: &[&str]) -> Arc<Self> {
+        Arc::new(Self {
+            answers: Mutex::new(answers.iter().map(|a| a.to_string()).collect()),
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn prompts(&self) -> Vec<Vec<Message>> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for ScriptedChat {
+    async fn chat(&self, messages: &[Message], _max_tokens: u32) -> Result<Completion, LlmError> {
+        self.seen.lock().unwrap().push(messages.to_vec());
+        let text = self
+            .answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .ok_or_else(|| LlmError::BadAnswer("the script ran out".into()))?;
+        Ok(Completion {
+            usage: Usage {
+                prompt_tokens: prompt_tokens(messages) as u64,
+                completion_tokens: 10,
+                ..Usage::default()
+            },
+            text,
+        })
+    }
+}
+
+fn decision(role: &str, name: &str, action: &str, value: Option<&str>) -> String {
+    let mut d = json!({ "method": "getByRole", "selector": { "role": role, "name": name }, "action": action, "confidence": 0.9 });
+    if let Some(v) = value {
+        d["value"] =
+            json!({ "kind": if v.starts_with("{{") { "placeholder" } else { "literal" }, "value": v });
+    }
+    d.to_string()
+}
+
+struct Harness {
+    page: ScriptedPage,
+    store: MemoryStore,
+}
+
+impl Harness {
+    fn new(filler: usize) -> Self {
+        Self {
+            page: ScriptedPage::new(site(filler)),
+            store: MemoryStore::new(),
+        }
+    }
+
+    async fn run(&self, text: &str, chat: Option<Arc<ScriptedChat>>) -> WorkflowResult {
+        let deps = RunDeps {
+            llm: chat.map(|c| c as Arc<dyn ChatModel>),
+            secrets: Arc::new(MemorySecrets::new([("PASSWORD", "s3cret-pass")])),
+            store: Arc::new(self.store.clone()),
+            sanitizer: Sanitizer::new(),
+        };
+        let opts = WorkflowOptions::new("unit", format!("{ORIGIN}/login").parse().unwrap());
+        run_workflow(&self.page, &Workflow::parse(text).unwrap(), deps, opts)
+            .await
+            .expect("the run starts")
+    }
+
+    async fn records(&self) -> Vec<StepRecord> {
+        let body = self
+            .store
+            .get("sessions/unit/steps.jsonl")
+            .await
+            .unwrap_or_default();
+        String::from_utf8_lossy(&body)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("every line is a StepRecord"))
+            .collect()
+    }
+
+    async fn all_text(&self) -> String {
+        let mut out = String::new();
+        for key in self.store.list("").await.unwrap() {
+            out.push_str(&String::from_utf8_lossy(&self.store.get(&key).await.unwrap()));
+        }
+        out
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn structured_flow_completes_without_an_llm() {
+    let h = Harness::new(0);
+    let result = h
+        .run(
+            "fill: textbox \"Username\" = alice\nfill: textbox \"Password\" = {{PASSWORD}}\nclick: button \"Sign in\"\nexpect: heading \"Welcome\"",
+            None,
+        )
+        .await;
+    assert_eq!(result.status, RunStatus::Completed, "{result:?}");
+    assert_eq!(result.totals.llm_calls, 0);
+    assert!(
+        result
+            .final_url
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with(&format!("{ORIGIN}/home"))
+    );
+    let records = h.records().await;
+    assert_eq!(records.len(), 4);
+    assert!(records.iter().all(|r| r.completed && r.precheck_count == Some(1)));
+    assert_eq!(
+        records[1].decision.as_ref().and_then(|d| d.value.clone()),
+        Some(oxwright_jobs::StepValue::Placeholder("{{PASSWORD}}".into()))
+    );
+    assert_eq!(records[2].result.navigated, Some(true));
+    assert!(
+        !h.all_text().await.contains("s3cret-pass"),
+        "the secret leaked into an artefact"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn missing_target_fails_after_three_attempts_in_virtual_time() {
+    let h = Harness::new(0);
+    let started = tokio::time::Instant::now();
+    let result = h.run("click: button \"Nowhere\"", None).await;
+    assert_eq!(result.status, RunStatus::Failed);
+    assert_eq!(result.steps[0].attempts, MAX_ATTEMPTS);
+    assert_eq!(result.error.as_ref().map(|e| e.kind), Some(ErrorKind::StepFailed));
+    let records = h.records().await;
+    assert_eq!(records.len(), 3);
+    assert!(
+        records
+            .iter()
+            .all(|r| r.result.error.as_deref() == Some("PRECHECK_NOT_UNIQUE"))
+    );
+    assert!(records.iter().all(|r| r.precheck_count == Some(0)));
+    // The auto-waits ran their full (virtual) deadline.
+    assert!(
+        started.elapsed() >= Duration::from_secs(9),
+        "{:?}",
+        started.elapsed()
+    );
+    let errors: Vec<String> = h.store.list("sessions/unit/errors/").await.unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let error: Value = serde_json::from_slice(&h.store.get(&errors[0]).await.unwrap()).unwrap();
+    assert_eq!(error["errorType"], "ELEMENT_NOT_FOUND");
+    assert!(
+        error["details"]["ariaSnapshot"]
+            .as_str()
+            .unwrap()
+            .contains("button \"Sign in\"")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn ambiguous_decision_is_refused_then_the_judge_decides() {
+    let h = Harness::new(0);
+    let chat = ScriptedChat::new(&[
+        r#"["[] Press the twin button"]"#,
+        &decision("button", "Twin", "click", None),
+        &decision("textbox", "Username", "fill", Some("alice")),
+        "false",
+        &decision("button", "Sign in", "click", None),
+        "true",
+    ]);
+    let result = h.run("Press the twin button", Some(chat.clone())).await;
+    assert_eq!(result.status, RunStatus::Completed, "{result:?}");
+    let records = h.records().await;
+    assert_eq!(records.len(), 3);
+    assert_eq!(records[0].result.error.as_deref(), Some("PRECHECK_NOT_UNIQUE"));
+    assert_eq!(records[0].precheck_count, Some(2));
+    assert_eq!(
+        records[1]
+            .reason
+            .as_deref()
+            .map(|r| r.starts_with("NOT_COMPLETED")),
+        Some(true)
+    );
+    assert!(records[2].completed);
+    // The second decision's prompt carries the first attempt's reason.
+    let prompts = chat.prompts();
+    assert!(
+        prompts[2]
+            .iter()
+            .any(|m| m.content.contains("PRECHECK_NOT_UNIQUE"))
+    );
+    assert_eq!(result.totals.llm_calls, 6);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_judge_that_never_agrees_fails_the_step_at_the_attempt_limit() {
+    let h = Harness::new(0);
+    let mut answers = vec![r#"["[] Sign in"]"#.to_string()];
+    for _ in 0..MAX_ATTEMPTS {
+        answers.push(decision("textbox", "Username", "fill", Some("alice")));
+        answers.push("false".into());
+    }
+    let refs: Vec<&str> = answers.iter().map(String::as_str).collect();
+    let result = h.run("Sign in", Some(ScriptedChat::new(&refs))).await;
+    assert_eq!(result.status, RunStatus::Failed);
+    assert_eq!(result.steps[0].attempts, MAX_ATTEMPTS);
+    assert!(
+        result.steps[0]
+            .reasons
+            .iter()
+            .all(|r| r.starts_with("NOT_COMPLETED"))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn decision_prompts_fit_the_step_token_budget() {
+    let h = Harness::new(400);
+    let chat = ScriptedChat::new(&[
+        r#"["[] Sign in"]"#,
+        &decision("button", "Sign in", "click", None),
+        "true",
+    ]);
+    let result = h.run("Sign in", Some(chat.clone())).await;
+    assert_eq!(result.status, RunStatus::Completed, "{result:?}");
+    let prompts = chat.prompts();
+    let decision_prompt = &prompts[1];
+    let tokens = prompt_tokens(decision_prompt) + DECISION_MAX_TOKENS as usize;
+    assert!(tokens <= STEP_TOKEN_BUDGET, "{tokens} tokens");
+    let text: String = decision_prompt.iter().map(|m| m.content.clone()).collect();
+    assert!(
+        text.contains("button \"Sign in\""),
+        "the control survives the shrink"
+    );
+    assert!(
+        text.contains("pruned to fit"),
+        "the prompt says the snapshot was shrunk"
+    );
+}

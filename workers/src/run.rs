@@ -1,0 +1,102 @@
+//! The long-lived worker: one consumer per job kind over a shared store,
+//! queue and browser pool, drained on shutdown. `oxwright worker` and any
+//! other entrypoint (a Lambda runtime) share it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use oxwright_jobs::JobKind;
+use oxwright_queue::JobQueue;
+use tokio_util::sync::CancellationToken;
+
+use crate::{ConsumerOptions, HandlerContext, Setup, run_consumer};
+
+/// How a worker runs.
+#[derive(Debug, Clone)]
+pub struct WorkerOptions {
+    /// Job kinds to consume.
+    pub kinds: Vec<JobKind>,
+    /// Deliveries of a job before a transient failure is final (else `[queue] max_attempts`).
+    pub max_attempts: Option<u32>,
+    /// Delay before the first queue-level retry, ms (else `[queue] retry_delay_ms`).
+    pub retry_delay_ms: Option<u64>,
+    /// How long in-flight jobs may run on after shutdown is asked.
+    pub drain_timeout: Duration,
+    /// Sitemap jobs run at once (they use no browser).
+    pub sitemap_concurrency: usize,
+}
+
+impl Default for WorkerOptions {
+    fn default() -> Self {
+        Self {
+            kinds: vec![JobKind::Fetch, JobKind::Sitemap, JobKind::Workflow],
+            max_attempts: None,
+            retry_delay_ms: None,
+            drain_timeout: Duration::from_secs(30),
+            sitemap_concurrency: 4,
+        }
+    }
+}
+
+/// Runs a worker until `shutdown` is cancelled (or a consumer fails): jobs
+/// from RabbitMQ, artefacts to the configured store, reports published
+/// before each ack. Returns once every consumer drained and the browsers
+/// are closed.
+pub async fn run_worker(
+    setup: &Setup,
+    opts: WorkerOptions,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let store = setup.store().await?;
+    let queue = Arc::new(setup.queue().await?);
+    let pool = setup.pool().await?;
+    crate::metrics::observe_pool(&pool);
+    let ctx = HandlerContext::new(pool.clone(), setup.policy.clone(), store.clone());
+    let queue_config = &setup.config.queue;
+    let mut consumers = tokio::task::JoinSet::new();
+    for kind in &opts.kinds {
+        let concurrency = match kind {
+            JobKind::Sitemap => opts.sitemap_concurrency.max(1),
+            // Fetches and workflows lease pages from the same pool.
+            JobKind::Fetch | JobKind::Workflow => pool.capacity(),
+        };
+        let mut copts = ConsumerOptions::new(*kind, concurrency);
+        copts.max_attempts = opts.max_attempts.unwrap_or(queue_config.max_attempts).max(1);
+        copts.retry_delay = Duration::from_millis(opts.retry_delay_ms.unwrap_or(queue_config.retry_delay_ms));
+        copts.drain_timeout = opts.drain_timeout;
+        let (ctx, queue, shutdown, kind) = (
+            ctx.clone(),
+            queue.clone() as Arc<dyn JobQueue>,
+            shutdown.clone(),
+            *kind,
+        );
+        consumers.spawn(async move { (kind, run_consumer(ctx, queue, copts, shutdown).await) });
+    }
+    tracing::info!(
+        pid = std::process::id(),
+        kinds = ?opts.kinds,
+        capacity = pool.capacity(),
+        store = %store.describe(),
+        queue_prefix = %queue_config.prefix,
+        "worker ready"
+    );
+    let mut failure = None;
+    while let Some(joined) = consumers.join_next().await {
+        let (kind, result) = joined.context("consumer task")?;
+        if let Err(err) = result {
+            tracing::error!(%kind, error = %err, "consumer stopped");
+            failure.get_or_insert(anyhow::anyhow!("{kind} consumer: {err}"));
+            // One dead consumer stops the worker: a supervisor restarts it.
+            shutdown.cancel();
+        }
+    }
+    // Closing the connection returns every unsettled delivery to its queue.
+    queue.close().await;
+    pool.shutdown().await;
+    tracing::info!("worker stopped");
+    match failure {
+        Some(err) => Err(err),
+        None => Ok(()),
+    }
+}
