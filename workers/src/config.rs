@@ -12,7 +12,7 @@ use oxwright_policy::{HostRule, UrlPolicy};
 use serde::Deserialize;
 
 /// The whole configuration file.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// The browser pool.
@@ -70,6 +70,21 @@ pub struct StoreSection {
     /// The region (else `AWS_REGION`, else us-east-1).
     #[serde(default)]
     pub s3_region: Option<String>,
+}
+
+impl Default for Config {
+    /// What an absent file means: every section's defaults, artefacts under
+    /// `./oxwright-out` (not the current directory).
+    fn default() -> Self {
+        Self {
+            browser: BrowserSection::default(),
+            policy: UrlPolicy::default(),
+            out_dir: default_out_dir(),
+            queue: QueueSection::default(),
+            store: StoreSection::default(),
+            scheduler: None,
+        }
+    }
 }
 
 impl Default for QueueSection {
@@ -291,6 +306,13 @@ job = { kind = "sitemap", urls = ["example.com"] }
             cfg.scheduler.is_some(),
             "the scheduler section is kept for its command"
         );
+    }
+
+    #[test]
+    fn no_file_means_oxwright_out() {
+        let cfg = Config::load(None, &BTreeMap::new()).unwrap();
+        assert_eq!(cfg.out_dir, PathBuf::from("oxwright-out"));
+        assert_eq!(Config::default().out_dir, PathBuf::from("oxwright-out"));
     }
 
     #[test]

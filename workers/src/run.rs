@@ -52,7 +52,8 @@ pub async fn run_worker(
     let queue = Arc::new(setup.queue().await?);
     let pool = setup.pool().await?;
     crate::metrics::observe_pool(&pool);
-    let ctx = HandlerContext::new(pool.clone(), setup.policy.clone(), store.clone());
+    let mut ctx = HandlerContext::new(pool.clone(), setup.policy.clone(), store.clone());
+    ctx.workflow = crate::handlers::workflow::WorkflowContext::from_env(&setup.env);
     let queue_config = &setup.config.queue;
     let mut consumers = tokio::task::JoinSet::new();
     for kind in &opts.kinds {

@@ -127,11 +127,9 @@ impl Setup {
 
     /// Returns a handler context over `pool`.
     pub async fn handler(&self, pool: BrowserPool) -> anyhow::Result<HandlerContext> {
-        Ok(HandlerContext::new(
-            pool,
-            self.policy.clone(),
-            self.store().await?,
-        ))
+        let mut ctx = HandlerContext::new(pool, self.policy.clone(), self.store().await?);
+        ctx.workflow = crate::handlers::workflow::WorkflowContext::from_env(&self.env);
+        Ok(ctx)
     }
 }
 

@@ -27,12 +27,20 @@ pub struct WorkflowContext {
     pub env: BTreeMap<String, String>,
 }
 
-impl Default for WorkflowContext {
-    fn default() -> Self {
+impl WorkflowContext {
+    /// Secrets from `OXWRIGHT_SECRET_<NAME>` and API keys from `env`.
+    pub fn from_env(env: &BTreeMap<String, String>) -> Self {
         Self {
-            secrets: Arc::new(EnvSecrets::from_process()),
-            env: std::env::vars().collect(),
+            secrets: Arc::new(EnvSecrets::new(env.clone(), EnvSecrets::DEFAULT_PREFIX)),
+            env: env.clone(),
         }
+    }
+}
+
+impl Default for WorkflowContext {
+    /// No secrets and no API keys: a context built without an environment.
+    fn default() -> Self {
+        Self::from_env(&BTreeMap::new())
     }
 }
 

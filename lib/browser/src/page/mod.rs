@@ -40,6 +40,7 @@ const POLL: Duration = Duration::from_millis(50);
 /// Maps a browser error onto the engine's kinds (the message is kept).
 pub(crate) fn engine_error(err: BrowserError) -> EngineError {
     let message = err.to_string();
+    let job_kind = err.kind();
     match err {
         BrowserError::Unavailable(_) => EngineError::new(EngineErrorKind::Unavailable, message),
         BrowserError::Crashed(_) => EngineError::new(EngineErrorKind::Crashed, message),
@@ -52,15 +53,13 @@ pub(crate) fn engine_error(err: BrowserError) -> EngineError {
         BrowserError::NonHtml { content_type, url } => EngineError::new(EngineErrorKind::NonHtml, message)
             .with_content_type(content_type)
             .with_url(url),
-        BrowserError::Net { net_error, url } => {
-            let kind = if net_error.contains("NAME_NOT_RESOLVED") || net_error.contains("NAME_RESOLUTION") {
-                EngineErrorKind::Dns
-            } else if net_error.contains("TIMED_OUT") {
-                EngineErrorKind::Timeout
-            } else if net_error.contains("INVALID_URL") || net_error.contains("UNKNOWN_URL_SCHEME") {
-                EngineErrorKind::InvalidInput
-            } else {
-                EngineErrorKind::Navigation
+        BrowserError::Net { url, .. } => {
+            // One reading of Chromium's net error names: the job kind's.
+            let kind = match job_kind {
+                oxwright_jobs::ErrorKind::Dns => EngineErrorKind::Dns,
+                oxwright_jobs::ErrorKind::Timeout => EngineErrorKind::Timeout,
+                oxwright_jobs::ErrorKind::InvalidInput => EngineErrorKind::InvalidInput,
+                _ => EngineErrorKind::Navigation,
             };
             EngineError::new(kind, message).with_url(url)
         }
@@ -283,13 +282,12 @@ impl ChromiumPage {
         }
     }
 
-    async fn settle_after<F>(&self, timeout: Duration, f: F) -> Result<bool, EngineError>
-    where
-        F: std::future::Future<Output = Result<(), EngineError>>,
-    {
+    /// Runs a navigating script (history, reload) and waits for the page to settle.
+    async fn run_and_settle(&self, script: &str, timeout: Duration) -> Result<(), EngineError> {
         let settle = Settle::arm(&self.lease).await?;
-        f.await?;
-        Ok(settle.wait(timeout).await.navigated)
+        self.lease.evaluate(script, timeout).await?;
+        settle.wait(timeout).await;
+        Ok(())
     }
 
     async fn eval_bool(&self, expression: &str) -> Result<bool, EngineError> {
@@ -497,38 +495,15 @@ impl Page for ChromiumPage {
     }
 
     async fn back(&self, timeout: Duration) -> Result<(), EngineError> {
-        self.settle_after(timeout, async {
-            self.lease
-                .evaluate("history.back()", timeout)
-                .await
-                .map(|_| ())
-                .map_err(Into::into)
-        })
-        .await
-        .map(|_| ())
+        self.run_and_settle("history.back()", timeout).await
     }
 
     async fn forward(&self, timeout: Duration) -> Result<(), EngineError> {
-        self.settle_after(timeout, async {
-            self.lease
-                .evaluate("history.forward()", timeout)
-                .await
-                .map(|_| ())
-                .map_err(Into::into)
-        })
-        .await
-        .map(|_| ())
+        self.run_and_settle("history.forward()", timeout).await
     }
 
     async fn reload(&self, timeout: Duration) -> Result<(), EngineError> {
-        self.settle_after(timeout, async {
-            self.lease
-                .evaluate("location.reload()", timeout)
-                .await
-                .map(|_| ())
-                .map_err(Into::into)
-        })
-        .await?;
+        self.run_and_settle("location.reload()", timeout).await?;
         self.wait_for(&WaitCondition::LoadState(WaitUntil::Load), timeout)
             .await
     }
