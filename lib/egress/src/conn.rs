@@ -150,12 +150,38 @@ async fn read_request<S: AsyncRead + Unpin>(
     })
 }
 
+/// The header naming the network error behind a proxy's own error answer,
+/// in Chromium's terms (`net::ERR_CONNECTION_REFUSED`), so the browser
+/// crate can report the failure as the network error it is.
+pub const NET_ERROR_HEADER: &str = "X-Oxwright-Egress-Error";
+
 /// Writes a small plain-text answer and closes.
 async fn respond(client: &mut TcpStream, code: u16, phrase: &str, body: &str) {
+    respond_net(client, code, phrase, body, None).await;
+}
+
+/// Returns Chromium's name for a failed connect.
+fn net_error(err: &std::io::Error) -> &'static str {
+    match err.kind() {
+        std::io::ErrorKind::ConnectionRefused => "net::ERR_CONNECTION_REFUSED",
+        std::io::ErrorKind::TimedOut => "net::ERR_CONNECTION_TIMED_OUT",
+        std::io::ErrorKind::ConnectionReset => "net::ERR_CONNECTION_RESET",
+        std::io::ErrorKind::HostUnreachable | std::io::ErrorKind::NetworkUnreachable => {
+            "net::ERR_ADDRESS_UNREACHABLE"
+        }
+        _ => "net::ERR_CONNECTION_FAILED",
+    }
+}
+
+/// Writes a small plain-text answer, naming the network error if any, and closes.
+async fn respond_net(client: &mut TcpStream, code: u16, phrase: &str, body: &str, net: Option<&str>) {
     let body = format!("oxwright egress: {body}\n");
+    let net = net
+        .map(|n| format!("{NET_ERROR_HEADER}: {n}\r\n"))
+        .unwrap_or_default();
     let head = format!(
         "HTTP/1.1 {code} {phrase}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
-         Connection: close\r\nProxy-Connection: close\r\nX-Oxwright-Egress: {}\r\n\r\n",
+         Connection: close\r\nProxy-Connection: close\r\nX-Oxwright-Egress: {}\r\n{net}\r\n",
         body.len(),
         if code == 403 { "refused" } else { "error" },
     );
@@ -182,10 +208,14 @@ async fn judge_and_connect(
                     | oxwright_policy::PolicyError::Scheme { .. }
             );
             if refused {
-                shared.refuse(shown.to_string(), err.to_string());
                 respond(client, 403, "Forbidden", &err.to_string()).await;
+                shared.refuse(shown.to_string(), err);
             } else {
-                respond(client, 502, "Bad Gateway", &err.to_string()).await;
+                let net = match err {
+                    oxwright_policy::PolicyError::Resolve { .. } => "net::ERR_NAME_NOT_RESOLVED",
+                    _ => "net::ERR_INVALID_URL",
+                };
+                respond_net(client, 502, "Bad Gateway", &err.to_string(), Some(net)).await;
             }
             return None;
         }
@@ -199,7 +229,8 @@ async fn judge_and_connect(
         }
         Err(err) => {
             tracing::debug!(target = %shown, error = %err, "egress connect failed");
-            respond(client, 502, "Bad Gateway", &format!("connect {shown}: {err}")).await;
+            let body = format!("connect {shown}: {err}");
+            respond_net(client, 502, "Bad Gateway", &body, Some(net_error(&err))).await;
             None
         }
     }

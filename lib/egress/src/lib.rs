@@ -11,12 +11,14 @@
 mod conn;
 mod pump;
 
+pub use conn::NET_ERROR_HEADER;
+
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use oxwright_policy::{Resolver, SystemResolver, UrlPolicy};
+use oxwright_policy::{PolicyError, Resolver, SystemResolver, UrlPolicy};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -54,7 +56,7 @@ pub struct Refusal {
     /// The URL (plain HTTP) or `host:port` (tunnel) that was asked for.
     pub target: String,
     /// Why it was refused.
-    pub reason: String,
+    pub error: PolicyError,
 }
 
 /// Counters of one proxy's life so far.
@@ -85,14 +87,14 @@ impl Shared {
         self.policy.read().expect("policy lock").clone()
     }
 
-    pub(crate) fn refuse(&self, target: String, reason: String) {
-        tracing::debug!(target = %target, reason = %reason, "egress refused");
+    pub(crate) fn refuse(&self, target: String, error: PolicyError) {
+        tracing::debug!(target = %target, reason = %error, "egress refused");
         self.refused.fetch_add(1, Ordering::Relaxed);
         let mut log = self.refusals.lock().expect("refusal log");
         if log.len() >= self.limits.max_refusals {
             log.remove(0);
         }
-        log.push(Refusal { target, reason });
+        log.push(Refusal { target, error });
     }
 }
 
@@ -151,6 +153,11 @@ impl EgressProxy {
     /// Returns the policy in force.
     pub fn policy(&self) -> Arc<UrlPolicy> {
         self.shared.policy()
+    }
+
+    /// Returns the refusals recorded since the last drain, leaving them.
+    pub fn refusals(&self) -> Vec<Refusal> {
+        self.shared.refusals.lock().expect("refusal log").clone()
     }
 
     /// Takes every refusal recorded since the last drain.
