@@ -47,6 +47,10 @@ const BASE_FLAGS: &[&str] = &[
     "--disable-domain-reliability",
     "--disable-client-side-phishing-detection",
     "--disable-hang-monitor",
+    // Popups open (a fetch should see what a person would), and they are
+    // held to the job's policy anyway: they live in the job's context,
+    // whose every byte leaves through the job's egress proxy, and a reset
+    // closes them.
     "--disable-popup-blocking",
     "--disable-prompt-on-repost",
     "--disable-ipc-flooding-protection",
@@ -59,7 +63,15 @@ const BASE_FLAGS: &[&str] = &[
     // concurrent job, every navigation discarded the spare made for another
     // context and forked a new one (0.35 renderer starts per page, ~40 % of
     // the warm pool's Chromium CPU; BENCHMARKS.md §1).
-    "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider,BackForwardCache,SpareRendererForSitePerProcess",
+    //
+    // Speculative and background loads (speculation-rules prefetch and
+    // prerender, NoState prefetch, the loading and navigation predictors'
+    // preconnects and prefetches) are off: they do not pass through a
+    // page's Fetch domain, and prefetches may run in isolated network
+    // contexts. Everything else goes through the egress proxy
+    // (`--proxy-server`, set per browser and per context in handle.rs).
+    "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider,BackForwardCache,SpareRendererForSitePerProcess,Prerender2,SpeculationRules,SpeculationRulesPrefetchFuture,PrefetchProxy,NoStatePrefetch,LoadingPredictorPrefetch,LoadingPredictorUseLocalPredictions,LoadingPredictorUseOptimizationGuide,NavigationPredictor,PreconnectToSearch,SearchEnginePreconnector",
+    "--dns-prefetch-disable",
     "--metrics-recording-only",
     "--password-store=basic",
     "--use-mock-keychain",

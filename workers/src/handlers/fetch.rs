@@ -88,7 +88,7 @@ async fn fetch_once(
         timeout: Duration::from_millis(spec.timeout_ms.max(1)),
     };
     let t1 = Instant::now();
-    let nav = lease.navigate(&spec.url, &opts).await?;
+    let mut nav = lease.navigate(&spec.url, &opts).await?;
     let navigate_ms = ms(t1.elapsed());
     let screenshot = if spec.screenshot {
         Some(lease.screenshot_png().await?)
@@ -100,6 +100,8 @@ async fn fetch_once(
         .extract(lease.call_timeout().max(Duration::from_secs(20)))
         .await?;
     let extract_ms = ms(t2.elapsed());
+    // What the page tried after its load event (popups, workers, a script's navigation).
+    nav.refused.extend(lease.refused_since_navigation());
     // The browser is done: give the page back before the CPU-bound part.
     drop(lease);
 
