@@ -187,7 +187,54 @@ impl Tab {
         let mut nav = finish(url, doc);
         nav.refused
             .extend(self.egress_refusals().into_iter().map(|r| r.target));
+        for hint in self.refused_hints(opts).await {
+            if !nav.refused.contains(&hint) {
+                nav.refused.push(hint);
+            }
+        }
         Ok(nav)
+    }
+
+    /// Returns the speculative hints of the page (`preconnect`,
+    /// `dns-prefetch`, `prefetch`, `prerender`, preloads, speculation
+    /// rules) whose targets the policy refuses by themselves (a private
+    /// literal address, a loopback name). Speculative loads are off and
+    /// the rest goes through the egress proxy, so these make no request;
+    /// they are reported because a page that names such a target was
+    /// trying to reach it.
+    async fn refused_hints(&self, opts: &NavigateOptions) -> Vec<String> {
+        const HINTS: &str = r#"(() => {
+            const out = [];
+            for (const l of document.querySelectorAll('link[rel][href]')) {
+                if (/(^|\s)(preconnect|dns-prefetch|prefetch|prerender|preload|modulepreload)(\s|$)/i.test(l.rel)) out.push(l.href);
+            }
+            for (const s of document.querySelectorAll('script[type=speculationrules]')) {
+                try {
+                    const j = JSON.parse(s.textContent);
+                    for (const k of ['prefetch', 'prerender'])
+                        for (const rule of (j[k] || []))
+                            for (const u of (rule.urls || [])) out.push(new URL(u, document.baseURI).href);
+                } catch (e) {}
+            }
+            return out.slice(0, 100);
+        })()"#;
+        let Ok(serde_json::Value::Array(hrefs)) = self.evaluate(HINTS, self.call_timeout()).await else {
+            return Vec::new();
+        };
+        hrefs
+            .iter()
+            .filter_map(|h| h.as_str())
+            .filter(|h| {
+                url::Url::parse(h).is_ok_and(|u| {
+                    matches!(u.scheme(), "http" | "https")
+                        && matches!(
+                            opts.policy.check_static(&u),
+                            Err(oxwright_policy::PolicyError::PrivateAddress { .. })
+                        )
+                })
+            })
+            .map(str::to_string)
+            .collect()
     }
 
     /// The proxy answers a refused document with a 403 (plain HTTP) or a
