@@ -218,7 +218,7 @@ impl Tab {
             }
             return out.slice(0, 100);
         })()"#;
-        let Ok(serde_json::Value::Array(hrefs)) = self.evaluate(HINTS, self.call_timeout()).await else {
+        let Some(serde_json::Value::Array(hrefs)) = self.evaluate_quiet(HINTS).await else {
             return Vec::new();
         };
         hrefs

@@ -274,6 +274,31 @@ impl Tab {
         }
     }
 
+    /// Evaluates `expression` for this crate's own reading of the page;
+    /// a failure (the page navigating away meanwhile) is `None` and does
+    /// not keep the context from being reused.
+    pub(crate) async fn evaluate_quiet(&self, expression: &str) -> Option<serde_json::Value> {
+        let params = EvaluateParams::builder()
+            .expression(expression)
+            .return_by_value(true)
+            .build()
+            .ok()?;
+        let out = self
+            .guard_unnoted("Runtime.evaluate", self.call_timeout, async {
+                self.page
+                    .execute(params)
+                    .await
+                    .map(|r| r.result)
+                    .map_err(|e| cdp("Runtime.evaluate", e))
+            })
+            .await
+            .ok()?;
+        if out.exception_details.is_some() {
+            return None;
+        }
+        out.result.value
+    }
+
     /// Evaluates `expression` and returns its JSON value (promises awaited).
     pub async fn evaluate(
         &self,
