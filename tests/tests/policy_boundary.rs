@@ -317,10 +317,13 @@ async fn no_vector_reaches_the_canary_and_none_ends_silently() {
                     .iter()
                     .any(|w| w.contains("url policy refused"));
                 eprintln!("{name}: ok, warnings {:?}", out.result.warnings);
-                // Under DevTools, Chromium 156 never starts a registered
-                // service worker (registration stays pending after its
-                // script is fetched): nothing runs, so nothing is refused.
-                // Accepted only when the page itself shows that.
+                // Behind the egress proxy, Chromium 156 never starts the
+                // page's service worker: its script is fetched (through the
+                // proxy, allowed) and registration stays pending, so
+                // nothing runs and nothing is refused. Without the proxy
+                // the worker starts and its install-time fetch reached the
+                // canary (measured). Accepted only when the page itself
+                // shows the worker never started.
                 let never_started = *path == "/service-worker" && out.result.markdown.contains("sw: pending");
                 if never_started {
                     eprintln!("  service worker never started");
