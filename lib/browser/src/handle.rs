@@ -1,5 +1,6 @@
 //! One connected browser: the chromiumoxide client, its handler task, the
-//! owned process, and whether the connection is still alive.
+//! owned process, its egress proxy, and whether the connection is still
+//! alive.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,6 +13,8 @@ use chromiumoxide::cdp::browser_protocol::browser::{
 use chromiumoxide::cdp::browser_protocol::target::{CreateBrowserContextParams, CreateTargetParams};
 use chromiumoxide::handler::HandlerConfig;
 use futures::StreamExt;
+use oxwright_egress::EgressProxy;
+use oxwright_policy::UrlPolicy;
 use tokio::task::JoinHandle;
 
 use crate::error::{cdp, deadline};
@@ -27,18 +30,40 @@ pub(crate) struct BrowserHandle {
     handler: JoinHandle<()>,
     process: std::sync::Mutex<Option<ChromiumProcess>>,
     call_timeout: Duration,
+    /// The proxy the whole browser is launched with: what its default
+    /// context (and anything outside a job's own context) leaves through.
+    /// `None` for a remote browser, whose flags are not ours to set.
+    egress: Option<Arc<EgressProxy>>,
+}
+
+/// Chromium bypasses the proxy for loopback unless told not to: `<-loopback>`
+/// removes that implicit rule, so loopback goes through the proxy too.
+pub(crate) const PROXY_BYPASS: &str = "<-loopback>";
+
+/// Starts an egress proxy that refuses everything non-public until a job
+/// sets its policy.
+async fn start_egress() -> Result<Arc<EgressProxy>, BrowserError> {
+    EgressProxy::start(Arc::new(UrlPolicy::default()))
+        .await
+        .map(Arc::new)
+        .map_err(|e| BrowserError::Unavailable(format!("egress proxy: {e}")))
 }
 
 impl BrowserHandle {
     /// Launches (or connects to) a browser and starts its handler task.
     pub(crate) async fn start(cfg: &PoolConfig, headless: bool) -> Result<Arc<Self>, BrowserError> {
-        let (process, ws_url) = match &cfg.chrome_url {
-            Some(url) => (None, url.clone()),
+        let (process, ws_url, egress) = match &cfg.chrome_url {
+            Some(url) => (None, url.clone(), None),
             None => {
+                let egress = start_egress().await?;
+                let mut extra_args = cfg.extra_args.clone();
+                // Last on the command line, so a caller's flags cannot replace them.
+                extra_args.push(format!("--proxy-server={}", egress.proxy_server()));
+                extra_args.push(format!("--proxy-bypass-list={PROXY_BYPASS}"));
                 let opts = LaunchOptions {
                     executable: cfg.chrome_path.clone(),
                     headless,
-                    extra_args: cfg.extra_args.clone(),
+                    extra_args,
                     launch_timeout: cfg.launch_timeout,
                     window: cfg.window,
                     display: cfg.display.clone(),
@@ -46,7 +71,7 @@ impl BrowserHandle {
                 let (proc_, url) = tokio::task::spawn_blocking(move || ChromiumProcess::launch(&opts))
                     .await
                     .map_err(|e| BrowserError::Unavailable(format!("launch task: {e}")))??;
-                (Some(proc_), url)
+                (Some(proc_), url, Some(egress))
             }
         };
         let config = HandlerConfig {
@@ -83,6 +108,7 @@ impl BrowserHandle {
             handler,
             process: std::sync::Mutex::new(process),
             call_timeout: cfg.call_timeout,
+            egress,
         }))
     }
 
@@ -112,23 +138,29 @@ impl BrowserHandle {
     }
 
     /// Opens a page in a fresh browser context, or in the browser's default
-    /// context when `shared`.
+    /// context when `shared`. A fresh context gets its own egress proxy
+    /// (`proxyServer`), so everything its pages, popups and workers send is
+    /// judged by the job's policy and every refusal is the job's.
     pub(crate) async fn new_tab(self: &Arc<Self>, shared: bool) -> Result<Tab, BrowserError> {
         if !self.is_alive() {
             return Err(BrowserError::Crashed("devtools connection closed".into()));
         }
-        let context = if shared {
-            None
+        let (context, egress) = if shared {
+            (None, self.egress.clone())
         } else {
-            Some(
-                deadline("Target.createBrowserContext", self.call_timeout, async {
-                    self.browser
-                        .create_browser_context(CreateBrowserContextParams::default())
-                        .await
-                        .map_err(|e| cdp("Target.createBrowserContext", e))
-                })
-                .await?,
-            )
+            let egress = start_egress().await?;
+            let params = CreateBrowserContextParams::builder()
+                .proxy_server(egress.proxy_server())
+                .proxy_bypass_list(PROXY_BYPASS)
+                .build();
+            let context = deadline("Target.createBrowserContext", self.call_timeout, async {
+                self.browser
+                    .create_browser_context(params)
+                    .await
+                    .map_err(|e| cdp("Target.createBrowserContext", e))
+            })
+            .await?;
+            (Some(context), Some(egress))
         };
         let mut params = CreateTargetParams::new("about:blank");
         params.browser_context_id = context.clone();
@@ -140,7 +172,7 @@ impl BrowserHandle {
         })
         .await;
         match page {
-            Ok(page) => Ok(Tab::new(page, context, self.clone(), self.call_timeout)),
+            Ok(page) => Ok(Tab::new(page, context, self.clone(), self.call_timeout, egress)),
             Err(err) => {
                 if let Some(context) = context {
                     self.dispose_context(context).await;
@@ -148,6 +180,39 @@ impl BrowserHandle {
                 Err(err)
             }
         }
+    }
+
+    /// Closes every page of `context` but `keep` (popups a job opened).
+    pub(crate) async fn close_other_pages(
+        &self,
+        context: &BrowserContextId,
+        keep: &chromiumoxide::cdp::browser_protocol::target::TargetId,
+    ) -> Result<(), BrowserError> {
+        use chromiumoxide::cdp::browser_protocol::target::{CloseTargetParams, GetTargetsParams};
+        let targets = deadline("Target.getTargets", self.call_timeout, async {
+            self.browser
+                .execute(GetTargetsParams::default())
+                .await
+                .map(|r| r.result.target_infos)
+                .map_err(|e| cdp("Target.getTargets", e))
+        })
+        .await?;
+        for target in targets {
+            if target.browser_context_id.as_ref() == Some(context)
+                && &target.target_id != keep
+                && target.r#type == "page"
+            {
+                deadline("Target.closeTarget", self.call_timeout, async {
+                    self.browser
+                        .execute(CloseTargetParams::new(target.target_id.clone()))
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| cdp("Target.closeTarget", e))
+                })
+                .await?;
+            }
+        }
+        Ok(())
     }
 
     /// Disposes a browser context and every page in it.

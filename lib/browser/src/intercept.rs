@@ -45,6 +45,8 @@ struct Shared {
     blocked: Vec<ResourceType>,
     doc: Arc<Mutex<MainDocument>>,
     hosts: Mutex<HashMap<String, Result<(), PolicyError>>>,
+    /// The egress proxy of the tab's context, for its refusals' reasons.
+    egress: Option<Arc<oxwright_egress::EgressProxy>>,
     /// The tab's record of origins requested, cleared by its reset.
     origins: Arc<Mutex<BTreeSet<String>>>,
     call_timeout: Duration,
@@ -114,6 +116,7 @@ impl Interceptor {
                 .collect(),
             doc: doc.clone(),
             hosts: Mutex::new(HashMap::new()),
+            egress: tab.egress.clone(),
             origins: tab.origins.clone(),
             call_timeout: tab.call_timeout(),
         });
@@ -190,7 +193,10 @@ impl Shared {
             return None;
         }
         if status >= 400 {
-            return Some(BrowserError::HttpStatus { status, url });
+            return Some(
+                self.egress_error(ev, &url)
+                    .unwrap_or(BrowserError::HttpStatus { status, url }),
+            );
         }
         let content_type = ev
             .response_headers
@@ -212,6 +218,37 @@ impl Shared {
         doc.url = Some(url);
         doc.status = Some(status);
         doc.content_type = content_type;
+        None
+    }
+
+    /// Reads an answer the egress proxy gave itself instead of an origin's:
+    /// a refusal (the proxy's own check, with its reason) or a network error.
+    fn egress_error(&self, ev: &EventRequestPaused, url: &str) -> Option<BrowserError> {
+        let header = |name: &str| {
+            ev.response_headers
+                .iter()
+                .flatten()
+                .find(|h| h.name.eq_ignore_ascii_case(name))
+                .map(|h| h.value.clone())
+        };
+        if let Some(net_error) = header(oxwright_egress::NET_ERROR_HEADER) {
+            return Some(BrowserError::Net {
+                net_error,
+                url: url.to_string(),
+            });
+        }
+        if header("x-oxwright-egress").as_deref() == Some("refused") {
+            let refusal = self
+                .egress
+                .as_ref()?
+                .refusals()
+                .into_iter()
+                .find(|r| r.target == url)?;
+            return Some(BrowserError::Policy {
+                url: url.to_string(),
+                source: refusal.error,
+            });
+        }
         None
     }
 

@@ -41,6 +41,7 @@ impl Tab {
                 url: url.to_string(),
                 source,
             })?;
+        self.begin_egress(&opts.policy);
         let page = self.raw_page().clone();
         let main_frame = page.target_id().as_ref().to_string();
         let listen_err = |e| cdp("event subscription", e);
@@ -58,6 +59,11 @@ impl Tab {
             .map_err(listen_err)?;
         let interceptor = Interceptor::start(self, main_frame.clone(), opts).await?;
         let doc = interceptor.document();
+        *self.job_doc.lock().expect("job doc") = Some(crate::tab::JobDoc {
+            doc: doc.clone(),
+            reported: 0,
+            error_reported: false,
+        });
         self.tasks.lock().expect("tasks").push(interceptor.into_task());
 
         let (nav_tx, mut nav_rx) = tokio::sync::oneshot::channel();
@@ -74,6 +80,9 @@ impl Tab {
         };
         let what = format!("{event_name} of {url}");
         let recorded = || doc.lock().expect("doc").error.clone();
+        // A navigation of the main frame after the first one (a script's
+        // `location`, a meta refresh) that the policy refused.
+        let refused_later = || recorded().filter(|e| matches!(e, BrowserError::Policy { .. }));
         let limit = opts.timeout;
         let waited = self
             .guard(&what, limit, async {
@@ -136,8 +145,11 @@ impl Tab {
             })
             .await;
         if let Err(err) = waited {
-            // A refusal recorded by the interceptor explains a timeout or error page best.
-            return Err(recorded().unwrap_or(err));
+            // A refusal recorded by the interceptor explains a timeout or error page best,
+            // then one by the egress proxy of the document itself.
+            return Err(recorded()
+                .or_else(|| self.egress_refusal_of(url, &doc.lock().expect("doc").redirects))
+                .unwrap_or(err));
         }
 
         if let Some(selector) = &opts.wait_for {
@@ -150,6 +162,8 @@ impl Tab {
             );
             match self.evaluate(&script, remaining).await {
                 Ok(_) => {}
+                // The main frame was sent somewhere the policy refused while waiting.
+                Err(_) if refused_later().is_some() => return Err(refused_later().expect("recorded refusal")),
                 Err(BrowserError::Timeout { .. }) => {
                     return Err(BrowserError::WaitFor {
                         selector: selector.clone(),
@@ -159,8 +173,102 @@ impl Tab {
                 Err(err) => return Err(err),
             }
         }
+        if let Some(err) = refused_later() {
+            // A later navigation of the main frame was refused before the page was read.
+            return Err(err);
+        }
         let doc = doc.lock().expect("doc").clone();
-        Ok(finish(url, doc))
+        if let Some(job) = self.job_doc.lock().expect("job doc").as_mut() {
+            job.reported = doc.refused.len();
+        }
+        if let Some(err) = self.main_document_refused(url, &doc) {
+            return Err(err);
+        }
+        let mut nav = finish(url, doc);
+        nav.refused
+            .extend(self.egress_refusals().into_iter().map(|r| r.target));
+        for hint in self.refused_hints(opts).await {
+            if !nav.refused.contains(&hint) {
+                nav.refused.push(hint);
+            }
+        }
+        Ok(nav)
+    }
+
+    /// Returns the speculative hints of the page (`preconnect`,
+    /// `dns-prefetch`, `prefetch`, `prerender`, preloads, speculation
+    /// rules) whose targets the policy refuses by themselves (a private
+    /// literal address, a loopback name). Speculative loads are off and
+    /// the rest goes through the egress proxy, so these make no request;
+    /// they are reported because a page that names such a target was
+    /// trying to reach it.
+    async fn refused_hints(&self, opts: &NavigateOptions) -> Vec<String> {
+        const HINTS: &str = r#"(() => {
+            const out = [];
+            for (const l of document.querySelectorAll('link[rel][href]')) {
+                if (/(^|\s)(preconnect|dns-prefetch|prefetch|prerender|preload|modulepreload)(\s|$)/i.test(l.rel)) out.push(l.href);
+            }
+            for (const s of document.querySelectorAll('script[type=speculationrules]')) {
+                try {
+                    const j = JSON.parse(s.textContent);
+                    for (const k of ['prefetch', 'prerender'])
+                        for (const rule of (j[k] || []))
+                            for (const u of (rule.urls || [])) out.push(new URL(u, document.baseURI).href);
+                } catch (e) {}
+            }
+            return out.slice(0, 100);
+        })()"#;
+        let Some(serde_json::Value::Array(hrefs)) = self.evaluate_quiet(HINTS).await else {
+            return Vec::new();
+        };
+        hrefs
+            .iter()
+            .filter_map(|h| h.as_str())
+            .filter(|h| {
+                url::Url::parse(h).is_ok_and(|u| {
+                    matches!(u.scheme(), "http" | "https")
+                        && matches!(
+                            opts.policy.check_static(&u),
+                            Err(oxwright_policy::PolicyError::PrivateAddress { .. })
+                        )
+                })
+            })
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The proxy answers a refused document with a 403 (plain HTTP) or a
+    /// failed tunnel (TLS): when that document is the one navigated to,
+    /// the refusal is the navigation's error.
+    fn main_document_refused(&self, url: &url::Url, doc: &MainDocument) -> Option<BrowserError> {
+        if doc.status != Some(403) {
+            return None;
+        }
+        self.egress_refusal_of(url, &doc.redirects)
+    }
+
+    /// Returns the egress refusal of `url` or one of its redirects, if any.
+    fn egress_refusal_of(&self, url: &url::Url, redirects: &[String]) -> Option<BrowserError> {
+        let egress = self.egress.as_ref()?;
+        let candidates: Vec<String> = std::iter::once(url.to_string())
+            .chain(redirects.iter().cloned())
+            .collect();
+        let refusals = egress.refusals();
+        let found = refusals.iter().find(|r| {
+            candidates.iter().any(|c| {
+                let Ok(u) = url::Url::parse(c) else { return false };
+                let authority = format!(
+                    "{}:{}",
+                    u.host_str().unwrap_or_default(),
+                    u.port_or_known_default().unwrap_or(0)
+                );
+                r.target == *c || r.target == authority
+            })
+        });
+        found.map(|r| BrowserError::Policy {
+            url: r.target.clone(),
+            source: r.error.clone(),
+        })
     }
 }
 

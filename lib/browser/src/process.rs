@@ -47,6 +47,10 @@ const BASE_FLAGS: &[&str] = &[
     "--disable-domain-reliability",
     "--disable-client-side-phishing-detection",
     "--disable-hang-monitor",
+    // Popups open (a fetch should see what a person would), and they are
+    // held to the job's policy anyway: they live in the job's context,
+    // whose every byte leaves through the job's egress proxy, and a reset
+    // closes them.
     "--disable-popup-blocking",
     "--disable-prompt-on-repost",
     "--disable-ipc-flooding-protection",
@@ -59,7 +63,19 @@ const BASE_FLAGS: &[&str] = &[
     // concurrent job, every navigation discarded the spare made for another
     // context and forked a new one (0.35 renderer starts per page, ~40 % of
     // the warm pool's Chromium CPU; BENCHMARKS.md §1).
-    "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider,BackForwardCache,SpareRendererForSitePerProcess",
+    //
+    // Speculative and background loads (speculation-rules prefetch and
+    // prerender, NoState prefetch, the loading and navigation predictors'
+    // preconnects and prefetches) are off: they do not pass through a
+    // page's Fetch domain, and prefetches may run in isolated network
+    // contexts. On Chromium 156 what stops speculation rules is the
+    // "no preloading" preference (`write_preferences`); without it these
+    // features disabled still let prefetch and prerender run (measured by
+    // tests/tests/policy_boundary.rs). They stay as a second lock.
+    // Everything else goes through the egress proxy (`--proxy-server`, set
+    // per browser and per context in handle.rs).
+    "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider,BackForwardCache,SpareRendererForSitePerProcess,Prerender2,SpeculationRules,SpeculationRulesPrefetchFuture,PrefetchProxy,NoStatePrefetch,LoadingPredictorPrefetch,LoadingPredictorUseLocalPredictions,LoadingPredictorUseOptimizationGuide,NavigationPredictor,PreconnectToSearch,SearchEnginePreconnector",
+    "--dns-prefetch-disable",
     "--metrics-recording-only",
     "--password-store=basic",
     "--use-mock-keychain",
@@ -126,6 +142,19 @@ fn sweep_stale_profiles() {
     });
 }
 
+/// Writes the profile's preferences before Chromium first reads them.
+/// `net.network_prediction_options = 2` ("no preloading") is the setting
+/// speculation-rules prefetch and prerender honour: the feature flags
+/// alone left both running (tests/tests/policy_boundary.rs).
+fn write_preferences(profile: &Path) -> std::io::Result<()> {
+    let dir = profile.join("Default");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(
+        dir.join("Preferences"),
+        br#"{"net":{"network_prediction_options":2}}"#,
+    )
+}
+
 /// A running Chromium and its process group. Dropping it kills the group.
 #[derive(Debug)]
 pub struct ChromiumProcess {
@@ -160,6 +189,8 @@ impl ChromiumProcess {
         let tmp = profile.path().join("tmp");
         std::fs::create_dir_all(&tmp)
             .map_err(|e| BrowserError::Unavailable(format!("profile tmp dir: {e}")))?;
+        write_preferences(profile.path())
+            .map_err(|e| BrowserError::Unavailable(format!("profile preferences: {e}")))?;
         let mut cmd = Command::new(&opts.executable);
         cmd.env("TMPDIR", &tmp);
         cmd.args(BASE_FLAGS)

@@ -20,6 +20,8 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::cdp::browser_protocol::storage::ClearDataForOriginParams;
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use futures::StreamExt;
+use oxwright_egress::{EgressProxy, Refusal};
+use oxwright_policy::UrlPolicy;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -56,6 +58,21 @@ pub struct Tab {
     pub(crate) jobs: AtomicU32,
     /// Whether the Fetch domain (request interception) is on for this page.
     pub(crate) fetch_enabled: AtomicBool,
+    /// The egress proxy this page's context leaves through: its own in a
+    /// context of its own, the browser's in the default context; `None`
+    /// only for a remote browser's default context.
+    pub(crate) egress: Option<Arc<EgressProxy>>,
+    /// What the current job's interceptor records, and how much of it the
+    /// navigation already reported.
+    pub(crate) job_doc: std::sync::Mutex<Option<JobDoc>>,
+}
+
+/// The current job's interceptor record and what of it was reported.
+#[derive(Debug)]
+pub(crate) struct JobDoc {
+    pub(crate) doc: Arc<std::sync::Mutex<crate::intercept::MainDocument>>,
+    pub(crate) reported: usize,
+    pub(crate) error_reported: bool,
 }
 
 impl Tab {
@@ -64,6 +81,7 @@ impl Tab {
         context: Option<BrowserContextId>,
         browser: Arc<BrowserHandle>,
         call_timeout: Duration,
+        egress: Option<Arc<EgressProxy>>,
     ) -> Self {
         let (tx, rx) = watch::channel(false);
         let flag = Arc::new(AtomicBool::new(false));
@@ -95,7 +113,53 @@ impl Tab {
             tainted: AtomicBool::new(false),
             jobs: AtomicU32::new(0),
             fetch_enabled: AtomicBool::new(false),
+            egress,
+            job_doc: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Puts `policy` on the egress proxy for the job starting now and drops
+    /// refusals left from before it.
+    pub(crate) fn begin_egress(&self, policy: &Arc<UrlPolicy>) {
+        if let Some(egress) = &self.egress {
+            if !Arc::ptr_eq(&egress.policy(), policy) {
+                egress.set_policy(policy.clone());
+            }
+            egress.drain_refusals();
+        }
+    }
+
+    /// Returns what the URL policy refused since the last navigation
+    /// returned (or since the last call): sub-requests, a later navigation
+    /// of the main frame (a script's `location`, a meta refresh), and
+    /// anything the page, its popups or its workers sent to the egress
+    /// proxy. Read it once the page's content is taken, so a fetch reports
+    /// what the page tried after its load event too.
+    pub fn refused_since_navigation(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(job) = self.job_doc.lock().expect("job doc").as_mut() {
+            let doc = job.doc.lock().expect("doc");
+            out.extend(doc.refused.iter().skip(job.reported).cloned());
+            job.reported = doc.refused.len();
+            if let Some(BrowserError::Policy { url, .. }) = &doc.error
+                && !job.error_reported
+            {
+                job.error_reported = true;
+                out.push(url.clone());
+            }
+        }
+        out.extend(self.egress_refusals().into_iter().map(|r| r.target));
+        out
+    }
+
+    /// Takes the requests the egress proxy refused since the navigation
+    /// began (or since the last call): anything the page, its popups or
+    /// its workers tried to send past the URL policy.
+    pub fn egress_refusals(&self) -> Vec<Refusal> {
+        self.egress
+            .as_ref()
+            .map(|e| e.drain_refusals())
+            .unwrap_or_default()
     }
 
     /// Returns the chromiumoxide page, for callers that need raw DevTools
@@ -210,6 +274,31 @@ impl Tab {
         }
     }
 
+    /// Evaluates `expression` for this crate's own reading of the page;
+    /// a failure (the page navigating away meanwhile) is `None` and does
+    /// not keep the context from being reused.
+    pub(crate) async fn evaluate_quiet(&self, expression: &str) -> Option<serde_json::Value> {
+        let params = EvaluateParams::builder()
+            .expression(expression)
+            .return_by_value(true)
+            .build()
+            .ok()?;
+        let out = self
+            .guard_unnoted("Runtime.evaluate", self.call_timeout, async {
+                self.page
+                    .execute(params)
+                    .await
+                    .map(|r| r.result)
+                    .map_err(|e| cdp("Runtime.evaluate", e))
+            })
+            .await
+            .ok()?;
+        if out.exception_details.is_some() {
+            return None;
+        }
+        out.result.value
+    }
+
     /// Evaluates `expression` and returns its JSON value (promises awaited).
     pub async fn evaluate(
         &self,
@@ -281,6 +370,7 @@ impl Tab {
         for task in self.tasks.lock().expect("tasks").drain(..) {
             task.abort();
         }
+        self.job_doc.lock().expect("job doc").take();
     }
 
     /// Disposes the browser context (and so the page); in the default
@@ -320,6 +410,18 @@ impl Tab {
         // Interception stays on: the next job's interceptor answers it, and
         // until then nothing the old document asks for is let through.
         self.stop_job_tasks();
+        if let Some(context) = &self.context {
+            // Popups the job opened live in this context: they go with it.
+            self.browser
+                .close_other_pages(context, self.page.target_id())
+                .await
+                .inspect_err(|_| self.failed.store(true, Ordering::SeqCst))?;
+        }
+        if let Some(egress) = &self.egress {
+            // Until the next job says otherwise, nothing non-public leaves.
+            egress.set_policy(Arc::new(UrlPolicy::default()));
+            egress.drain_refusals();
+        }
         let origins = std::mem::take(&mut *self.origins.lock().expect("origins"));
         // Session storage belongs to the tab, not to the storage partition,
         // and DevTools reaches it only through a live frame of its origin:

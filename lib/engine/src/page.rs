@@ -362,6 +362,11 @@ pub trait Page: Send + Sync + std::fmt::Debug {
     /// Returns the dialogs opened (and answered) since the last call.
     async fn dialogs(&self) -> Vec<DialogRecord>;
 
+    /// Returns what the URL policy refused since the last navigation or the
+    /// last call: requests of the page, its popups and workers, and later
+    /// navigations of the main frame.
+    async fn policy_refusals(&self) -> Vec<String>;
+
     /// Waits for `condition` at most `timeout`.
     async fn wait_for(&self, condition: &WaitCondition, timeout: Duration) -> Result<(), EngineError>;
 

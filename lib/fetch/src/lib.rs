@@ -93,7 +93,7 @@ async fn fetch_once(
         timeout: Duration::from_millis(spec.timeout_ms.max(1)),
     };
     let t1 = Instant::now();
-    let nav = tab.goto(&spec.url, &opts).await?;
+    let mut nav = tab.goto(&spec.url, &opts).await?;
     let navigate_ms = ms(t1.elapsed());
     let screenshot = if spec.screenshot {
         Some(tab.screenshot(&ScreenshotOptions::default()).await?)
@@ -104,6 +104,8 @@ async fn fetch_once(
     let page = extract(tab.as_ref(), EXTRACT_LIMIT).await?;
     let extract_ms = ms(t2.elapsed());
     let dialogs = tab.dialogs().await;
+    // What the page tried after its load event (popups, workers, a script's navigation).
+    nav.refused.extend(tab.policy_refusals().await);
     // The browser is done: give the page back before the CPU-bound part.
     drop(tab);
 

@@ -1,15 +1,51 @@
 //! The URL policy: which URLs oxwright may load. Enforced where a URL enters
-//! (CLI, scheduler, MCP) and on every request the browser makes, redirects
-//! included.
+//! (CLI, scheduler, MCP), on every request the browser makes (redirects
+//! included), and by the egress proxy every byte of Chromium leaves through
+//! (`oxwright-egress`), which resolves each host once through a
+//! [`Resolver`] and connects to the very address it checked.
 
 mod addr;
 
-use std::net::IpAddr;
+use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
 use url::{Host, Url};
 
-pub use addr::is_private;
+pub use addr::{SpecialRange, classify, is_private};
+
+/// A future returned by a [`Resolver`].
+pub type ResolveFuture<'a> = Pin<Box<dyn Future<Output = std::io::Result<Vec<IpAddr>>> + Send + 'a>>;
+
+/// Turns a host name into addresses. The policy judges what it returns and
+/// the egress proxy connects to exactly those addresses, so a resolver is
+/// asked once per request: there is no second lookup to rebind.
+pub trait Resolver: Send + Sync + std::fmt::Debug {
+    /// Resolves `host` (a DNS name, never an IP literal) for `port`.
+    fn resolve<'a>(&'a self, host: &'a str, port: u16) -> ResolveFuture<'a>;
+}
+
+/// The operating system's resolver (`getaddrinfo` on a blocking thread).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemResolver;
+
+impl Resolver for SystemResolver {
+    fn resolve<'a>(&'a self, host: &'a str, port: u16) -> ResolveFuture<'a> {
+        Box::pin(async move {
+            Ok(tokio::net::lookup_host((host, port))
+                .await?
+                .map(|a| a.ip())
+                .collect())
+        })
+    }
+}
+
+/// Says whether `name` (lowercase, trailing dot removed) is reserved for
+/// loopback (RFC 6761): `localhost` and every name under it.
+fn is_localhost_name(name: &str) -> bool {
+    name == "localhost" || name.ends_with(".localhost")
+}
 
 /// Why a URL was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -149,57 +185,104 @@ impl UrlPolicy {
                 });
             }
         }
-        let port = url.port_or_known_default();
-        let (host_text, literal) = match url.host() {
-            None => return Err(PolicyError::NoHost(url.to_string())),
-            Some(Host::Domain(d)) => (d.to_ascii_lowercase(), None),
-            Some(Host::Ipv4(v4)) => (v4.to_string(), Some(IpAddr::V4(v4))),
-            Some(Host::Ipv6(v6)) => (v6.to_string(), Some(IpAddr::V6(v6))),
-        };
-        if self.allow_private || self.allow_hosts.iter().any(|r| r.matches(&host_text, port)) {
+        let judged = self.judge(url)?;
+        if judged.exempt {
             return Ok(None);
         }
-        match literal {
+        match judged.literal {
             Some(addr) if is_private(addr) => Err(PolicyError::PrivateAddress {
-                host: host_text,
+                host: judged.host,
                 addr,
             }),
             Some(_) => Ok(None),
-            None => Ok(Some(host_text)),
+            None if is_localhost_name(&judged.host) => Err(PolicyError::PrivateAddress {
+                host: judged.host,
+                addr: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            }),
+            None => Ok(Some(judged.host)),
         }
     }
 
-    /// Checks `url` fully, resolving its host name.
-    pub async fn check(&self, url: &Url) -> Result<(), PolicyError> {
-        let Some(host) = self.check_static(url)? else {
-            return Ok(());
+    /// Reads the host of `url` and whether an allow rule exempts it.
+    fn judge(&self, url: &Url) -> Result<Judged, PolicyError> {
+        let port = url.port_or_known_default();
+        let (host, literal) = match url.host() {
+            None => return Err(PolicyError::NoHost(url.to_string())),
+            Some(Host::Domain(d)) => {
+                // `localhost.` and `localhost` name the same host; so do
+                // `example.com.` and `example.com` for the allow rules.
+                let name = d.to_ascii_lowercase();
+                let name = name.strip_suffix('.').unwrap_or(&name).to_string();
+                if name.is_empty() {
+                    return Err(PolicyError::NoHost(url.to_string()));
+                }
+                (name, None)
+            }
+            Some(Host::Ipv4(v4)) => (v4.to_string(), Some(IpAddr::V4(v4))),
+            Some(Host::Ipv6(v6)) => (v6.to_string(), Some(IpAddr::V6(v6))),
         };
+        let exempt = self.allow_private || self.allow_hosts.iter().any(|r| r.matches(&host, port));
+        Ok(Judged {
+            host,
+            literal,
+            exempt,
+        })
+    }
+
+    /// Checks `url` fully and returns the addresses it may be reached at:
+    /// the literal address, or every address `resolver` gave for its name
+    /// (each one checked). Connect to these and nothing else — resolving
+    /// again would reopen the rebinding window the check just closed.
+    pub async fn resolve_checked(
+        &self,
+        url: &Url,
+        resolver: &dyn Resolver,
+    ) -> Result<Vec<SocketAddr>, PolicyError> {
         let port = url.port_or_known_default().unwrap_or(80);
-        let addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
+        // Scheme, literal addresses and loopback names (unless exempt).
+        self.check_static(url)?;
+        let judged = self.judge(url)?;
+        if let Some(addr) = judged.literal {
+            return Ok(vec![SocketAddr::new(addr, port)]);
+        }
+        let host = judged.host;
+        let addrs = resolver
+            .resolve(&host, port)
             .await
             .map_err(|e| PolicyError::Resolve {
                 host: host.clone(),
                 reason: e.to_string(),
-            })?
-            .collect();
-        let mut any = false;
-        for addr in addrs {
-            any = true;
-            if is_private(addr.ip()) {
-                return Err(PolicyError::PrivateAddress {
-                    host,
-                    addr: addr.ip(),
-                });
-            }
-        }
-        if !any {
+            })?;
+        if addrs.is_empty() {
             return Err(PolicyError::Resolve {
                 host,
                 reason: "no addresses".into(),
             });
         }
-        Ok(())
+        if !judged.exempt
+            && let Some(addr) = addrs.iter().copied().find(|a| is_private(*a))
+        {
+            return Err(PolicyError::PrivateAddress { host, addr });
+        }
+        Ok(addrs.into_iter().map(|a| SocketAddr::new(a, port)).collect())
     }
+
+    /// Checks `url` fully, resolving its host name with the system resolver.
+    pub async fn check(&self, url: &Url) -> Result<(), PolicyError> {
+        if self.check_static(url)?.is_none() {
+            return Ok(());
+        }
+        self.resolve_checked(url, &SystemResolver).await.map(|_| ())
+    }
+}
+
+/// The host of a URL as the policy sees it.
+struct Judged {
+    /// Lowercase name without a trailing dot, or the literal address's text.
+    host: String,
+    literal: Option<IpAddr>,
+    /// Whether `allow_private` or an allow rule exempts it.
+    exempt: bool,
 }
 
 #[cfg(test)]
@@ -282,6 +365,97 @@ mod tests {
             "[::1]:3000".parse::<HostRule>().unwrap().to_string(),
             "[::1]:3000"
         );
+    }
+
+    #[test]
+    fn localhost_names_are_loopback_without_a_resolver() {
+        for u in [
+            "http://localhost/",
+            "http://localhost./",
+            "http://LOCALHOST:8080/",
+            "http://api.localhost/",
+            "http://a.b.localhost./",
+        ] {
+            assert!(
+                matches!(p(&[]).parse_input(u), Err(PolicyError::PrivateAddress { .. })),
+                "{u}"
+            );
+        }
+        assert!(
+            p(&["localhost:3000"])
+                .parse_input("http://localhost.:3000/")
+                .is_ok()
+        );
+        assert!(p(&[]).parse_input("http://localhost.example/").is_ok());
+    }
+
+    #[test]
+    fn embedded_and_special_literals_are_refused() {
+        for u in [
+            "http://[::127.0.0.1]/",
+            "http://[::7f00:1]/",
+            "http://[2002:7f00:1::1]/",
+            "http://[2002:a9fe:a9fe::1]/",
+            "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/",
+            "http://[::ffff:0:7f00:1]/",
+            "http://[100::1]/",
+            "http://192.88.99.1/",
+            "http://[64:ff9b::a9fe:a9fe]/",
+        ] {
+            assert!(
+                matches!(p(&[]).parse_input(u), Err(PolicyError::PrivateAddress { .. })),
+                "{u}"
+            );
+        }
+    }
+
+    /// Answers from a fixed list, counting how often it was asked.
+    #[derive(Debug, Default)]
+    struct Scripted {
+        answers: std::sync::Mutex<Vec<Vec<IpAddr>>>,
+        asked: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Resolver for Scripted {
+        fn resolve<'a>(&'a self, _host: &'a str, _port: u16) -> ResolveFuture<'a> {
+            self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let next = self.answers.lock().unwrap().remove(0);
+            Box::pin(async move { Ok(next) })
+        }
+    }
+
+    #[tokio::test]
+    async fn resolve_checked_asks_once_and_returns_what_it_judged() {
+        let resolver = Scripted {
+            answers: std::sync::Mutex::new(vec![
+                vec!["93.184.215.14".parse().unwrap()],
+                vec!["127.0.0.1".parse().unwrap()],
+            ]),
+            ..Scripted::default()
+        };
+        let url = Url::parse("http://rebind.example:8080/").unwrap();
+        let first = p(&[]).resolve_checked(&url, &resolver).await.unwrap();
+        assert_eq!(first, vec!["93.184.215.14:8080".parse().unwrap()]);
+        let second = p(&[]).resolve_checked(&url, &resolver).await;
+        assert!(
+            matches!(second, Err(PolicyError::PrivateAddress { .. })),
+            "{second:?}"
+        );
+        assert_eq!(resolver.asked.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn any_private_answer_refuses_the_name() {
+        let resolver = Scripted {
+            answers: std::sync::Mutex::new(vec![vec![
+                "93.184.215.14".parse().unwrap(),
+                "::ffff:10.0.0.1".parse().unwrap(),
+            ]]),
+            ..Scripted::default()
+        };
+        let url = Url::parse("https://mixed.example/").unwrap();
+        let err = p(&[]).resolve_checked(&url, &resolver).await.unwrap_err();
+        assert!(matches!(err, PolicyError::PrivateAddress { .. }), "{err:?}");
     }
 
     #[tokio::test]

@@ -456,6 +456,10 @@ impl Page for ChromiumPage {
         std::mem::take(&mut *self.dialogs.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
+    async fn policy_refusals(&self) -> Vec<String> {
+        self.lease.refused_since_navigation()
+    }
+
     async fn wait_for(&self, condition: &WaitCondition, timeout: Duration) -> Result<(), EngineError> {
         let deadline = Instant::now() + timeout;
         if let WaitCondition::Time(d) = condition {

@@ -693,6 +693,11 @@ impl Page for ScriptedPage {
         std::mem::take(&mut self.lock().dialogs)
     }
 
+    async fn policy_refusals(&self) -> Vec<String> {
+        // Nothing leaves a scripted page: only its own navigations, checked in `load`.
+        Vec::new()
+    }
+
     async fn wait_for(&self, condition: &WaitCondition, timeout: Duration) -> Result<(), EngineError> {
         let met = |st: &State| -> Result<bool, EngineError> {
             let doc = Self::doc(st)?;
