@@ -15,7 +15,8 @@ use oxwright_worker::Setup;
 /// Arguments of `oxwright fetch`.
 #[derive(Debug, Args)]
 pub struct FetchCmd {
-    /// Pages to fetch.
+    /// Pages to fetch: URLs, or bare hosts (`example.com/a` means
+    /// https://example.com/a; `127.0.0.1:8765` and `localhost` get http://).
     #[arg(required = true)]
     pub urls: Vec<String>,
     /// Print the FetchResult JSON (one line per page) instead of Markdown.
