@@ -2,6 +2,7 @@
 //! each subcommand to its module.
 
 mod commands;
+mod exit;
 mod options;
 mod signals;
 
@@ -61,7 +62,7 @@ fn main() {
             Ok(code) => code,
             Err(err) => {
                 eprintln!("error: {err:#}");
-                1
+                exit::of_error(&err)
             }
         }
     });
@@ -72,6 +73,7 @@ fn main() {
 async fn run(cli: Cli) -> anyhow::Result<i32> {
     // The process environment is read here, once, and handed down.
     let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    // Setup marks a bad configuration as a usage error (exit 2) itself.
     let setup = || Setup::new(&cli.common.overrides(), env.clone());
     match cli.command {
         Command::SampleSite(cmd) => commands::sample_site::run(cmd).await,

@@ -121,7 +121,8 @@ pub struct FetchArgs {
     /// CSS selector that must appear before the page is read.
     #[arg(long)]
     pub wait_for: Option<String>,
-    /// Retries of transient failures.
+    /// Retries of transient failures (timeouts, connection errors, 5xx,
+    /// 408, 429, browser crashes); others fail at once and say why.
     #[arg(long, default_value_t = 2)]
     pub retries: u32,
     /// Base delay between retries (doubles each time), in milliseconds.

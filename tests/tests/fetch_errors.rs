@@ -1,6 +1,7 @@
 //! Page-fetch failures against real Chromium and the fixture site: retries
 //! and backoff, HTTP errors, non-HTML documents, timeouts, missing selectors
-//! and refused connections, each with its typed error kind.
+//! and refused connections, each with its typed error kind; failures a
+//! second attempt cannot change are tried once.
 
 mod common;
 
@@ -134,6 +135,45 @@ async fn missing_selector_is_a_wait_for_timeout() {
     assert_eq!(err.kind, ErrorKind::WaitForTimeout, "{err}");
     assert!(err.message.contains("#never-there"), "{err}");
     assert_eq!(err.attempts, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_selector_that_never_appears_is_tried_once_and_says_why() {
+    let env = Env::start().await;
+    let mut spec = env.spec("/flaky/errors-wait-for?fail=0");
+    spec.wait_for = Some("#never-there".into());
+    spec.timeout_ms = 1_000;
+    spec.retry_count = 3;
+    spec.retry_delay_ms = 10;
+    let started = Instant::now();
+    let err = fetch_page(&env.pool, &env.policy, &spec).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::WaitForTimeout, "{err}");
+    assert_eq!(err.attempts, 1, "{err}");
+    assert_eq!(env.site.hits("/flaky/errors-wait-for"), 1, "retried: {err}");
+    assert!(err.message.contains("not retried"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?} for a 1 s limit",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsafe_port_is_refused_once_with_a_hint() {
+    let env = Env::start().await;
+    // 6000 is X11's port, on Chromium's list of ports it never connects to.
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 6000));
+    let policy = policy_allowing(&[addr]);
+    let mut spec = oxwright_jobs::FetchSpec::new(format!("http://{addr}/").parse().unwrap());
+    spec.retry_count = 2;
+    spec.retry_delay_ms = 10;
+    spec.timeout_ms = 15_000;
+    let err = fetch_page(&env.pool, &policy, &spec).await.unwrap_err();
+    assert!(err.message.contains("ERR_UNSAFE_PORT"), "{err}");
+    assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
+    assert_eq!(err.attempts, 1, "{err}");
+    assert!(err.message.contains("another port"), "{err}");
+    assert!(err.message.contains("not retried"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

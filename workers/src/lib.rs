@@ -12,4 +12,4 @@ pub use config::Config;
 pub use consumer::{ConsumerOptions, run_consumer};
 pub use handlers::{HandlerContext, run_job};
 pub use run::{WorkerOptions, run_worker};
-pub use setup::{Overrides, Setup, parse_s3_location};
+pub use setup::{Overrides, Setup, UsageError, parse_s3_location};

@@ -15,6 +15,25 @@ use oxwright_queue::{AmqpOptions, AmqpQueue};
 use crate::HandlerContext;
 use crate::config::Config;
 
+/// An invocation that cannot run as given: a configuration file that does
+/// not read or parse, a missing or malformed setting, an unusable argument.
+/// Binaries find it in an error's chain and exit 2 (nothing ran).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+impl UsageError {
+    /// Wraps `err` (its whole chain, on one line) as a usage error.
+    pub fn from_any(err: impl std::fmt::Display) -> anyhow::Error {
+        anyhow::Error::new(UsageError(format!("{err:#}")))
+    }
+
+    /// Says whether `err` is, or was caused by, a usage error.
+    pub fn is_in(err: &anyhow::Error) -> bool {
+        err.chain().any(|e| e.is::<UsageError>())
+    }
+}
+
 /// What a binary's flags override, applied after the file and the environment.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
@@ -54,7 +73,7 @@ pub struct Setup {
 impl Setup {
     /// Merges file, environment (`env`, read once by the binary) and overrides.
     pub fn new(common: &Overrides, env: BTreeMap<String, String>) -> anyhow::Result<Self> {
-        let mut config = Config::load(common.config.as_deref(), &env)?;
+        let mut config = Config::load(common.config.as_deref(), &env).map_err(UsageError::from_any)?;
         if let Some(out) = &common.out {
             config.out_dir = out.clone();
         }
@@ -91,7 +110,7 @@ impl Setup {
         let Some(location) = &self.config.store.s3 else {
             return Ok(Arc::new(FsStore::new(self.config.out_dir.clone())));
         };
-        let (bucket, prefix) = parse_s3_location(location)?;
+        let (bucket, prefix) = parse_s3_location(location).map_err(UsageError::from_any)?;
         let mut s3 = S3Config::new(bucket);
         s3.prefix = prefix;
         s3.endpoint = self.config.store.s3_endpoint.clone();
@@ -104,10 +123,11 @@ impl Setup {
 
     /// Connects to the configured RabbitMQ, declaring the topology.
     pub async fn queue(&self) -> anyhow::Result<AmqpQueue> {
-        let url =
-            self.config.queue.amqp_url.as_deref().context(
+        let url = self.config.queue.amqp_url.as_deref().ok_or_else(|| {
+            UsageError::from_any(
                 "no RabbitMQ configured: pass --amqp URL, set OXWRIGHT_AMQP_URL, or [queue] amqp_url",
-            )?;
+            )
+        })?;
         let options = AmqpOptions {
             prefix: self.config.queue.prefix.clone(),
             ..AmqpOptions::default()

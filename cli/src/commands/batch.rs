@@ -100,7 +100,7 @@ pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
     } else {
         print_summary(&summary, &store.describe());
     }
-    Ok(if summary.interrupted { 130 } else { 0 })
+    Ok(crate::exit::of_outcome(summary.failed, summary.interrupted))
 }
 
 fn progress_bar(total: u64) -> ProgressBar {

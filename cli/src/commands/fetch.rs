@@ -15,7 +15,8 @@ use oxwright_worker::Setup;
 /// Arguments of `oxwright fetch`.
 #[derive(Debug, Args)]
 pub struct FetchCmd {
-    /// Pages to fetch.
+    /// Pages to fetch: URLs, or bare hosts (`example.com/a` means
+    /// https://example.com/a; `127.0.0.1:8765` and `localhost` get http://).
     #[arg(required = true)]
     pub urls: Vec<String>,
     /// Print the FetchResult JSON (one line per page) instead of Markdown.
@@ -35,7 +36,7 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
         let url = setup
             .policy
             .parse_input(raw)
-            .map_err(|e| anyhow::anyhow!("{raw}: {e}"))?;
+            .map_err(|e| crate::exit::usage(format!("{raw}: {e}")))?;
         specs.push(cmd.fetch.spec(url));
     }
     let pool = setup.pool().await?;
@@ -64,7 +65,7 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
         }
     }))
     .buffered(concurrency);
-    let mut failures = 0;
+    let (mut failures, mut misconfigured) = (0, 0);
     let stdout = std::io::stdout();
     while let Some(item) = results.next().await {
         let (spec, result, report) = item?;
@@ -86,11 +87,18 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
             }
             Err(err) => {
                 failures += 1;
+                misconfigured += usize::from(err.kind == oxwright_jobs::ErrorKind::BrowserMisconfigured);
                 if cmd.json {
                     serde_json::to_writer(&mut out, &serde_json::json!({"url": spec.url, "error": err}))?;
                     writeln!(out)?;
                 }
-                eprintln!("error: {}: {err}", spec.url);
+                // Most messages already name the URL (or the redirect hop that failed).
+                let text = err.to_string();
+                if text.contains(spec.url.as_str()) {
+                    eprintln!("error: {text}");
+                } else {
+                    eprintln!("error: {}: {text}", spec.url);
+                }
             }
         }
         if let Some(report) = report {
@@ -99,5 +107,10 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
     }
     drop(results);
     pool.shutdown().await;
-    Ok(if failures > 0 { 1 } else { 0 })
+    // No page ran because the browser cannot start as asked (`--headed`
+    // without a display): a setup error, like a bad flag.
+    if failures > 0 && misconfigured == failures {
+        return Ok(crate::exit::USAGE);
+    }
+    Ok(crate::exit::of_outcome(failures, false))
 }

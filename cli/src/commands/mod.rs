@@ -29,12 +29,13 @@ pub async fn read_url_list(
             let mut s = String::new();
             std::io::stdin()
                 .read_to_string(&mut s)
-                .context("reading URLs from stdin")?;
+                .context("reading URLs from stdin")
+                .map_err(crate::exit::usage)?;
             Ok(s)
         }
-        (None, Some(file)) => {
-            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))
-        }
-        (None, None) => anyhow::bail!("give a URL file or --sitemap"),
+        (None, Some(file)) => std::fs::read_to_string(file)
+            .with_context(|| format!("reading {}", file.display()))
+            .map_err(crate::exit::usage),
+        (None, None) => Err(crate::exit::usage("give a URL file or --sitemap")),
     }
 }

@@ -9,13 +9,15 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use oxwright_engine::{BrowserEngine, OpenOptions};
+use oxwright_engine::{BrowserEngine, EngineErrorKind, OpenOptions};
 use oxwright_jobs::{JobId, RunStatus};
 use oxwright_llm::{LlmClient, LlmConfig};
 use oxwright_workflow::{
-    ConsoleSink, EnvSecrets, FileSecrets, RunDeps, Sanitizer, SecretStore, Workflow, WorkflowOptions,
-    run_workflow,
+    ConsoleSink, EnvSecrets, FileSecrets, RunDeps, Sanitizer, SecretStore, Workflow, WorkflowError,
+    WorkflowOptions, run_workflow,
 };
+
+use crate::exit::{self, usage};
 
 use oxwright_worker::Setup;
 
@@ -60,10 +62,13 @@ pub struct RunCmd {
 /// Runs the command; returns the process exit code.
 pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
     let text = std::fs::read_to_string(&cmd.workflow)
-        .with_context(|| format!("reading workflow {}", cmd.workflow.display()))?;
-    let workflow = Workflow::parse(&text).with_context(|| format!("workflow {}", cmd.workflow.display()))?;
+        .with_context(|| format!("reading workflow {}", cmd.workflow.display()))
+        .map_err(usage)?;
+    let workflow = Workflow::parse(&text)
+        .with_context(|| format!("workflow {}", cmd.workflow.display()))
+        .map_err(usage)?;
     let secrets: Arc<dyn SecretStore> = match &cmd.secrets {
-        Some(path) => Arc::new(FileSecrets::load(path)?),
+        Some(path) => Arc::new(FileSecrets::load(path).map_err(usage)?),
         None => Arc::new(EnvSecrets::new(setup.env.clone(), EnvSecrets::DEFAULT_PREFIX)),
     };
     let llm = match (&cmd.llm_base_url, &cmd.model) {
@@ -71,10 +76,10 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
             let mut cfg = LlmConfig::new(base.clone(), model.clone());
             cfg.model.api_key_env = cmd.api_key_env.clone();
             cfg.timeout_ms = cmd.llm_timeout_ms;
-            Some(Arc::new(LlmClient::new(cfg, &setup.env)?) as Arc<dyn oxwright_llm::ChatModel>)
+            Some(Arc::new(LlmClient::new(cfg, &setup.env).map_err(usage)?) as Arc<dyn oxwright_llm::ChatModel>)
         }
         (None, None) => None,
-        _ => anyhow::bail!("--llm-base-url and --model go together"),
+        _ => return Err(usage("--llm-base-url and --model go together")),
     };
     let session = cmd.session.clone().unwrap_or_else(|| JobId::new().to_string());
     let sanitizer = Sanitizer::new();
@@ -101,7 +106,7 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
         Ok(r) => r,
         Err(err) => {
             eprintln!("error: {}", sanitizer.clean(&err.to_string()));
-            return Ok(2);
+            return Ok(failed_run_code(&err));
         }
     };
     if cmd.json {
@@ -115,8 +120,24 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
         eprintln!("error: {}", sanitizer.clean(&err.to_string()));
     }
     Ok(if result.status == RunStatus::Completed {
-        0
+        exit::OK
     } else {
-        1
+        exit::JOBS_FAILED
     })
+}
+
+/// Returns the exit code of a run that ended with `err`: 2 when the
+/// workflow, its secrets or the LLM settings cannot work as given (nothing
+/// about the site was learnt), 3 when no browser answered, else 1.
+fn failed_run_code(err: &WorkflowError) -> i32 {
+    match err {
+        WorkflowError::Parse { .. }
+        | WorkflowError::Config(_)
+        | WorkflowError::MissingSecret(_)
+        | WorkflowError::Secrets(_)
+        | WorkflowError::Llm(oxwright_llm::LlmError::Config(_)) => exit::USAGE,
+        WorkflowError::Engine(e) if e.kind == EngineErrorKind::Misconfigured => exit::USAGE,
+        WorkflowError::Engine(e) if e.kind == EngineErrorKind::Unavailable => exit::UNAVAILABLE,
+        _ => exit::JOBS_FAILED,
+    }
 }

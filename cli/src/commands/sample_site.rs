@@ -31,5 +31,5 @@ pub async fn run(cmd: SampleSiteCmd) -> anyhow::Result<i32> {
         _ = term.recv() => {}
     }
     site.shutdown().await;
-    Ok(0)
+    Ok(crate::exit::OK)
 }

@@ -105,7 +105,7 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
     let result = run_scheduler(queue.clone(), store, opts, listener, shutdown).await;
     queue.close().await;
     result?;
-    Ok(0)
+    Ok(crate::exit::OK)
 }
 
 #[cfg(test)]

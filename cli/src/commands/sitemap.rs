@@ -26,7 +26,7 @@ pub async fn run(setup: Setup, cmd: SitemapCmd) -> anyhow::Result<i32> {
         Ok(r) => r,
         Err(err) => {
             eprintln!("error: {}: {}", cmd.target, oxwright_jobs::JobError::from(err));
-            return Ok(1);
+            return Ok(crate::exit::JOBS_FAILED);
         }
     };
     if cmd.json {
@@ -41,7 +41,7 @@ pub async fn run(setup: Setup, cmd: SitemapCmd) -> anyhow::Result<i32> {
     for w in &result.warnings {
         eprintln!("warning: {w}");
     }
-    Ok(0)
+    Ok(crate::exit::OK)
 }
 
 /// Expands `target`'s sitemaps into a URL list, one a line, for `batch --sitemap`.

@@ -85,7 +85,7 @@ pub async fn run(setup: Setup, cmd: SubmitCmd) -> anyhow::Result<i32> {
             options: serde_json::Map::new(),
         }
         .jobs(&batch_id, &setup.policy)
-        .map_err(|e| anyhow::anyhow!("{e}"))?,
+        .map_err(crate::exit::usage)?,
     };
     let store = setup.store().await?;
     let queue = setup.queue().await?;
@@ -105,7 +105,7 @@ pub async fn run(setup: Setup, cmd: SubmitCmd) -> anyhow::Result<i32> {
         );
     }
     if !cmd.wait {
-        return Ok(0);
+        return Ok(crate::exit::OK);
     }
     let summary =
         wait_for_summary(store.as_ref(), &batch_id, Duration::from_secs(cmd.wait_timeout_s)).await?;
@@ -120,7 +120,7 @@ pub async fn run(setup: Setup, cmd: SubmitCmd) -> anyhow::Result<i32> {
             println!("  {kind}: {n}");
         }
     }
-    Ok(if summary.failed == 0 { 0 } else { 2 })
+    Ok(crate::exit::of_outcome(summary.failed, false))
 }
 
 /// Polls the store until the batch summary exists.

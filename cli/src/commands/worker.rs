@@ -67,5 +67,5 @@ pub async fn run(setup: Setup, cmd: WorkerCmd) -> anyhow::Result<i32> {
         sitemap_concurrency: cmd.sitemap_concurrency,
     };
     run_worker(&setup, opts, shutdown).await?;
-    Ok(0)
+    Ok(crate::exit::OK)
 }

@@ -9,6 +9,10 @@ pub enum BrowserError {
     /// Chromium could not be started or reached.
     #[error("browser unavailable: {0}")]
     Unavailable(String),
+    /// Chromium cannot start as configured here (no executable, no display
+    /// for headed mode): the setup has to change before a retry can help.
+    #[error("browser cannot start: {0}")]
+    Misconfigured(String),
     /// The renderer crashed or the DevTools connection died.
     #[error("browser crashed: {0}")]
     Crashed(String),
@@ -53,7 +57,7 @@ pub enum BrowserError {
         url: String,
     },
     /// Navigation failed at the network level (net::ERR_…).
-    #[error("navigation to {url} failed: {net_error}")]
+    #[error("navigation to {url} failed: {net_error}{}", net_hint(.net_error))]
     Net {
         /// Chromium's error text.
         net_error: String,
@@ -78,6 +82,7 @@ impl BrowserError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             BrowserError::Unavailable(_) => ErrorKind::BrowserUnavailable,
+            BrowserError::Misconfigured(_) => ErrorKind::BrowserMisconfigured,
             BrowserError::Crashed(_) => ErrorKind::BrowserCrashed,
             BrowserError::Timeout { .. } => ErrorKind::Timeout,
             BrowserError::WaitFor { .. } => ErrorKind::WaitForTimeout,
@@ -92,7 +97,7 @@ impl BrowserError {
                     ErrorKind::Dns
                 } else if net_error.contains("TIMED_OUT") {
                     ErrorKind::Timeout
-                } else if net_error.contains("INVALID_URL") || net_error.contains("UNKNOWN_URL_SCHEME") {
+                } else if is_permanent_net_error(net_error) {
                     ErrorKind::InvalidInput
                 } else {
                     ErrorKind::Connection
@@ -129,6 +134,28 @@ impl From<BrowserError> for JobError {
     }
 }
 
+/// Chromium's net errors about the URL itself, which no second attempt
+/// changes (an unsafe port is refused before any connection is made).
+const PERMANENT_NET_ERRORS: &[&str] = &[
+    "ERR_INVALID_URL",
+    "ERR_UNKNOWN_URL_SCHEME",
+    "ERR_DISALLOWED_URL_SCHEME",
+    "ERR_UNSAFE_PORT",
+];
+
+fn is_permanent_net_error(net_error: &str) -> bool {
+    PERMANENT_NET_ERRORS.iter().any(|e| net_error.contains(e))
+}
+
+/// Says what a person can do about a net error, where there is something to say.
+fn net_hint(net_error: &str) -> &'static str {
+    if net_error.contains("ERR_UNSAFE_PORT") {
+        " (Chromium never connects to this port, which belongs to another protocol; serve the page on another port)"
+    } else {
+        ""
+    }
+}
+
 /// Runs `fut` with a deadline; a timeout becomes [`BrowserError::Timeout`].
 pub(crate) async fn deadline<T>(
     what: &str,
@@ -159,5 +186,36 @@ pub(crate) fn cdp(call: &str, err: chromiumoxide::error::CdpError) -> BrowserErr
             call: call.to_string(),
             message: other.to_string(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn net(e: &str) -> JobError {
+        BrowserError::Net {
+            net_error: e.into(),
+            url: "http://127.0.0.1:6000/".into(),
+        }
+        .into()
+    }
+
+    #[test]
+    fn an_unsafe_port_is_not_retried_and_says_why() {
+        let err = net("net::ERR_UNSAFE_PORT").explain_no_retry();
+        assert_eq!(err.kind, ErrorKind::InvalidInput);
+        assert!(!err.is_retryable());
+        assert!(err.message.contains("another port"), "{err}");
+        assert!(err.message.contains("not retried"), "{err}");
+        assert!(net("net::ERR_CONNECTION_REFUSED").is_retryable());
+    }
+
+    #[test]
+    fn a_missing_display_is_not_retried() {
+        let err = JobError::from(BrowserError::Misconfigured("no display".into()));
+        assert_eq!(err.kind, ErrorKind::BrowserMisconfigured);
+        assert!(!err.is_retryable());
+        assert!(!BrowserError::Misconfigured("x".into()).is_fatal_for_browser());
     }
 }

@@ -155,6 +155,23 @@ fn write_preferences(profile: &Path) -> std::io::Result<()> {
     )
 }
 
+/// Returns the X display a launch uses: none when headless, else the
+/// configured one or `env_display` (`$DISPLAY`). Headed mode without any
+/// is a setup error, not a transient one.
+fn headed_display(opts: &LaunchOptions, env_display: Option<String>) -> Result<Option<String>, BrowserError> {
+    if opts.headless {
+        return Ok(None);
+    }
+    match opts.display.clone().or(env_display).filter(|d| !d.is_empty()) {
+        Some(display) => Ok(Some(display)),
+        None => Err(BrowserError::Misconfigured(
+            "headed mode needs an X display and DISPLAY is not set; run headless, or start one \
+             (e.g. `Xvfb :99 &` then DISPLAY=:99)"
+                .into(),
+        )),
+    }
+}
+
 /// A running Chromium and its process group. Dropping it kills the group.
 #[derive(Debug)]
 pub struct ChromiumProcess {
@@ -167,14 +184,9 @@ impl ChromiumProcess {
     /// Starts Chromium and returns it with its DevTools websocket URL.
     /// Blocking: call it from `spawn_blocking`.
     pub fn launch(opts: &LaunchOptions) -> Result<(Self, String), BrowserError> {
-        let display = opts.display.clone().or_else(|| std::env::var("DISPLAY").ok());
-        if !opts.headless && display.is_none() {
-            return Err(BrowserError::Unavailable(
-                "headed mode needs a display, and DISPLAY is not set".into(),
-            ));
-        }
+        let display = headed_display(opts, std::env::var("DISPLAY").ok())?;
         if !Path::new(&opts.executable).exists() {
-            return Err(BrowserError::Unavailable(format!(
+            return Err(BrowserError::Misconfigured(format!(
                 "no Chromium at {} (install it with `apt-get install chromium` or set CHROME_PATH)",
                 opts.executable.display()
             )));
@@ -241,9 +253,16 @@ impl ChromiumProcess {
             Ok(Ok(url)) => Ok((process, url)),
             Ok(Err(tail)) => {
                 process.kill();
-                Err(BrowserError::Unavailable(format!(
-                    "chromium exited at start: {tail}"
-                )))
+                // Headed Chromium on a display nobody serves fails the same way every time.
+                if tail.contains("Missing X server") || tail.contains("cannot open display") {
+                    Err(BrowserError::Misconfigured(format!(
+                        "headed mode found no X server on the display: {tail}"
+                    )))
+                } else {
+                    Err(BrowserError::Unavailable(format!(
+                        "chromium exited at start: {tail}"
+                    )))
+                }
             }
             Err(_) => {
                 process.kill();
@@ -309,5 +328,44 @@ fn drain_stderr(stderr: std::process::ChildStderr, url_tx: mpsc::Sender<Result<S
     }
     if !reported {
         let _ = url_tx.send(Err(tail.join(" | ")));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(headless: bool, display: Option<&str>) -> LaunchOptions {
+        LaunchOptions {
+            executable: PathBuf::from("/usr/bin/chromium"),
+            headless,
+            extra_args: Vec::new(),
+            launch_timeout: Duration::from_secs(1),
+            window: (1280, 800),
+            display: display.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn headed_mode_without_a_display_is_a_setup_error() {
+        let err = headed_display(&opts(false, None), None).unwrap_err();
+        assert!(matches!(err, BrowserError::Misconfigured(_)), "{err}");
+        let job = oxwright_jobs::JobError::from(err);
+        assert!(!job.is_retryable(), "{job}");
+        assert!(job.message.contains("DISPLAY"), "{job}");
+        assert!(headed_display(&opts(false, None), Some(String::new())).is_err());
+    }
+
+    #[test]
+    fn the_configured_display_wins_and_headless_needs_none() {
+        assert_eq!(
+            headed_display(&opts(false, Some(":5")), Some(":1".into())).unwrap(),
+            Some(":5".into())
+        );
+        assert_eq!(
+            headed_display(&opts(false, None), Some(":1".into())).unwrap(),
+            Some(":1".into())
+        );
+        assert_eq!(headed_display(&opts(true, None), None).unwrap(), None);
     }
 }

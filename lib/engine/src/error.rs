@@ -33,6 +33,9 @@ pub enum EngineErrorKind {
     Crashed,
     /// No browser could be started or reached.
     Unavailable,
+    /// The browser cannot start as configured (no executable, no display
+    /// for a headed page): retrying does not help, changing the setup does.
+    Misconfigured,
     /// The engine's protocol failed for another reason.
     Protocol,
     /// A page script threw, or the page's content could not be read.
@@ -60,6 +63,7 @@ impl EngineErrorKind {
             EngineErrorKind::PolicyDenied => "policy_denied",
             EngineErrorKind::Crashed => "crashed",
             EngineErrorKind::Unavailable => "unavailable",
+            EngineErrorKind::Misconfigured => "misconfigured",
             EngineErrorKind::Protocol => "protocol",
             EngineErrorKind::Script => "script",
             EngineErrorKind::InvalidInput => "invalid_input",
@@ -86,6 +90,7 @@ impl EngineErrorKind {
             // A protocol failure mid-job most often means the target went away.
             EngineErrorKind::Crashed | EngineErrorKind::Protocol => ErrorKind::BrowserCrashed,
             EngineErrorKind::Unavailable => ErrorKind::BrowserUnavailable,
+            EngineErrorKind::Misconfigured => ErrorKind::BrowserMisconfigured,
             EngineErrorKind::Script => ErrorKind::Extraction,
         }
     }
@@ -214,7 +219,10 @@ impl EngineError {
 
     /// Says whether the page (or its browser) is unusable after this error.
     pub fn is_fatal(&self) -> bool {
-        matches!(self.kind, EngineErrorKind::Crashed | EngineErrorKind::Unavailable)
+        matches!(
+            self.kind,
+            EngineErrorKind::Crashed | EngineErrorKind::Unavailable | EngineErrorKind::Misconfigured
+        )
     }
 }
 
@@ -246,6 +254,12 @@ mod tests {
         assert!(e.clone().with_status(503).is_retryable());
         assert!(e.clone().with_status(429).is_retryable());
         assert!(!e.with_status(404).is_retryable());
+        assert!(!EngineError::new(EngineErrorKind::WaitForTimeout, "w").is_retryable());
+        assert!(!EngineError::new(EngineErrorKind::Misconfigured, "m").is_retryable());
+        assert_eq!(
+            EngineErrorKind::Misconfigured.job_kind(),
+            ErrorKind::BrowserMisconfigured
+        );
     }
 
     #[test]

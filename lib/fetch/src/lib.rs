@@ -1,6 +1,8 @@
 //! The page-fetch job (seed 002) over the engine seam: open a page,
 //! navigate, refuse what is not HTML, read the DOM, convert it to Markdown,
-//! and retry transient failures with exponential backoff. Any
+//! and retry transient failures with exponential backoff (only those: a
+//! `wait_for` selector that never appeared or an unsafe port fails at once,
+//! and the message says why it was not retried). Any
 //! [`BrowserEngine`] serves it (the Chromium pool in production).
 
 mod extract;
@@ -60,6 +62,10 @@ pub async fn fetch_page(
                     continue;
                 }
                 err.attempts = attempt;
+                // Retries were asked for and not made: the message says why.
+                if spec.retry_count > 0 && !err.is_retryable() {
+                    err = err.explain_no_retry();
+                }
                 if err.url.is_none() {
                     err.url = Some(spec.url.to_string());
                 }

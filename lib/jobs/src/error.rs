@@ -29,6 +29,9 @@ pub enum ErrorKind {
     BrowserCrashed,
     /// No browser could be started or reached.
     BrowserUnavailable,
+    /// The browser cannot start as configured here (no executable, no
+    /// display for a headed job): the setup has to change, not the timing.
+    BrowserMisconfigured,
     /// Reading the page's content failed.
     Extraction,
     /// The job was cancelled by shutdown.
@@ -55,6 +58,7 @@ impl ErrorKind {
             ErrorKind::NonHtml => "non_html",
             ErrorKind::BrowserCrashed => "browser_crashed",
             ErrorKind::BrowserUnavailable => "browser_unavailable",
+            ErrorKind::BrowserMisconfigured => "browser_misconfigured",
             ErrorKind::Extraction => "extraction",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::StepFailed => "step_failed",
@@ -122,26 +126,50 @@ impl JobError {
         self
     }
 
-    /// Says whether another attempt may succeed: timeouts, connection
-    /// errors, 5xx, 408, 429 and browser crashes are transient.
+    /// Says whether another attempt may succeed: page-load timeouts,
+    /// connection errors, 5xx, 408, 429 and browser crashes are transient.
+    /// A `wait_for` selector that never appeared is not: the page loaded,
+    /// and a second attempt would wait as long for the same page.
     pub fn is_retryable(&self) -> bool {
+        self.not_retried_because().is_none()
+    }
+
+    /// Returns why this failure is not worth another attempt, in words for
+    /// the person reading the error, or `None` when it is transient.
+    pub fn not_retried_because(&self) -> Option<&'static str> {
         match self.kind {
             ErrorKind::Timeout
-            | ErrorKind::WaitForTimeout
             | ErrorKind::Connection
             | ErrorKind::BrowserCrashed
             | ErrorKind::BrowserUnavailable
-            | ErrorKind::Llm => true,
-            ErrorKind::HttpStatus => matches!(self.status, Some(408 | 429 | 500..=599)),
-            ErrorKind::InvalidInput
-            | ErrorKind::PolicyDenied
-            | ErrorKind::Dns
-            | ErrorKind::NonHtml
-            | ErrorKind::Extraction
-            | ErrorKind::Cancelled
-            | ErrorKind::StepFailed
-            | ErrorKind::Internal => false,
+            | ErrorKind::Llm => None,
+            ErrorKind::HttpStatus => match self.status {
+                Some(408 | 429 | 500..=599) => None,
+                _ => Some("the server gave a definite answer"),
+            },
+            ErrorKind::WaitForTimeout => {
+                Some("the page loaded but the selector never appeared; another attempt would wait as long")
+            }
+            ErrorKind::InvalidInput => Some("the input cannot work as given"),
+            ErrorKind::PolicyDenied => Some("the URL policy refuses it every time"),
+            ErrorKind::Dns => Some("the host name does not resolve"),
+            ErrorKind::NonHtml => Some("the document is not HTML"),
+            ErrorKind::BrowserMisconfigured => Some("the browser setup has to change first"),
+            ErrorKind::Extraction => Some("the page's content cannot be read"),
+            ErrorKind::Cancelled => Some("the job was cancelled"),
+            ErrorKind::StepFailed => Some("the step already used its attempts"),
+            ErrorKind::Internal => Some("an internal error does not go away on its own"),
         }
+    }
+
+    /// Appends why the failure was not retried to the message, once.
+    pub fn explain_no_retry(mut self) -> Self {
+        if let Some(why) = self.not_retried_because()
+            && !self.message.contains("(not retried: ")
+        {
+            self.message = format!("{} (not retried: {why})", self.message);
+        }
+        self
     }
 }
 
@@ -168,6 +196,32 @@ mod tests {
         assert!(!status(404).is_retryable());
         assert!(!JobError::new(ErrorKind::NonHtml, "pdf").is_retryable());
         assert!(JobError::new(ErrorKind::Timeout, "slow").is_retryable());
+    }
+
+    #[test]
+    fn failures_that_cannot_change_are_not_retried() {
+        for kind in [
+            ErrorKind::WaitForTimeout,
+            ErrorKind::BrowserMisconfigured,
+            ErrorKind::InvalidInput,
+        ] {
+            assert!(!JobError::new(kind, "x").is_retryable(), "{kind}");
+        }
+        assert!(JobError::new(ErrorKind::BrowserUnavailable, "x").is_retryable());
+    }
+
+    #[test]
+    fn the_message_says_why_it_was_not_retried() {
+        let e = JobError::new(
+            ErrorKind::WaitForTimeout,
+            "selector \"#x\" did not appear within 3000 ms",
+        )
+        .explain_no_retry()
+        .explain_no_retry();
+        assert_eq!(e.message.matches("not retried").count(), 1, "{e}");
+        assert!(e.message.contains("(not retried: the page loaded"), "{e}");
+        let t = JobError::new(ErrorKind::Timeout, "slow").explain_no_retry();
+        assert_eq!(t.message, "slow");
     }
 
     #[test]

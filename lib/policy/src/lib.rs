@@ -63,12 +63,14 @@ pub enum PolicyError {
     #[error("URL has no host: {0}")]
     NoHost(String),
     /// The host is, or resolves to, a private, loopback or link-local address.
-    #[error("{host} resolves to non-public address {addr}; allow it with allow_private or allow_hosts")]
+    #[error("{}", private_address(.host, .addr, .port))]
     PrivateAddress {
         /// The host as written in the URL.
         host: String,
         /// The offending address.
         addr: IpAddr,
+        /// The URL's port (explicit or the scheme's), for the allow rule the message suggests.
+        port: Option<u16>,
     },
     /// The host name does not resolve.
     #[error("cannot resolve {host}: {reason}")]
@@ -78,6 +80,24 @@ pub enum PolicyError {
         /// The resolver's message.
         reason: String,
     },
+}
+
+/// Says what was refused and names the flags a person types to allow it
+/// (then the config keys), with the exact `--allow-host` rule.
+fn private_address(host: &str, addr: &IpAddr, port: &Option<u16>) -> String {
+    let what = if host == addr.to_string() {
+        format!("{addr} is a non-public address")
+    } else {
+        format!("{host} resolves to non-public address {addr}")
+    };
+    let rule = HostRule {
+        host: host.to_owned(),
+        port: *port,
+    };
+    format!(
+        "{what}; allow it with --allow-private or --allow-host {rule} \
+         (config: policy.allow_private / policy.allow_hosts)"
+    )
 }
 
 /// A host, or host and port, exempt from the private-address rule.
@@ -167,9 +187,15 @@ impl UrlPolicy {
         }
     }
 
-    /// Parses `text` and checks it statically (scheme, host, literal addresses).
+    /// Parses `text` as a person types it and checks it statically
+    /// (scheme, host, literal addresses). A bare host (`example.com`,
+    /// `example.com/a`, `127.0.0.1:8765`) gets a scheme: see [`bare_host_url`].
     pub fn parse_input(&self, text: &str) -> Result<Url, PolicyError> {
-        let url = Url::parse(text.trim()).map_err(|e| PolicyError::Invalid(format!("{text}: {e}")))?;
+        let text = text.trim();
+        let url = match bare_host_url(text) {
+            Some(url) => url,
+            None => Url::parse(text).map_err(|e| PolicyError::Invalid(format!("{text}: {e}")))?,
+        };
         self.check_static(&url)?;
         Ok(url)
     }
@@ -193,11 +219,13 @@ impl UrlPolicy {
             Some(addr) if is_private(addr) => Err(PolicyError::PrivateAddress {
                 host: judged.host,
                 addr,
+                port: url.port_or_known_default(),
             }),
             Some(_) => Ok(None),
             None if is_localhost_name(&judged.host) => Err(PolicyError::PrivateAddress {
                 host: judged.host,
                 addr: IpAddr::V4(Ipv4Addr::LOCALHOST),
+                port: url.port_or_known_default(),
             }),
             None => Ok(Some(judged.host)),
         }
@@ -262,7 +290,11 @@ impl UrlPolicy {
         if !judged.exempt
             && let Some(addr) = addrs.iter().copied().find(|a| is_private(*a))
         {
-            return Err(PolicyError::PrivateAddress { host, addr });
+            return Err(PolicyError::PrivateAddress {
+                host,
+                addr,
+                port: Some(port),
+            });
         }
         Ok(addrs.into_iter().map(|a| SocketAddr::new(a, port)).collect())
     }
@@ -274,6 +306,30 @@ impl UrlPolicy {
         }
         self.resolve_checked(url, &SystemResolver).await.map(|_| ())
     }
+}
+
+/// Reads text without a scheme (`example.com`, `example.com/a?b`,
+/// `localhost:3000`, `127.0.0.1:8765/x`) as the URL a person means:
+/// `http://` for loopback and private addresses and localhost names (local
+/// servers rarely speak TLS), `https://` for everything else. Returns
+/// `None` for text with a scheme or that is no host at all.
+pub fn bare_host_url(text: &str) -> Option<Url> {
+    if text.is_empty() || text.contains("://") || text.contains('@') || text.contains(char::is_whitespace) {
+        return None;
+    }
+    let url = Url::parse(&format!("https://{text}")).ok()?;
+    let plain = match url.host()? {
+        Host::Domain(d) => {
+            let name = d.to_ascii_lowercase();
+            is_localhost_name(name.strip_suffix('.').unwrap_or(&name))
+        }
+        Host::Ipv4(v4) => is_private(IpAddr::V4(v4)),
+        Host::Ipv6(v6) => is_private(IpAddr::V6(v6)),
+    };
+    if !plain {
+        return Some(url);
+    }
+    Url::parse(&format!("http://{text}")).ok()
 }
 
 /// The host of a URL as the policy sees it.
@@ -463,6 +519,61 @@ mod tests {
         let url = Url::parse("http://localhost:1/").unwrap();
         assert!(matches!(
             p(&[]).check(&url).await,
+            Err(PolicyError::PrivateAddress { .. })
+        ));
+    }
+
+    #[test]
+    fn the_refusal_names_the_flags_to_type() {
+        let err = p(&[]).parse_input("http://127.0.0.1:8765/a").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "127.0.0.1 is a non-public address; allow it with --allow-private or --allow-host \
+             127.0.0.1:8765 (config: policy.allow_private / policy.allow_hosts)"
+        );
+        let err = p(&[]).parse_input("http://localhost/").unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("localhost resolves to non-public address 127.0.0.1;"),
+            "{text}"
+        );
+        assert!(text.contains("--allow-host localhost:80 "), "{text}");
+        let err = p(&[]).parse_input("http://[::1]:3000/").unwrap_err();
+        assert!(err.to_string().contains("--allow-host [::1]:3000 "), "{err}");
+        // The suggested rule lets the URL through.
+        assert!(p(&["[::1]:3000"]).parse_input("http://[::1]:3000/").is_ok());
+    }
+
+    #[test]
+    fn bare_hosts_get_the_scheme_a_person_means() {
+        let any = UrlPolicy {
+            allow_private: true,
+            allow_hosts: vec![],
+        };
+        for (typed, meant) in [
+            ("example.com", "https://example.com/"),
+            ("Example.com/a?b=1", "https://example.com/a?b=1"),
+            ("example.com:8443", "https://example.com:8443/"),
+            ("127.0.0.1:8765", "http://127.0.0.1:8765/"),
+            ("localhost:3000/x", "http://localhost:3000/x"),
+            ("192.168.1.10", "http://192.168.1.10/"),
+            ("[::1]:8080", "http://[::1]:8080/"),
+            ("  https://example.com/  ", "https://example.com/"),
+        ] {
+            assert_eq!(any.parse_input(typed).unwrap().as_str(), meant, "{typed}");
+        }
+        for text in [
+            "mailto:a@example.com",
+            "about:blank",
+            "javascript:alert(1)",
+            "a b",
+            "",
+        ] {
+            assert!(bare_host_url(text).is_none(), "{text}");
+        }
+        // Without an allow rule a bare loopback address is still refused.
+        assert!(matches!(
+            p(&[]).parse_input("127.0.0.1:8765"),
             Err(PolicyError::PrivateAddress { .. })
         ));
     }

@@ -383,12 +383,12 @@ fn parse_target(text: &str) -> Result<Target, SitemapError> {
     if text.is_empty() || text.chars().any(char::is_whitespace) {
         return Err(SitemapError::InvalidInput(text.to_string()));
     }
-    let full = if text.contains("://") {
-        text.to_string()
-    } else {
-        format!("https://{text}")
+    // A bare host gets the scheme a person means: http for loopback and
+    // private addresses, https elsewhere (the URL policy's one rule).
+    let mut url = match oxwright_policy::bare_host_url(text) {
+        Some(url) => url,
+        None => Url::parse(text).map_err(|_| SitemapError::InvalidInput(text.to_string()))?,
     };
-    let mut url = Url::parse(&full).map_err(|_| SitemapError::InvalidInput(text.to_string()))?;
     if url.host_str().is_none_or(str::is_empty) {
         return Err(SitemapError::InvalidInput(text.to_string()));
     }
@@ -434,6 +434,11 @@ mod tests {
     #[test]
     fn targets_are_classified() {
         assert_eq!(kind("example.com"), ("site", "https://example.com/".into()));
+        assert_eq!(kind("127.0.0.1:8765"), ("site", "http://127.0.0.1:8765/".into()));
+        assert_eq!(
+            kind("localhost:3000/sitemap.xml"),
+            ("sitemap", "http://localhost:3000/sitemap.xml".into())
+        );
         assert_eq!(
             kind("http://a.example:8080/docs/x?q=1"),
             ("site", "http://a.example:8080/".into())

@@ -43,6 +43,7 @@ pub(crate) fn engine_error(err: BrowserError) -> EngineError {
     let job_kind = err.kind();
     match err {
         BrowserError::Unavailable(_) => EngineError::new(EngineErrorKind::Unavailable, message),
+        BrowserError::Misconfigured(_) => EngineError::new(EngineErrorKind::Misconfigured, message),
         BrowserError::Crashed(_) => EngineError::new(EngineErrorKind::Crashed, message),
         BrowserError::Timeout { .. } => EngineError::new(EngineErrorKind::Timeout, message),
         BrowserError::WaitFor { .. } => EngineError::new(EngineErrorKind::WaitForTimeout, message),

@@ -11,9 +11,11 @@ use lapin::options::{BasicConsumeOptions, BasicQosOptions};
 use lapin::types::FieldTable;
 use lapin::{Channel, message};
 use oxwright_jobs::JobKind;
-use tracing::{debug, warn};
+use tokio::time::Instant;
+use tracing::{debug, info, warn};
 
-use super::link::{Link, first_backoff, next_backoff};
+use super::backoff::{self, Backoff, Report};
+use super::link::Link;
 use super::settle::AmqpSettler;
 use super::wire::{broker_error, message_of};
 use crate::{Consumer, Delivery, QueueError};
@@ -25,6 +27,11 @@ pub(super) struct Subscription {
     queue: String,
     prefetch: u16,
     current: Option<(Channel, lapin::Consumer)>,
+    /// Kept across `next` calls: a caller polling `next` in a `select!`
+    /// must not restart the backoff (or skip its pause) each time.
+    backoff: Backoff,
+    /// When the next re-subscribe attempt is due.
+    retry_at: Option<Instant>,
 }
 
 impl Subscription {
@@ -36,6 +43,8 @@ impl Subscription {
             queue,
             prefetch,
             current: None,
+            backoff: Backoff::new(backoff::SUBSCRIBE_MAX),
+            retry_at: None,
         };
         let current = link.with_retry("consume", || sub.subscribe()).await?;
         sub.current = Some(current);
@@ -65,27 +74,12 @@ impl Subscription {
     /// Cancel-safe: a delivery is only taken from lapin's buffer when it
     /// is returned.
     pub(super) async fn next(&mut self) -> Option<message::Delivery> {
-        let mut backoff = first_backoff();
         loop {
             if self.link.closed.is_cancelled() {
                 return None;
             }
             let Some((_, consumer)) = self.current.as_mut() else {
-                match self.subscribe().await {
-                    Ok(current) => {
-                        debug!(queue = %self.queue, "re-subscribed after connection loss");
-                        self.current = Some(current);
-                        backoff = first_backoff();
-                    }
-                    Err(err) => {
-                        warn!(queue = %self.queue, error = %err, ?backoff, "cannot re-subscribe, retrying");
-                        tokio::select! {
-                            () = self.link.closed.cancelled() => return None,
-                            () = tokio::time::sleep(backoff) => {}
-                        }
-                        backoff = next_backoff(backoff);
-                    }
-                }
+                self.resubscribe().await?;
                 continue;
             };
             let item = tokio::select! {
@@ -104,6 +98,49 @@ impl Subscription {
                 }
             }
         }
+    }
+
+    /// Makes one re-subscribe attempt once its pause is over; `None` when
+    /// the queue was closed meanwhile. Cancel-safe: the pause and the
+    /// backoff live in `self`.
+    async fn resubscribe(&mut self) -> Option<()> {
+        if let Some(at) = self.retry_at {
+            tokio::select! {
+                () = self.link.closed.cancelled() => return None,
+                () = tokio::time::sleep_until(at) => {}
+            }
+            self.retry_at = None;
+        }
+        match self.subscribe().await {
+            Ok(current) => {
+                self.current = Some(current);
+                match self.backoff.succeeded(Instant::now()) {
+                    Some((down, failures)) => info!(
+                        queue = %self.queue, down_s = down.as_secs(), failures,
+                        "re-subscribed, the broker is back"
+                    ),
+                    None => debug!(queue = %self.queue, "re-subscribed after connection loss"),
+                }
+            }
+            Err(err) => {
+                let now = Instant::now();
+                let (pause, report) = self.backoff.failed(now, backoff::jitter());
+                let (down_s, failures) = (self.backoff.down_for(now).as_secs(), self.backoff.failures());
+                match report {
+                    Report::Warn => warn!(
+                        queue = %self.queue, error = %err, max_pause = ?backoff::SUBSCRIBE_MAX,
+                        remind_every = ?backoff::REMIND_EVERY, "cannot re-subscribe, retrying with backoff"
+                    ),
+                    Report::Remind => warn!(
+                        queue = %self.queue, error = %err, down_s, failures,
+                        "still cannot re-subscribe"
+                    ),
+                    Report::Quiet => debug!(queue = %self.queue, error = %err, ?pause, "cannot re-subscribe"),
+                }
+                self.retry_at = Some(now + pause);
+            }
+        }
+        Some(())
     }
 
     /// Returns the link this subscription uses.

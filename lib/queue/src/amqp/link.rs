@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
+use super::backoff::{self, Backoff, Report};
 use super::options::AmqpOptions;
 use super::topology::{self, Names};
 use super::wire::{broker_error, broker_message};
@@ -20,19 +21,6 @@ use crate::QueueError;
 
 /// How long one connection attempt may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// First and largest pause between reconnection attempts.
-const BACKOFF_START: Duration = Duration::from_millis(100);
-const BACKOFF_MAX: Duration = Duration::from_secs(2);
-
-/// Doubles `backoff` up to [`BACKOFF_MAX`].
-pub(super) fn next_backoff(backoff: Duration) -> Duration {
-    (backoff * 2).min(BACKOFF_MAX)
-}
-
-/// Returns the first pause of a reconnection loop.
-pub(super) fn first_backoff() -> Duration {
-    BACKOFF_START
-}
 
 /// The shared connection state of one queue handle and its clones.
 #[derive(Debug)]
@@ -134,17 +122,38 @@ impl Link {
     {
         self.await_deferred().await;
         let start = Instant::now();
-        let mut backoff = first_backoff();
+        let mut retry = Backoff::new(backoff::OPERATION_MAX);
         loop {
             if self.closed.is_cancelled() {
                 return Err(QueueError::Closed);
             }
             match op().await {
-                Ok(value) => return Ok(value),
+                Ok(value) => {
+                    if let Some((down, failures)) = retry.succeeded(tokio::time::Instant::now()) {
+                        debug!(
+                            operation = what,
+                            down_ms = down.as_millis() as u64,
+                            failures,
+                            "broker operation recovered"
+                        );
+                    }
+                    return Ok(value);
+                }
                 Err(err) if err.is_retryable() && start.elapsed() < self.options.reconnect_timeout => {
-                    warn!(operation = what, error = %err, ?backoff, "broker operation failed, retrying");
-                    tokio::time::sleep(backoff).await;
-                    backoff = next_backoff(backoff);
+                    let (pause, report) = retry.failed(tokio::time::Instant::now(), backoff::jitter());
+                    match report {
+                        Report::Warn => {
+                            warn!(operation = what, error = %err, "broker operation failed, retrying with backoff")
+                        }
+                        Report::Remind => warn!(
+                            operation = what, error = %err, failures = retry.failures(),
+                            "broker operation still failing"
+                        ),
+                        Report::Quiet => {
+                            debug!(operation = what, error = %err, ?pause, "broker operation failed")
+                        }
+                    }
+                    tokio::time::sleep(pause).await;
                 }
                 Err(err) => return Err(err),
             }
@@ -296,11 +305,5 @@ mod tests {
             "amqp://guest:***@127.0.0.1:5672/%2f"
         );
         assert_eq!(redact("amqp://127.0.0.1"), "amqp://127.0.0.1");
-    }
-
-    #[test]
-    fn backoff_doubles_up_to_the_cap() {
-        assert_eq!(next_backoff(first_backoff()), Duration::from_millis(200));
-        assert_eq!(next_backoff(Duration::from_secs(5)), BACKOFF_MAX);
     }
 }

@@ -3,6 +3,7 @@
 //! prefetch-bounded consumers and their settlement, and connection
 //! recovery. See `lib/queue/design.md` for the topology and the rules.
 
+mod backoff;
 mod consumer;
 mod link;
 mod options;

@@ -138,6 +138,7 @@ async fn redirect_to_a_refused_address_is_a_policy_error() {
             source: PolicyError::PrivateAddress {
                 host: "127.0.0.2".into(),
                 addr: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)),
+                port: Some(f.addr.port()),
             },
         }
     );

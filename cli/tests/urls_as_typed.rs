@@ -1,0 +1,74 @@
+//! URLs as a person types them: a bare host is fetched, and a refused
+//! private address names the flag that allows it.
+
+use std::process::{Command, Output};
+
+use oxwright_fixtures::{ARTICLE_PATHS, FixtureServer};
+
+async fn oxwright(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_oxwright"))
+            .args(&args)
+            .env_remove("OXWRIGHT_CONFIG")
+            .env_remove("OXWRIGHT_ALLOW_HOSTS")
+            .output()
+            .expect("oxwright runs")
+    })
+    .await
+    .unwrap()
+}
+
+fn show(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_loopback_url_names_the_flag_to_type() {
+    let site = FixtureServer::start().await.unwrap();
+    let addr = site.addr().to_string();
+    let out = oxwright(vec!["fetch".into(), format!("{addr}{}", ARTICLE_PATHS[0])]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("allow it with --allow-private or --allow-host {addr} ")),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        stderr.contains("(config: policy.allow_private / policy.allow_hosts)"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(site.hits("/"), 0, "nothing was fetched");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bare_loopback_host_is_fetched_over_http() {
+    let site = FixtureServer::start().await.unwrap();
+    let addr = site.addr().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = oxwright(vec![
+        "--allow-host".into(),
+        addr.clone(),
+        "--out".into(),
+        dir.path().display().to_string(),
+        "fetch".into(),
+        "--json".into(),
+        format!("{addr}{}", ARTICLE_PATHS[0]),
+    ])
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one FetchResult line");
+    assert_eq!(
+        result["url"],
+        format!("http://{addr}{}", ARTICLE_PATHS[0]),
+        "{result}"
+    );
+    assert_eq!(result["status"], 200, "{result}");
+    assert_eq!(site.hits(ARTICLE_PATHS[0]), 1);
+}
