@@ -33,10 +33,16 @@ pub enum ErrorKind {
     Extraction,
     /// The job was cancelled by shutdown.
     Cancelled,
+    /// The job's deadline passed before it ran; it was not run.
+    Expired,
     /// A workflow step did not complete within its attempts.
     StepFailed,
     /// The LLM endpoint failed or kept answering unusably.
     Llm,
+    /// The artefact store failed transiently (a refused connection, a
+    /// timeout, throttling, a 5xx); another attempt may succeed. Permanent
+    /// store failures (a refused key) are [`ErrorKind::Internal`].
+    Storage,
     /// An unexpected failure inside oxwright.
     Internal,
 }
@@ -57,8 +63,10 @@ impl ErrorKind {
             ErrorKind::BrowserUnavailable => "browser_unavailable",
             ErrorKind::Extraction => "extraction",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Expired => "expired",
             ErrorKind::StepFailed => "step_failed",
             ErrorKind::Llm => "llm",
+            ErrorKind::Storage => "storage",
             ErrorKind::Internal => "internal",
         }
     }
@@ -123,7 +131,8 @@ impl JobError {
     }
 
     /// Says whether another attempt may succeed: timeouts, connection
-    /// errors, 5xx, 408, 429 and browser crashes are transient.
+    /// errors, 5xx, 408, 429, browser crashes and transient artefact-store
+    /// failures are.
     pub fn is_retryable(&self) -> bool {
         match self.kind {
             ErrorKind::Timeout
@@ -131,7 +140,8 @@ impl JobError {
             | ErrorKind::Connection
             | ErrorKind::BrowserCrashed
             | ErrorKind::BrowserUnavailable
-            | ErrorKind::Llm => true,
+            | ErrorKind::Llm
+            | ErrorKind::Storage => true,
             ErrorKind::HttpStatus => matches!(self.status, Some(408 | 429 | 500..=599)),
             ErrorKind::InvalidInput
             | ErrorKind::PolicyDenied
@@ -139,6 +149,7 @@ impl JobError {
             | ErrorKind::NonHtml
             | ErrorKind::Extraction
             | ErrorKind::Cancelled
+            | ErrorKind::Expired
             | ErrorKind::StepFailed
             | ErrorKind::Internal => false,
         }
@@ -168,6 +179,15 @@ mod tests {
         assert!(!status(404).is_retryable());
         assert!(!JobError::new(ErrorKind::NonHtml, "pdf").is_retryable());
         assert!(JobError::new(ErrorKind::Timeout, "slow").is_retryable());
+        assert!(JobError::new(ErrorKind::Storage, "s3 down").is_retryable());
+        assert!(!JobError::new(ErrorKind::Internal, "bug").is_retryable());
+    }
+
+    #[test]
+    fn storage_kind_name_round_trips() {
+        assert_eq!(ErrorKind::Storage.as_str(), "storage");
+        let kind: ErrorKind = serde_json::from_str("\"storage\"").unwrap();
+        assert_eq!(kind, ErrorKind::Storage);
     }
 
     #[test]
