@@ -113,7 +113,8 @@ impl CommonArgs {
 #[derive(Debug, Clone, Args)]
 pub struct FetchArgs {
     /// Deadline of one attempt, in milliseconds.
-    #[arg(long, default_value_t = 30_000)]
+    #[arg(long, default_value_t = 30_000,
+          value_parser = clap::value_parser!(u64).range(1..=oxwright_jobs::limits::MAX_TIMEOUT_MS))]
     pub timeout_ms: u64,
     /// Lifecycle state to wait for.
     #[arg(long, value_enum, default_value = "load")]
@@ -123,10 +124,12 @@ pub struct FetchArgs {
     pub wait_for: Option<String>,
     /// Retries of transient failures (timeouts, connection errors, 5xx,
     /// 408, 429, browser crashes); others fail at once and say why.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2,
+          value_parser = clap::value_parser!(u32).range(0..=oxwright_jobs::limits::MAX_RETRY_COUNT as i64))]
     pub retries: u32,
     /// Base delay between retries (doubles each time), in milliseconds.
-    #[arg(long, default_value_t = 1_000)]
+    #[arg(long, default_value_t = 1_000,
+          value_parser = clap::value_parser!(u64).range(0..=oxwright_jobs::limits::MAX_RETRY_DELAY_MS))]
     pub retry_delay_ms: u64,
     /// Resource types never downloaded (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',')]

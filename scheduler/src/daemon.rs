@@ -277,11 +277,33 @@ async fn submit_template(
     .map_err(|e| JobError::new(ErrorKind::Internal, e.to_string()))
 }
 
-/// `POST /jobs` body: one job spec (`{"kind": "fetch", "spec": {...}}`).
-#[derive(Debug, Deserialize)]
+/// `POST /jobs` body: one job spec (`{"kind": "fetch", "spec": {...}}`),
+/// nothing else beside it.
+#[derive(Debug)]
 struct JobRequest {
-    #[serde(flatten)]
     spec: JobSpec,
+}
+
+impl JobRequest {
+    /// The top-level fields a request may have.
+    const FIELDS: [&'static str; 2] = ["kind", "spec"];
+
+    /// Parses a request body, refusing unknown top-level fields (a
+    /// flattened spec would ignore them).
+    fn parse(body: serde_json::Value) -> Result<Self, ApiError> {
+        let invalid = |message: String| ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", message);
+        let serde_json::Value::Object(fields) = &body else {
+            return Err(invalid("the body must be a JSON object".into()));
+        };
+        if let Some(unknown) = fields.keys().find(|k| !Self::FIELDS.contains(&k.as_str())) {
+            return Err(invalid(format!(
+                "unknown field `{}`: a job has only `kind` and `spec`",
+                crate::batch::shorten(unknown)
+            )));
+        }
+        let spec = serde_json::from_value(body).map_err(|e| invalid(format!("bad job: {e}")))?;
+        Ok(Self { spec })
+    }
 }
 
 /// `POST /jobs` answer.
@@ -294,10 +316,11 @@ struct JobAccepted {
 
 async fn post_job(
     State(state): State<Arc<AppState>>,
-    body: Result<Json<JobRequest>, axum::extract::rejection::JsonRejection>,
+    body: Result<Json<serde_json::Value>, axum::extract::rejection::JsonRejection>,
 ) -> Result<(StatusCode, Json<JobAccepted>), ApiError> {
-    let Json(request) =
+    let Json(body) =
         body.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", e.body_text()))?;
+    let request = JobRequest::parse(body)?;
     let batch_id = new_batch_id();
     let template = match request.spec {
         JobSpec::Fetch(spec) => JobTemplate::for_fetch(&spec),
@@ -307,6 +330,7 @@ async fn post_job(
             options: serde_json::Map::new(),
         },
         JobSpec::Workflow(spec) => {
+            spec.validate()?;
             // The start page obeys the policy like any input URL.
             if let Some(crate::batch::BatchLine::Invalid { error, .. }) =
                 crate::batch::parse_url_list(spec.start_url.as_str(), &state.opts.policy).pop()

@@ -88,6 +88,22 @@ pub async fn submit_batch(
     refused: Vec<(String, JobError)>,
     source: &str,
 ) -> Result<SubmitReceipt, BatchError> {
+    // A job the queue would refuse becomes its line's typed refusal.
+    let max_bytes = queue.max_message_bytes();
+    let mut refused = refused;
+    let jobs: Vec<Job> = jobs
+        .into_iter()
+        .filter_map(|job| match oxwright_queue::encode_job(&job, max_bytes) {
+            Ok(_) => Some(job),
+            Err(err) => {
+                refused.push((
+                    job.url().to_owned(),
+                    crate::batch::input::too_large_error(job.url(), &err),
+                ));
+                None
+            }
+        })
+        .collect();
     let record = BatchRecord {
         batch_id: batch_id.to_owned(),
         created_at: Utc::now(),

@@ -5,7 +5,7 @@ use oxwright_jobs::{ErrorKind, FetchSpec, Job, JobError, JobKind, JobSpec, Sitem
 use oxwright_policy::UrlPolicy;
 use serde::{Deserialize, Serialize};
 
-use crate::batch::{BatchLine, parse_url_list};
+use crate::batch::{BatchLine, parse_url_entry};
 use crate::submit::Expanded;
 
 /// A batch to create: what kind of job, for which targets, with which
@@ -54,8 +54,10 @@ impl JobTemplate {
             ));
         }
         options.insert("url".into(), "http://template.invalid/".into());
-        serde_json::from_value(serde_json::Value::Object(options))
-            .map_err(|e| JobError::new(ErrorKind::InvalidInput, format!("bad fetch options: {e}")))
+        let spec: FetchSpec = serde_json::from_value(serde_json::Value::Object(options))
+            .map_err(|e| JobError::new(ErrorKind::InvalidInput, format!("bad fetch options: {e}")))?;
+        spec.validate()?;
+        Ok(spec)
     }
 
     /// Expands the template into jobs of `batch_id`, with a typed refusal
@@ -67,7 +69,8 @@ impl JobTemplate {
         match self.kind {
             JobKind::Fetch => {
                 let template = self.fetch_template()?;
-                let lines = parse_url_list(&self.urls.join("\n"), policy);
+                // Each entry is one job or one refusal: never joined into lines.
+                let lines = self.urls.iter().map(|u| parse_url_entry(u, policy)).collect();
                 Ok(crate::submit::fetch_jobs(batch_id, lines, &template))
             }
             JobKind::Workflow => Err(JobError::new(
@@ -83,16 +86,17 @@ impl JobTemplate {
                 }
                 let mut jobs = Vec::new();
                 let mut refused = Vec::new();
-                for target in self.urls.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+                for entry in &self.urls {
+                    let target = entry.trim();
                     // A bare domain is accepted: the loader adds https://.
-                    let probe = if target.contains("://") {
+                    let probe = if target.contains("://") || target.is_empty() {
                         target.to_owned()
                     } else {
                         format!("https://{target}/")
                     };
-                    match parse_url_list(&probe, policy).pop() {
-                        Some(BatchLine::Invalid { error, .. }) => refused.push((target.to_owned(), error)),
-                        _ => jobs.push(Job::new(
+                    match parse_url_entry(&probe, policy) {
+                        BatchLine::Invalid { error, .. } => refused.push((entry.clone(), error)),
+                        BatchLine::Url(_) => jobs.push(Job::new(
                             JobSpec::Sitemap(SitemapSpec {
                                 target: target.to_owned(),
                             }),
@@ -160,6 +164,24 @@ mod tests {
             empty.jobs("b", &UrlPolicy::default()).unwrap_err().kind,
             ErrorKind::InvalidInput
         );
+    }
+
+    #[test]
+    fn every_entry_is_one_job_or_one_refusal() {
+        for kind in ["fetch", "sitemap"] {
+            let template: JobTemplate = serde_json::from_value(serde_json::json!({
+                "kind": kind,
+                "urls": ["https://example.com/a", "", "   ", "# note", "https://example.com/b\nhttps://example.com/c"]
+            }))
+            .unwrap();
+            let (jobs, refused) = template.jobs("b", &UrlPolicy::default()).unwrap();
+            assert_eq!(jobs.len(), 1, "{kind}");
+            assert_eq!(refused.len(), 4, "{kind}: {refused:?}");
+            assert!(
+                refused.iter().all(|(_, e)| e.kind == ErrorKind::InvalidInput),
+                "{kind}: {refused:?}"
+            );
+        }
     }
 
     #[test]

@@ -339,3 +339,99 @@ async fn a_restarted_tracker_resumes_the_manifest_without_duplicates() {
     let manifest = store.get(&keys::batch_manifest("b-restart")).await.unwrap();
     assert_eq!(manifest.iter().filter(|b| **b == b'\n').count(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_jobs_refuse_unknown_top_level_fields() {
+    let daemon = start(Vec::new(), Vec::new(), &[]).await;
+    for body in [
+        r#"{"kind": "fetch", "spec": {"url": "https://example.com/one"}, "priority": 9}"#,
+        r#"{"kind": "fetch", "spec": {"url": "https://example.com/one"}, "url": "https://example.com/two"}"#,
+        r#"["https://example.com/one"]"#,
+    ] {
+        let (status, answer) = http(daemon.addr, "POST", "/jobs", &[], body).await;
+        assert_eq!(
+            (status, answer["error"].as_str()),
+            (400, Some("invalid_input")),
+            "{body}: {answer}"
+        );
+    }
+    let (status, answer) = http(
+        daemon.addr,
+        "POST",
+        "/jobs",
+        &[],
+        r#"{"kind": "fetch", "spec": {"url": "https://example.com/one"}, "priority": 9}"#,
+    )
+    .await;
+    assert!(
+        answer["message"].as_str().unwrap().contains("priority"),
+        "{status} {answer}"
+    );
+    assert_eq!(
+        daemon.queue.depth(JobKind::Fetch).await.unwrap(),
+        0,
+        "nothing was published"
+    );
+    daemon.shutdown.cancel();
+    daemon.task.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_jobs_refuse_unbounded_durations() {
+    let daemon = start(Vec::new(), Vec::new(), &[]).await;
+    for body in [
+        r#"{"kind": "fetch", "spec": {"url": "https://example.com/one", "retry_delay_ms": 18446744073709551615}}"#,
+        r#"{"kind": "fetch", "spec": {"url": "https://example.com/one", "timeout_ms": 86400000}}"#,
+        r#"{"kind": "workflow", "spec": {"workflow": "click: button \"Go\"", "start_url": "https://example.com/", "action_timeout_ms": 18446744073709551615}}"#,
+    ] {
+        let (status, answer) = http(daemon.addr, "POST", "/jobs", &[], body).await;
+        assert_eq!(
+            (status, answer["error"].as_str()),
+            (400, Some("invalid_input")),
+            "{body}: {answer}"
+        );
+    }
+    let (status, answer) = http(
+        daemon.addr,
+        "POST",
+        "/batches",
+        &[],
+        r#"{"urls": ["https://example.com/a"], "options": {"retry_delay_ms": 18446744073709551615}}"#,
+    )
+    .await;
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (400, Some("invalid_input")),
+        "{answer}"
+    );
+    daemon.shutdown.cancel();
+    daemon.task.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_batch_entries_are_each_one_job_or_one_refusal() {
+    let daemon = start(Vec::new(), Vec::new(), &[]).await;
+    let body = serde_json::json!({
+        "urls": [
+            "https://example.com/a",
+            "",
+            "  ",
+            "# not a comment here",
+            "https://example.com/b\nhttps://example.com/c",
+        ]
+    })
+    .to_string();
+    let (status, receipt) = http(daemon.addr, "POST", "/batches", &[], &body).await;
+    assert_eq!(status, 202, "{receipt}");
+    assert_eq!(receipt["total"], 5, "{receipt}");
+    assert_eq!(receipt["published"], 1, "{receipt}");
+    assert_eq!(receipt["refused"], 4, "{receipt}");
+    let batch_id = receipt["batch_id"].as_str().unwrap().to_owned();
+    play_worker(&daemon.queue, 1).await;
+    let done = wait_complete(&daemon, &batch_id).await;
+    assert_eq!(done["failed_by_kind"]["invalid_input"], 4, "{done}");
+    let manifest = daemon.store.get(&keys::batch_manifest(&batch_id)).await.unwrap();
+    assert_eq!(String::from_utf8(manifest.to_vec()).unwrap().lines().count(), 5);
+    daemon.shutdown.cancel();
+    daemon.task.await.unwrap();
+}

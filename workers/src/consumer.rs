@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
-use crate::handlers::{HandlerContext, run_job};
+use crate::handlers::{HandlerContext, run_job_attempt};
 use crate::metrics::{self, Outcome};
 
 /// How a consumer behaves.
@@ -100,6 +100,16 @@ pub async fn run_consumer(
     Ok(())
 }
 
+/// Longest wait before a queue-level retry, whatever the base delay.
+pub const MAX_RETRY_DELAY: Duration = Duration::from_millis(oxwright_jobs::limits::MAX_QUEUE_RETRY_DELAY_MS);
+
+/// Returns the wait before retrying a job whose `attempt` failed: `base ×
+/// 2^(attempt-1)`, saturating, capped at [`MAX_RETRY_DELAY`].
+pub fn retry_delay(base: Duration, attempt: u32) -> Duration {
+    base.saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(16)))
+        .min(MAX_RETRY_DELAY)
+}
+
 async fn handle_delivery(
     ctx: &HandlerContext,
     queue: &dyn JobQueue,
@@ -118,13 +128,16 @@ async fn handle_delivery(
     };
     let lag = (chrono::Utc::now() - job.created_at).num_milliseconds() as f64 / 1000.0;
     metrics::record_lag(job.kind(), lag);
-    let report: JobReport = run_job(ctx, &job).await;
+    // Before the last attempt a failed job whose error.json the store could
+    // not take comes back as a retryable storage failure.
+    let retry_possible = job.attempt < opts.max_attempts;
+    let report: JobReport = run_job_attempt(ctx, &job, retry_possible).await;
     let done = |outcome| metrics::record_job(Some(job.kind()), outcome, started.elapsed().as_secs_f64());
     if let Some(err) = &report.error
         && err.is_retryable()
         && job.attempt < opts.max_attempts
     {
-        let delay = opts.retry_delay * 2u32.saturating_pow(job.attempt.saturating_sub(1).min(16));
+        let delay = retry_delay(opts.retry_delay, job.attempt);
         tracing::info!(
             job_id = %job.id, attempt = job.attempt, error = %err, delay_ms = delay.as_millis() as u64,
             "transient failure, retrying later"
@@ -153,5 +166,23 @@ async fn handle_delivery(
             done(Outcome::Failed);
             delivery.ack().await
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_delay_doubles_and_is_bounded() {
+        let base = Duration::from_millis(100);
+        assert_eq!(retry_delay(base, 1), Duration::from_millis(100));
+        assert_eq!(retry_delay(base, 3), Duration::from_millis(400));
+        assert_eq!(retry_delay(Duration::from_millis(u64::MAX), 1), MAX_RETRY_DELAY);
+        assert_eq!(
+            retry_delay(Duration::from_millis(u64::MAX), u32::MAX),
+            MAX_RETRY_DELAY
+        );
+        assert_eq!(retry_delay(Duration::MAX, 5), MAX_RETRY_DELAY);
     }
 }

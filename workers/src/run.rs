@@ -48,6 +48,15 @@ pub async fn run_worker(
     opts: WorkerOptions,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
+    // Refused before anything starts: an unbounded delay would park jobs for ever.
+    let retry_delay_ms = opts.retry_delay_ms.unwrap_or(setup.config.queue.retry_delay_ms);
+    oxwright_jobs::limits::check_range(
+        "retry_delay_ms",
+        retry_delay_ms,
+        0,
+        oxwright_jobs::limits::MAX_QUEUE_RETRY_DELAY_MS,
+    )
+    .map_err(|e| anyhow::anyhow!("[queue] {}", e.message))?;
     let store = setup.store().await?;
     let queue = Arc::new(setup.queue().await?);
     let pool = setup.pool().await?;
@@ -64,7 +73,7 @@ pub async fn run_worker(
         };
         let mut copts = ConsumerOptions::new(*kind, concurrency);
         copts.max_attempts = opts.max_attempts.unwrap_or(queue_config.max_attempts).max(1);
-        copts.retry_delay = Duration::from_millis(opts.retry_delay_ms.unwrap_or(queue_config.retry_delay_ms));
+        copts.retry_delay = Duration::from_millis(retry_delay_ms);
         copts.drain_timeout = opts.drain_timeout;
         let (ctx, queue, shutdown, kind) = (
             ctx.clone(),

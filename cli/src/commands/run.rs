@@ -39,7 +39,7 @@ pub struct RunCmd {
     #[arg(long, env = "OXWRIGHT_LLM_API_KEY_ENV")]
     pub api_key_env: Option<String>,
     /// Deadline of one LLM request, in milliseconds.
-    #[arg(long, default_value_t = 30_000)]
+    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub llm_timeout_ms: u64,
     /// File of NAME=value secrets for {{NAME}} placeholders (default:
     /// OXWRIGHT_SECRET_<NAME> environment variables).
@@ -49,7 +49,8 @@ pub struct RunCmd {
     #[arg(long)]
     pub session: Option<String>,
     /// Deadline of one action (auto-wait, input, settle), in milliseconds.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(
+        oxwright_jobs::limits::MIN_ACTION_TIMEOUT_MS..=oxwright_jobs::limits::MAX_ACTION_TIMEOUT_MS))]
     pub action_timeout_ms: u64,
     /// Print the WorkflowResult JSON at the end.
     #[arg(long)]

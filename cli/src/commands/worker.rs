@@ -25,10 +25,11 @@ pub struct WorkerCmd {
     pub max_attempts: Option<u32>,
     /// Delay before the first queue-level retry in ms, doubled each time
     /// (overrides `[queue] retry_delay_ms`).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(
+        0..=oxwright_jobs::limits::MAX_QUEUE_RETRY_DELAY_MS))]
     pub retry_delay_ms: Option<u64>,
-    /// How long in-flight jobs may run on after SIGTERM, in seconds.
-    #[arg(long, default_value_t = 30)]
+    /// How long in-flight jobs may run on after SIGTERM, in seconds (at most an hour).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=3_600))]
     pub drain_timeout_s: u64,
     /// Sitemap jobs run at once (they use no browser).
     #[arg(long, default_value_t = 4)]

@@ -41,6 +41,8 @@ pub async fn fetch_page(
     spec: &FetchSpec,
 ) -> Result<FetchOutput, JobError> {
     let started = Instant::now();
+    // Out-of-range durations are refused before anything waits on them.
+    spec.validate().map_err(|e| e.with_url(spec.url.as_str()))?;
     // The input URL is checked before any browser work (no page is leased for it).
     if let Err(source) = policy.check(&spec.url).await {
         return Err(EngineError::policy(spec.url.as_str(), &source).into());

@@ -36,10 +36,16 @@ pub enum ErrorKind {
     Extraction,
     /// The job was cancelled by shutdown.
     Cancelled,
+    /// The job's deadline passed before it ran; it was not run.
+    Expired,
     /// A workflow step did not complete within its attempts.
     StepFailed,
     /// The LLM endpoint failed or kept answering unusably.
     Llm,
+    /// The artefact store failed transiently (a refused connection, a
+    /// timeout, throttling, a 5xx); another attempt may succeed. Permanent
+    /// store failures (a refused key) are [`ErrorKind::Internal`].
+    Storage,
     /// An unexpected failure inside oxwright.
     Internal,
 }
@@ -61,8 +67,10 @@ impl ErrorKind {
             ErrorKind::BrowserMisconfigured => "browser_misconfigured",
             ErrorKind::Extraction => "extraction",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Expired => "expired",
             ErrorKind::StepFailed => "step_failed",
             ErrorKind::Llm => "llm",
+            ErrorKind::Storage => "storage",
             ErrorKind::Internal => "internal",
         }
     }
@@ -127,9 +135,10 @@ impl JobError {
     }
 
     /// Says whether another attempt may succeed: page-load timeouts,
-    /// connection errors, 5xx, 408, 429 and browser crashes are transient.
-    /// A `wait_for` selector that never appeared is not: the page loaded,
-    /// and a second attempt would wait as long for the same page.
+    /// connection errors, 5xx, 408, 429, browser crashes and transient
+    /// artefact-store failures are transient. A `wait_for` selector that
+    /// never appeared is not: the page loaded, and a second attempt would
+    /// wait as long for the same page.
     pub fn is_retryable(&self) -> bool {
         self.not_retried_because().is_none()
     }
@@ -142,7 +151,8 @@ impl JobError {
             | ErrorKind::Connection
             | ErrorKind::BrowserCrashed
             | ErrorKind::BrowserUnavailable
-            | ErrorKind::Llm => None,
+            | ErrorKind::Llm
+            | ErrorKind::Storage => None,
             ErrorKind::HttpStatus => match self.status {
                 Some(408 | 429 | 500..=599) => None,
                 _ => Some("the server gave a definite answer"),
@@ -157,6 +167,7 @@ impl JobError {
             ErrorKind::BrowserMisconfigured => Some("the browser setup has to change first"),
             ErrorKind::Extraction => Some("the page's content cannot be read"),
             ErrorKind::Cancelled => Some("the job was cancelled"),
+            ErrorKind::Expired => Some("the job's deadline has passed"),
             ErrorKind::StepFailed => Some("the step already used its attempts"),
             ErrorKind::Internal => Some("an internal error does not go away on its own"),
         }
@@ -196,6 +207,15 @@ mod tests {
         assert!(!status(404).is_retryable());
         assert!(!JobError::new(ErrorKind::NonHtml, "pdf").is_retryable());
         assert!(JobError::new(ErrorKind::Timeout, "slow").is_retryable());
+        assert!(JobError::new(ErrorKind::Storage, "s3 down").is_retryable());
+        assert!(!JobError::new(ErrorKind::Internal, "bug").is_retryable());
+    }
+
+    #[test]
+    fn storage_kind_name_round_trips() {
+        assert_eq!(ErrorKind::Storage.as_str(), "storage");
+        let kind: ErrorKind = serde_json::from_str("\"storage\"").unwrap();
+        assert_eq!(kind, ErrorKind::Storage);
     }
 
     #[test]

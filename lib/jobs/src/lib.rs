@@ -6,6 +6,7 @@ mod error;
 mod fetch;
 mod job;
 pub mod keys;
+pub mod limits;
 mod locator;
 mod step;
 mod workflow;

@@ -1,6 +1,7 @@
 //! Typed workflow failures: the fatal ones that end a run, and the reasons a
 //! single attempt fails (logged, then the next attempt re-decides).
 
+use oxwright_artifacts::ArtifactError;
 use oxwright_engine::EngineError;
 use oxwright_jobs::{ErrorKind, JobError};
 use oxwright_llm::LlmError;
@@ -31,9 +32,12 @@ pub enum WorkflowError {
     /// The browser engine failed (crash, navigation refused …).
     #[error(transparent)]
     Engine(#[from] EngineError),
-    /// Writing an artefact failed.
+    /// Writing an artefact failed for good (or could not be encoded).
     #[error("artefact store: {0}")]
     Store(String),
+    /// The artefact store failed transiently; another attempt may succeed.
+    #[error("artefact store unavailable: {0}")]
+    StoreUnavailable(String),
     /// A step did not complete within its attempts.
     #[error("step {step} ({instruction}) failed after {attempts} attempts: {reason}")]
     StepFailed {
@@ -49,6 +53,15 @@ pub enum WorkflowError {
 }
 
 impl WorkflowError {
+    /// Wraps a failed store operation, keeping whether it is transient.
+    pub fn store(err: &ArtifactError) -> Self {
+        if err.is_retryable() {
+            WorkflowError::StoreUnavailable(err.to_string())
+        } else {
+            WorkflowError::Store(err.to_string())
+        }
+    }
+
     /// Returns the job error kind of this failure.
     pub fn kind(&self) -> ErrorKind {
         match self {
@@ -62,6 +75,7 @@ impl WorkflowError {
             },
             WorkflowError::Engine(e) => e.kind.job_kind(),
             WorkflowError::Store(_) => ErrorKind::Internal,
+            WorkflowError::StoreUnavailable(_) => ErrorKind::Storage,
             WorkflowError::StepFailed { .. } => ErrorKind::StepFailed,
         }
     }
@@ -115,5 +129,29 @@ impl AttemptError {
             AttemptError::NotCompleted => "NOT_COMPLETED",
             AttemptError::Llm(_) => "LLM_ERROR",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn backend(retryable: bool) -> ArtifactError {
+        ArtifactError::Backend {
+            key: "sessions/s/steps.jsonl".into(),
+            message: "connection refused".into(),
+            retryable,
+            source: None,
+        }
+    }
+
+    #[test]
+    fn store_failures_keep_their_class() {
+        let transient = JobError::from(WorkflowError::store(&backend(true)));
+        assert_eq!(transient.kind, ErrorKind::Storage);
+        assert!(transient.is_retryable(), "{transient}");
+        let permanent = JobError::from(WorkflowError::store(&backend(false)));
+        assert_eq!(permanent.kind, ErrorKind::Internal);
+        assert!(!permanent.is_retryable());
     }
 }

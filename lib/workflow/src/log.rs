@@ -102,7 +102,7 @@ impl SessionLog {
         self.store
             .append(key, Bytes::from(text))
             .await
-            .map_err(|e| WorkflowError::Store(e.to_string()))?;
+            .map_err(|e| WorkflowError::store(&e))?;
         self.note(key);
         Ok(())
     }
@@ -115,7 +115,7 @@ impl SessionLog {
         self.store
             .put(&key, Bytes::from(body), "application/json")
             .await
-            .map_err(|e| WorkflowError::Store(e.to_string()))?;
+            .map_err(|e| WorkflowError::store(&e))?;
         self.note(&key);
         Ok(key)
     }
@@ -131,7 +131,7 @@ impl SessionLog {
         self.store
             .put(&key, Bytes::from(body), content_type)
             .await
-            .map_err(|e| WorkflowError::Store(e.to_string()))?;
+            .map_err(|e| WorkflowError::store(&e))?;
         self.note(&key);
         Ok(key)
     }

@@ -35,6 +35,59 @@ pub fn parse_url_list(text: &str, policy: &UrlPolicy) -> Vec<BatchLine> {
         .collect()
 }
 
+/// Parses one entry of a JSON list of URLs: exactly one job or one typed
+/// refusal, never zero or two. Unlike a file line, a blank entry, a `#`
+/// entry and an entry holding a line break or other control character are
+/// refusals (`invalid_input`), not skipped or split.
+pub fn parse_url_entry(entry: &str, policy: &UrlPolicy) -> BatchLine {
+    let text = entry.trim();
+    let refuse = |why: &str| BatchLine::Invalid {
+        text: entry.to_owned(),
+        error: JobError::new(ErrorKind::InvalidInput, why).with_url(shorten(entry)),
+    };
+    if text.is_empty() {
+        return refuse("empty URL");
+    }
+    if text.chars().any(char::is_control) {
+        return refuse("the URL contains a line break or another control character");
+    }
+    match policy.parse_input(text) {
+        Ok(url) => BatchLine::Url(url),
+        Err(err) => BatchLine::Invalid {
+            text: text.to_owned(),
+            error: policy_error(text, &err),
+        },
+    }
+}
+
+/// Longest input text a manifest line or error carries; longer text is cut
+/// and its size noted.
+pub const REPORTED_TEXT_BYTES: usize = 2_048;
+
+/// Returns `text` cut to [`REPORTED_TEXT_BYTES`] (on a character boundary)
+/// with its full size noted, so a huge input line never makes a huge
+/// report.
+pub fn shorten(text: &str) -> String {
+    if text.len() <= REPORTED_TEXT_BYTES {
+        return text.to_owned();
+    }
+    let mut cut = REPORTED_TEXT_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}… ({} bytes)", &text[..cut], text.len())
+}
+
+/// Returns the typed refusal of a job too large to publish (`err` is the
+/// queue's size refusal).
+pub fn too_large_error(url: &str, err: &oxwright_queue::QueueError) -> JobError {
+    JobError::new(
+        ErrorKind::InvalidInput,
+        format!("the job is too large for the queue: {err}"),
+    )
+    .with_url(shorten(url))
+}
+
 /// Maps a policy refusal to a job error.
 pub fn policy_error(url: &str, err: &PolicyError) -> JobError {
     let kind = match err {
@@ -42,12 +95,43 @@ pub fn policy_error(url: &str, err: &PolicyError) -> JobError {
         PolicyError::Resolve { .. } => ErrorKind::Dns,
         PolicyError::Scheme { .. } | PolicyError::PrivateAddress { .. } => ErrorKind::PolicyDenied,
     };
-    JobError::new(kind, err.to_string()).with_url(url)
+    JobError::new(kind, shorten(&err.to_string())).with_url(shorten(url))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_json_entry_is_one_job_or_one_refusal() {
+        let policy = UrlPolicy::default();
+        let kind = |entry: &str| match parse_url_entry(entry, &policy) {
+            BatchLine::Url(url) => Err(url.to_string()),
+            BatchLine::Invalid { error, .. } => Ok(error.kind),
+        };
+        assert_eq!(
+            kind(" https://example.com/a "),
+            Err("https://example.com/a".into())
+        );
+        assert_eq!(kind(""), Ok(ErrorKind::InvalidInput));
+        assert_eq!(kind("   "), Ok(ErrorKind::InvalidInput));
+        assert_eq!(kind("# comment"), Ok(ErrorKind::InvalidInput));
+        assert_eq!(
+            kind("https://example.com/a\nhttps://example.com/b"),
+            Ok(ErrorKind::InvalidInput)
+        );
+        assert_eq!(kind("https://example.com/a\tb"), Ok(ErrorKind::InvalidInput));
+        assert_eq!(kind("file:///etc/passwd"), Ok(ErrorKind::PolicyDenied));
+    }
+
+    #[test]
+    fn long_text_is_shortened_for_reports() {
+        assert_eq!(shorten("https://a.example/"), "https://a.example/");
+        let long = "é".repeat(3_000);
+        let short = shorten(&long);
+        assert!(short.len() < REPORTED_TEXT_BYTES + 32, "{}", short.len());
+        assert!(short.ends_with("… (6000 bytes)"), "{short}");
+    }
 
     #[test]
     fn lines_comments_and_refusals() {

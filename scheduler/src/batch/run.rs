@@ -14,7 +14,7 @@ use oxwright_jobs::{ErrorKind, FetchSpec, Job, JobError, JobId, JobKind, JobRepo
 use oxwright_queue::{JobQueue, QueueError};
 use tokio_util::sync::CancellationToken;
 
-use super::input::BatchLine;
+use super::input::{BatchLine, shorten, too_large_error};
 use super::manifest::{BatchSummary, ManifestWriter};
 
 /// Why a batch could not run.
@@ -72,7 +72,17 @@ pub async fn run_batch(
             BatchLine::Url(url) => {
                 let mut spec = req.template.clone();
                 spec.url = url;
-                pending.push_back(Job::new(JobSpec::Fetch(spec), Some(req.batch_id.clone())));
+                let job = Job::new(JobSpec::Fetch(spec), Some(req.batch_id.clone()));
+                // A job the queue would refuse is this line's failure, not the batch's.
+                match oxwright_queue::encode_job(&job, queue.max_message_bytes()) {
+                    Ok(_) => pending.push_back(job),
+                    Err(err) => {
+                        let error = too_large_error(job.url(), &err);
+                        let report = failed_report(job.id, &req.batch_id, job.url(), error);
+                        manifest.record(&report).await?;
+                        on_report(&report, manifest.done(), total);
+                    }
+                }
             }
             BatchLine::Invalid { text, error } => {
                 let report = failed_report(JobId::new(), &req.batch_id, &text, error);
@@ -142,7 +152,7 @@ pub fn failed_report(job_id: JobId, batch_id: &str, url: &str, error: JobError) 
         job_id,
         kind: JobKind::Fetch,
         batch_id: Some(batch_id.to_string()),
-        url: url.to_string(),
+        url: shorten(url),
         status: ReportStatus::Failed,
         error: Some(error),
         artifacts: Vec::new(),

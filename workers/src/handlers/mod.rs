@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use chrono::Utc;
-use oxwright_artifacts::ArtifactStore;
+use oxwright_artifacts::{ArtifactError, ArtifactStore};
 use oxwright_browser::{BrowserPool, UrlPolicy};
 use oxwright_jobs::{ErrorKind, Job, JobError, JobReport, JobSpec, ReportStatus, keys};
 use oxwright_sitemap::{SitemapLoader, SitemapOptions};
@@ -43,16 +43,40 @@ impl HandlerContext {
     }
 }
 
+/// Returns the job error for a failed artefact-store operation, keeping its
+/// class: a transient failure is [`ErrorKind::Storage`] (retried), a
+/// permanent one [`ErrorKind::Internal`].
+pub fn store_error(err: &ArtifactError) -> JobError {
+    let kind = if err.is_retryable() {
+        ErrorKind::Storage
+    } else {
+        ErrorKind::Internal
+    };
+    JobError::new(kind, format!("artefact store: {err}"))
+}
+
 /// Runs `job`, writes its artefacts, and returns the report to publish.
 /// Never fails: a failed job yields a report with a typed error and an
-/// `error.json` artefact.
-#[tracing::instrument(skip_all, fields(job_id = %job.id, kind = %job.kind(), attempt = job.attempt))]
+/// `error.json` artefact (when the store takes it).
 pub async fn run_job(ctx: &HandlerContext, job: &Job) -> JobReport {
+    run_job_attempt(ctx, job, false).await
+}
+
+/// Runs `job` like [`run_job`]. When `retry_possible` and the `error.json`
+/// of a failed job cannot be written because the store failed transiently,
+/// the report carries that [`ErrorKind::Storage`] error instead of the
+/// job's own, so the delivery is retried rather than settled without its
+/// error artefact. On the last attempt the job's own error is kept.
+#[tracing::instrument(skip_all, fields(job_id = %job.id, kind = %job.kind(), attempt = job.attempt))]
+pub async fn run_job_attempt(ctx: &HandlerContext, job: &Job, retry_possible: bool) -> JobReport {
     let started = Instant::now();
-    let outcome = match &job.spec {
-        JobSpec::Fetch(spec) => run_fetch(ctx, job, spec).await,
-        JobSpec::Sitemap(spec) => sitemap::run_sitemap(ctx, job, spec).await,
-        JobSpec::Workflow(spec) => workflow::run_workflow_job(ctx, job, spec).await,
+    let outcome = match expired(job, Utc::now()) {
+        Some(err) => Err(err),
+        None => match &job.spec {
+            JobSpec::Fetch(spec) => run_fetch(ctx, job, spec).await,
+            JobSpec::Sitemap(spec) => sitemap::run_sitemap(ctx, job, spec).await,
+            JobSpec::Workflow(spec) => workflow::run_workflow_job(ctx, job, spec).await,
+        },
     };
     let (status, error, artifacts) = match outcome {
         Ok(artifacts) => (ReportStatus::Ok, None, artifacts),
@@ -63,14 +87,19 @@ pub async fn run_job(ctx: &HandlerContext, job: &Job) -> JobReport {
                 "job_id": job.id, "url": job.url(), "attempt": job.attempt, "error": err,
             }))
             .unwrap_or_default();
-            let artifacts = match ctx.store.put(&key, Bytes::from(body), "application/json").await {
-                Ok(()) => vec![key],
+            match ctx.store.put(&key, Bytes::from(body), "application/json").await {
+                Ok(()) => (ReportStatus::Failed, Some(err), vec![key]),
+                Err(store_err) if retry_possible && store_err.is_retryable() && !err.is_retryable() => {
+                    tracing::warn!(error = %store_err, job_error = %err, "writing the error artefact failed; the job will be retried");
+                    let mut storage = store_error(&store_err);
+                    storage.message = format!("{} (writing error.json after {err})", storage.message);
+                    (ReportStatus::Failed, Some(storage), Vec::new())
+                }
                 Err(store_err) => {
                     tracing::warn!(error = %store_err, "writing the error artefact failed");
-                    Vec::new()
+                    (ReportStatus::Failed, Some(err), Vec::new())
                 }
-            };
-            (ReportStatus::Failed, Some(err), artifacts)
+            }
         }
     };
     JobReport {
@@ -87,6 +116,22 @@ pub async fn run_job(ctx: &HandlerContext, job: &Job) -> JobReport {
     }
 }
 
+/// Returns the [`ErrorKind::Expired`] error of a job whose deadline is
+/// not after `now`; such a job is not run.
+pub fn expired(job: &Job, now: chrono::DateTime<Utc>) -> Option<JobError> {
+    let deadline = job.deadline?;
+    (deadline <= now).then(|| {
+        JobError::new(
+            ErrorKind::Expired,
+            format!(
+                "the deadline {} passed before the job ran (now {})",
+                deadline.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                now.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+            ),
+        )
+    })
+}
+
 async fn run_fetch(
     ctx: &HandlerContext,
     job: &Job,
@@ -94,9 +139,7 @@ async fn run_fetch(
 ) -> Result<Vec<String>, JobError> {
     let mut out = oxwright_fetch::fetch_page(&ctx.pool, &ctx.policy, spec).await?;
     let kind = job.kind();
-    let store_err = |e: oxwright_artifacts::ArtifactError| {
-        JobError::new(ErrorKind::Internal, format!("artefact store: {e}"))
-    };
+    let store_err = |e: ArtifactError| store_error(&e);
     let md_key = keys::job_artifact(kind, job.id, "page.md");
     let mut written = vec![md_key.clone()];
     if let Some(html) = out.html.take() {
@@ -133,4 +176,56 @@ async fn run_fetch(
         .await
         .map_err(store_err)?;
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxwright_jobs::SitemapSpec;
+
+    fn job_with_deadline(deadline: Option<chrono::DateTime<Utc>>) -> Job {
+        let mut job = Job::new(
+            JobSpec::Sitemap(SitemapSpec {
+                target: "example.com".into(),
+            }),
+            None,
+        );
+        job.deadline = deadline;
+        job
+    }
+
+    #[test]
+    fn deadline_in_the_past_expires_the_job() {
+        let now = Utc::now();
+        let err =
+            expired(&job_with_deadline(Some(now - chrono::Duration::seconds(1))), now).expect("expired");
+        assert_eq!(err.kind, ErrorKind::Expired);
+        assert!(!err.is_retryable());
+        assert!(
+            expired(&job_with_deadline(Some(now)), now).is_some(),
+            "the deadline itself is too late"
+        );
+    }
+
+    #[test]
+    fn future_or_absent_deadline_runs() {
+        let now = Utc::now();
+        assert!(expired(&job_with_deadline(Some(now + chrono::Duration::seconds(5))), now).is_none());
+        assert!(expired(&job_with_deadline(None), now).is_none());
+    }
+
+    #[test]
+    fn store_errors_keep_their_class() {
+        let backend = |retryable| ArtifactError::Backend {
+            key: "jobs/fetch/x/page.md".into(),
+            message: "connection refused".into(),
+            retryable,
+            source: None,
+        };
+        assert_eq!(store_error(&backend(true)).kind, ErrorKind::Storage);
+        assert!(store_error(&backend(true)).is_retryable());
+        assert_eq!(store_error(&backend(false)).kind, ErrorKind::Internal);
+        let bad_key = ArtifactError::invalid_key("../x", "parent segment");
+        assert!(!store_error(&bad_key).is_retryable());
+    }
 }

@@ -13,9 +13,7 @@ pub async fn run_sitemap(
     spec: &SitemapSpec,
 ) -> Result<Vec<String>, JobError> {
     let result = ctx.sitemaps.load(&spec.target).await.map_err(JobError::from)?;
-    let store_err = |e: oxwright_artifacts::ArtifactError| {
-        JobError::new(ErrorKind::Internal, format!("artefact store: {e}"))
-    };
+    let store_err = |e: oxwright_artifacts::ArtifactError| super::store_error(&e);
     let urls_key = keys::job_artifact(job.kind(), job.id, "urls.txt");
     let list: String = result.urls.iter().map(|u| format!("{}\n", u.loc)).collect();
     ctx.store

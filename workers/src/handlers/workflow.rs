@@ -50,6 +50,7 @@ pub async fn run_workflow_job(
     job: &Job,
     spec: &WorkflowSpec,
 ) -> Result<Vec<String>, JobError> {
+    spec.validate()?;
     let workflow = Workflow::parse(&spec.workflow).map_err(JobError::from)?;
     let session = spec.session_id.clone().unwrap_or_else(|| job.id.to_string());
     if session.is_empty()
@@ -86,7 +87,8 @@ pub async fn run_workflow_job(
     };
     let mut opts = WorkflowOptions::new(session.clone(), spec.start_url.clone());
     opts.name = spec.name.clone();
-    opts.action_timeout = Duration::from_millis(spec.action_timeout_ms.clamp(100, 120_000));
+    // In range: `spec.validate` refused anything else.
+    opts.action_timeout = Duration::from_millis(spec.action_timeout_ms);
     let result = run_workflow(page.as_ref(), &workflow, deps, opts)
         .await
         .map_err(JobError::from)?;
@@ -97,7 +99,7 @@ pub async fn run_workflow_job(
     ctx.store
         .put(&result_key, Bytes::from(body), "application/json")
         .await
-        .map_err(|e| JobError::new(ErrorKind::Internal, format!("artefact store: {e}")))?;
+        .map_err(|e| super::store_error(&e))?;
     if result.status != RunStatus::Completed {
         let mut err = result
             .error

@@ -1,0 +1,113 @@
+//! Bounds of the durations and counts a user gives in a job spec. A value
+//! outside them is refused with a typed `invalid_input` error before any
+//! work starts, so no option can make a job wait for ever (or overflow a
+//! duration).
+
+use crate::{ErrorKind, FetchSpec, JobError, WorkflowSpec};
+
+/// Longest deadline of one fetch attempt: 10 minutes.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Longest base delay between fetch attempts: 1 minute (each backoff is
+/// capped there too).
+pub const MAX_RETRY_DELAY_MS: u64 = 60_000;
+/// Most retries of one fetch after its first attempt.
+pub const MAX_RETRY_COUNT: u32 = 10;
+/// Shortest deadline of one workflow action.
+pub const MIN_ACTION_TIMEOUT_MS: u64 = 100;
+/// Longest deadline of one workflow action: 2 minutes.
+pub const MAX_ACTION_TIMEOUT_MS: u64 = 120_000;
+/// Longest base delay of a queue-level retry: 1 hour.
+pub const MAX_QUEUE_RETRY_DELAY_MS: u64 = 3_600_000;
+
+/// Checks that `value` (option `name`) lies in `min..=max`.
+pub fn check_range(name: &str, value: u64, min: u64, max: u64) -> Result<(), JobError> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(JobError::new(
+            ErrorKind::InvalidInput,
+            format!("{name} {value} is out of range: give {min} to {max}"),
+        ))
+    }
+}
+
+impl FetchSpec {
+    /// Refuses durations and counts outside the bounds of this module.
+    pub fn validate(&self) -> Result<(), JobError> {
+        check_range("timeout_ms", self.timeout_ms, 1, MAX_TIMEOUT_MS)?;
+        check_range("retry_delay_ms", self.retry_delay_ms, 0, MAX_RETRY_DELAY_MS)?;
+        check_range(
+            "retry_count",
+            u64::from(self.retry_count),
+            0,
+            u64::from(MAX_RETRY_COUNT),
+        )
+    }
+}
+
+impl WorkflowSpec {
+    /// Refuses durations outside the bounds of this module.
+    pub fn validate(&self) -> Result<(), JobError> {
+        check_range(
+            "action_timeout_ms",
+            self.action_timeout_ms,
+            MIN_ACTION_TIMEOUT_MS,
+            MAX_ACTION_TIMEOUT_MS,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fetch() -> FetchSpec {
+        FetchSpec::new("https://example.com/".parse().unwrap())
+    }
+
+    #[test]
+    fn defaults_are_in_range() {
+        assert_eq!(fetch().validate(), Ok(()));
+        let wf = WorkflowSpec::new("click: button \"Go\"", "https://example.com/".parse().unwrap());
+        assert_eq!(wf.validate(), Ok(()));
+    }
+
+    #[test]
+    fn huge_durations_are_refused_with_invalid_input() {
+        let mut spec = fetch();
+        spec.retry_delay_ms = u64::MAX;
+        let err = spec.validate().unwrap_err();
+        assert_eq!(err.kind, ErrorKind::InvalidInput);
+        assert!(
+            err.message.contains("retry_delay_ms 18446744073709551615"),
+            "{err}"
+        );
+
+        let mut spec = fetch();
+        spec.timeout_ms = u64::MAX;
+        assert_eq!(spec.validate().unwrap_err().kind, ErrorKind::InvalidInput);
+        spec.timeout_ms = 0;
+        assert_eq!(spec.validate().unwrap_err().kind, ErrorKind::InvalidInput);
+
+        let mut spec = fetch();
+        spec.retry_count = u32::MAX;
+        assert!(spec.validate().unwrap_err().message.contains("retry_count"));
+
+        let mut wf = WorkflowSpec::new("click: button \"Go\"", "https://example.com/".parse().unwrap());
+        wf.action_timeout_ms = u64::MAX;
+        assert_eq!(wf.validate().unwrap_err().kind, ErrorKind::InvalidInput);
+        wf.action_timeout_ms = 0;
+        assert!(wf.validate().unwrap_err().message.contains("action_timeout_ms"));
+    }
+
+    #[test]
+    fn bounds_themselves_are_accepted() {
+        let mut spec = fetch();
+        spec.timeout_ms = MAX_TIMEOUT_MS;
+        spec.retry_delay_ms = MAX_RETRY_DELAY_MS;
+        spec.retry_count = MAX_RETRY_COUNT;
+        assert_eq!(spec.validate(), Ok(()));
+        spec.timeout_ms = MAX_TIMEOUT_MS + 1;
+        assert!(spec.validate().is_err());
+    }
+}
