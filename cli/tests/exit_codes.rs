@@ -2,32 +2,17 @@
 //! jobs failed, 2 for a bad flag, configuration or input or a browser that
 //! cannot start as asked, on the built binary.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use oxwright_fixtures::{ARTICLE_PATHS, FixtureServer};
+use support::show;
 
-/// Runs the binary with `args` off the async runtime.
+mod support;
+
+/// Runs the binary with `args`; headed mode must find no display (the last
+/// test relies on it).
 async fn oxwright(args: Vec<String>) -> Output {
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_oxwright"))
-            .args(&args)
-            .env_remove("OXWRIGHT_CONFIG")
-            // Headed mode must find no display (the last test relies on it).
-            .env_remove("DISPLAY")
-            .output()
-            .expect("oxwright runs")
-    })
-    .await
-    .unwrap()
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    support::oxwright_output(args, &["DISPLAY"]).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,30 +1,15 @@
 //! URLs as a person types them: a bare host is fetched, and a refused
 //! private address names the flag that allows it.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use oxwright_fixtures::{ARTICLE_PATHS, FixtureServer};
+use support::show;
+
+mod support;
 
 async fn oxwright(args: Vec<String>) -> Output {
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_oxwright"))
-            .args(&args)
-            .env_remove("OXWRIGHT_CONFIG")
-            .env_remove("OXWRIGHT_ALLOW_HOSTS")
-            .output()
-            .expect("oxwright runs")
-    })
-    .await
-    .unwrap()
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    support::oxwright_output(args, &["OXWRIGHT_ALLOW_HOSTS"]).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -78,3 +78,28 @@ pub fn processes_matching(needle: &str) -> Vec<i32> {
 pub fn chromium_of(owner: u32) -> Vec<i32> {
     processes_matching(&format!("oxwright-chromium-{owner}-"))
 }
+
+/// Runs the built binary with `args` off the async runtime, without a
+/// configuration file from the environment and without the variables in `unset`.
+pub async fn oxwright_output(args: Vec<String>, unset: &'static [&'static str]) -> std::process::Output {
+    tokio::task::spawn_blocking(move || {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_oxwright"));
+        cmd.args(&args).env_remove("OXWRIGHT_CONFIG");
+        for var in unset {
+            cmd.env_remove(var);
+        }
+        cmd.output().expect("oxwright runs")
+    })
+    .await
+    .unwrap()
+}
+
+/// Formats an output for an assertion message.
+pub fn show(out: &std::process::Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}

@@ -120,6 +120,17 @@ async fn read_until_head<S: AsyncRead + Unpin>(
     }
 }
 
+/// Whether a parse attempt found a whole head (its length), needs more
+/// bytes, or cannot be one.
+fn head_status(parsed: httparse::Result<usize>) -> Result<Option<usize>, HeadError> {
+    match parsed {
+        Ok(httparse::Status::Complete(n)) => Ok(Some(n)),
+        Ok(httparse::Status::Partial) => Ok(None),
+        Err(httparse::Error::TooManyHeaders) => Err(HeadError::TooLarge),
+        Err(_) => Err(HeadError::Malformed),
+    }
+}
+
 async fn read_request<S: AsyncRead + Unpin>(
     stream: &mut S,
     buf: &mut Vec<u8>,
@@ -127,12 +138,7 @@ async fn read_request<S: AsyncRead + Unpin>(
 ) -> Result<RequestHead, HeadError> {
     let len = read_until_head(stream, buf, max, |b| {
         let mut headers = [httparse::EMPTY_HEADER; 128];
-        match httparse::Request::new(&mut headers).parse(b) {
-            Ok(httparse::Status::Complete(n)) => Ok(Some(n)),
-            Ok(httparse::Status::Partial) => Ok(None),
-            Err(httparse::Error::TooManyHeaders) => Err(HeadError::TooLarge),
-            Err(_) => Err(HeadError::Malformed),
-        }
+        head_status(httparse::Request::new(&mut headers).parse(b))
     })
     .await?;
     let mut headers = [httparse::EMPTY_HEADER; 128];
@@ -497,12 +503,7 @@ async fn read_response<S: AsyncRead + Unpin>(
 ) -> Result<(u16, Vec<u8>, usize, Option<u64>), HeadError> {
     let len = read_until_head(stream, buf, max, |b| {
         let mut headers = [httparse::EMPTY_HEADER; 128];
-        match httparse::Response::new(&mut headers).parse(b) {
-            Ok(httparse::Status::Complete(n)) => Ok(Some(n)),
-            Ok(httparse::Status::Partial) => Ok(None),
-            Err(httparse::Error::TooManyHeaders) => Err(HeadError::TooLarge),
-            Err(_) => Err(HeadError::Malformed),
-        }
+        head_status(httparse::Response::new(&mut headers).parse(b))
     })
     .await?;
     let mut headers = [httparse::EMPTY_HEADER; 128];
