@@ -23,4 +23,18 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install --locked cargo-nextest
 fi
 
+# The official Python MCP SDK, which the MCP server tests drive `oxwright mcp` with.
+VENV="$(dirname "$0")/.venv"
+REQS="$(dirname "$0")/requirements-test.txt"
+if ! "$VENV/bin/python" -c 'import mcp' >/dev/null 2>&1 || ! cmp -s "$REQS" "$VENV/.requirements"; then
+  echo "infra/install.sh: installing the test Python packages into infra/.venv" >&2
+  if ! python3 -m venv --help >/dev/null 2>&1; then
+    [ "$(id -u)" -eq 0 ] && S="" || S="sudo"
+    $S apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends python3 python3-venv >/dev/null
+  fi
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$REQS"
+  cp "$REQS" "$VENV/.requirements"
+fi
+
 chromium --version >&2

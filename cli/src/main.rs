@@ -37,6 +37,8 @@ enum Command {
     Scheduler(commands::scheduler::SchedulerCmd),
     /// Run a workflow (plain language with an LLM, or structured steps).
     Run(commands::run::RunCmd),
+    /// Serve the browser to coding agents over MCP (stdio, or HTTP with --listen).
+    Mcp(commands::mcp::McpCmd),
     /// Serve the bundled sample site on loopback (for demos).
     SampleSite(commands::sample_site::SampleSiteCmd),
 }
@@ -84,5 +86,6 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Submit(cmd) => commands::submit::run(setup()?, cmd).await,
         Command::Scheduler(cmd) => commands::scheduler::run(setup()?, cmd).await,
         Command::Run(cmd) => commands::run::run(setup()?, cmd).await,
+        Command::Mcp(cmd) => commands::mcp::run(setup()?, cmd).await,
     }
 }

@@ -188,3 +188,40 @@ fn block(b: Block) -> BlockResource {
         Block::Other => BlockResource::Other,
     }
 }
+
+/// The LLM a plain-language workflow talks to (`run`, `mcp`).
+#[derive(Debug, Clone, Args)]
+pub struct LlmArgs {
+    /// Base URL of an OpenAI-compatible API (e.g. http://127.0.0.1:11434/v1).
+    #[arg(long, env = "OXWRIGHT_LLM_BASE_URL")]
+    pub llm_base_url: Option<String>,
+    /// Model name.
+    #[arg(long, env = "OXWRIGHT_LLM_MODEL")]
+    pub model: Option<String>,
+    /// Environment variable holding the API key.
+    #[arg(long, env = "OXWRIGHT_LLM_API_KEY_ENV")]
+    pub api_key_env: Option<String>,
+    /// Deadline of one LLM request, in milliseconds.
+    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub llm_timeout_ms: u64,
+}
+
+impl LlmArgs {
+    /// The chat model these flags name, if any (both or neither of base URL and model).
+    pub fn model(
+        &self,
+        env: &std::collections::BTreeMap<String, String>,
+    ) -> anyhow::Result<Option<std::sync::Arc<dyn oxwright_llm::ChatModel>>> {
+        match (&self.llm_base_url, &self.model) {
+            (Some(base), Some(model)) => {
+                let mut cfg = oxwright_llm::LlmConfig::new(base.clone(), model.clone());
+                cfg.model.api_key_env = self.api_key_env.clone();
+                cfg.timeout_ms = self.llm_timeout_ms;
+                let client = oxwright_llm::LlmClient::new(cfg, env).map_err(crate::exit::usage)?;
+                Ok(Some(std::sync::Arc::new(client)))
+            }
+            (None, None) => Ok(None),
+            _ => Err(crate::exit::usage("--llm-base-url and --model go together")),
+        }
+    }
+}

@@ -2,6 +2,7 @@
 
 pub mod batch;
 pub mod fetch;
+pub mod mcp;
 pub mod run;
 pub mod sample_site;
 pub mod scheduler;

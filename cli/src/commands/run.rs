@@ -11,7 +11,6 @@ use anyhow::Context as _;
 use clap::Args;
 use oxwright_engine::{BrowserEngine, EngineErrorKind, OpenOptions};
 use oxwright_jobs::{JobId, RunStatus};
-use oxwright_llm::{LlmClient, LlmConfig};
 use oxwright_workflow::{
     ConsoleSink, EnvSecrets, FileSecrets, RunDeps, Sanitizer, SecretStore, Workflow, WorkflowError,
     WorkflowOptions, run_workflow,
@@ -29,18 +28,8 @@ pub struct RunCmd {
     /// The page the run starts on.
     #[arg(long)]
     pub url: url::Url,
-    /// Base URL of an OpenAI-compatible API (e.g. http://127.0.0.1:11434/v1).
-    #[arg(long, env = "OXWRIGHT_LLM_BASE_URL")]
-    pub llm_base_url: Option<String>,
-    /// Model name.
-    #[arg(long, env = "OXWRIGHT_LLM_MODEL")]
-    pub model: Option<String>,
-    /// Environment variable holding the API key.
-    #[arg(long, env = "OXWRIGHT_LLM_API_KEY_ENV")]
-    pub api_key_env: Option<String>,
-    /// Deadline of one LLM request, in milliseconds.
-    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
-    pub llm_timeout_ms: u64,
+    #[command(flatten)]
+    pub llm: crate::options::LlmArgs,
     /// File of NAME=value secrets for {{NAME}} placeholders (default:
     /// OXWRIGHT_SECRET_<NAME> environment variables).
     #[arg(long)]
@@ -72,16 +61,7 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
         Some(path) => Arc::new(FileSecrets::load(path).map_err(usage)?),
         None => Arc::new(EnvSecrets::new(setup.env.clone(), EnvSecrets::DEFAULT_PREFIX)),
     };
-    let llm = match (&cmd.llm_base_url, &cmd.model) {
-        (Some(base), Some(model)) => {
-            let mut cfg = LlmConfig::new(base.clone(), model.clone());
-            cfg.model.api_key_env = cmd.api_key_env.clone();
-            cfg.timeout_ms = cmd.llm_timeout_ms;
-            Some(Arc::new(LlmClient::new(cfg, &setup.env).map_err(usage)?) as Arc<dyn oxwright_llm::ChatModel>)
-        }
-        (None, None) => None,
-        _ => return Err(usage("--llm-base-url and --model go together")),
-    };
+    let llm = cmd.llm.model(&setup.env)?;
     let session = cmd.session.clone().unwrap_or_else(|| JobId::new().to_string());
     let sanitizer = Sanitizer::new();
     let console: ConsoleSink = Arc::new(|line: &str| println!("{line}"));

@@ -382,6 +382,34 @@ pub trait Page: Send + Sync + std::fmt::Debug {
     /// Returns this page and the tabs it opened.
     async fn tabs(&self) -> Result<Vec<TabInfo>, EngineError>;
 
+    /// Sets how the page's dialogs are answered from now on (a prompt
+    /// accepted gets `prompt_text`, else its default text).
+    async fn answer_dialogs(
+        &self,
+        action: DialogAction,
+        prompt_text: Option<String>,
+    ) -> Result<(), EngineError> {
+        let _ = (action, prompt_text);
+        Err(EngineError::unsupported("answering dialogs"))
+    }
+
+    /// Resizes the viewport to `width` × `height` CSS pixels.
+    async fn set_viewport(&self, width: u32, height: u32) -> Result<(), EngineError> {
+        let _ = (width, height);
+        Err(EngineError::unsupported("resizing the viewport"))
+    }
+
+    /// Sets the files of the `<input type=file>` `target` resolves to (an
+    /// empty list clears it). The paths are the caller's to check.
+    async fn set_input_files(
+        &self,
+        target: &Target,
+        paths: &[std::path::PathBuf],
+    ) -> Result<(), EngineError> {
+        let _ = (target, paths);
+        Err(EngineError::unsupported("uploading files"))
+    }
+
     /// Downcasting, for engine-specific extras (the Chromium page's raw DevTools access).
     fn as_any(&self) -> &dyn std::any::Any;
 }

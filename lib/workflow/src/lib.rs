@@ -26,5 +26,8 @@ pub use oxwright_engine::{Locator, Snapshot};
 pub use prompts::{CHECKLIST_MAX_TOKENS, STEP_TOKEN_BUDGET, parse_checklist};
 pub use runner::{ConsoleSink, RunDeps, WorkflowOptions, run_workflow};
 pub use sanitize::Sanitizer;
-pub use secrets::{EnvSecrets, FileSecrets, MemorySecrets, Secret, SecretError, SecretStore, placeholders};
+pub use secrets::{
+    EnvSecrets, FileSecrets, MemorySecrets, Secret, SecretError, SecretStore, placeholders,
+    resolve as resolve_placeholders,
+};
 pub use steps::{StepAction, StructuredStep, Workflow, WorkflowBody};

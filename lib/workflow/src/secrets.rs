@@ -117,6 +117,11 @@ impl std::fmt::Debug for FileSecrets {
 }
 
 impl FileSecrets {
+    /// The secrets' names.
+    pub fn names(&self) -> Vec<String> {
+        self.values.keys().cloned().collect()
+    }
+
     /// Reads and parses `path`.
     pub fn load(path: &Path) -> Result<Self, SecretError> {
         let text = std::fs::read_to_string(path)
@@ -222,8 +227,9 @@ pub fn placeholders(text: &str) -> Vec<String> {
 }
 
 /// Replaces every placeholder in `text` with its value, registering each
-/// value with `sanitizer` first. Runs only where the result is typed.
-pub(crate) async fn resolve(
+/// value with `sanitizer` first; says whether there was any. Runs only
+/// where the result is typed.
+pub async fn resolve(
     text: &str,
     store: &dyn SecretStore,
     sanitizer: &crate::Sanitizer,

@@ -84,6 +84,8 @@ pub struct ChromiumPage {
     snapshots: tokio::sync::Mutex<Snapshotter>,
     console: Arc<Mutex<Vec<ConsoleMessage>>>,
     dialogs: Arc<Mutex<Vec<DialogRecord>>>,
+    /// How dialogs are answered, and a prompt's text when accepted.
+    dialog_answer: Arc<Mutex<(DialogAction, Option<String>)>>,
     listeners: Vec<JoinHandle<()>>,
 }
 
@@ -142,13 +144,15 @@ impl ChromiumPage {
                 }
             }
         });
-        let (answer, sink) = (opts.dialogs, dialogs.clone());
+        let dialog_answer = Arc::new(Mutex::new((opts.dialogs, None::<String>)));
+        let (answers, sink) = (dialog_answer.clone(), dialogs.clone());
         let dialog_task = tokio::spawn(async move {
             while let Some(ev) = opening.next().await {
+                let (answer, text) = answers.lock().unwrap_or_else(|p| p.into_inner()).clone();
                 let accept = answer == DialogAction::Accept;
                 let mut params = HandleJavaScriptDialogParams::new(accept);
                 if accept {
-                    params.prompt_text = ev.default_prompt.clone();
+                    params.prompt_text = text.or_else(|| ev.default_prompt.clone());
                 }
                 let _ = tokio::time::timeout(Duration::from_secs(5), page.execute(params)).await;
                 let kind = serde_json::to_value(&ev.r#type)
@@ -168,6 +172,7 @@ impl ChromiumPage {
             snapshots: tokio::sync::Mutex::new(Snapshotter::default()),
             console,
             dialogs,
+            dialog_answer,
             listeners: vec![console_task, dialog_task],
         })
     }
@@ -527,6 +532,63 @@ impl Page for ChromiumPage {
                 title: t.title,
             })
             .collect())
+    }
+
+    async fn answer_dialogs(
+        &self,
+        action: DialogAction,
+        prompt_text: Option<String>,
+    ) -> Result<(), EngineError> {
+        *self.dialog_answer.lock().unwrap_or_else(|p| p.into_inner()) = (action, prompt_text);
+        Ok(())
+    }
+
+    async fn set_viewport(&self, width: u32, height: u32) -> Result<(), EngineError> {
+        if !(100..=10_000).contains(&width) || !(100..=10_000).contains(&height) {
+            return Err(EngineError::new(
+                EngineErrorKind::InvalidInput,
+                format!("viewport {width}x{height} is outside 100..=10000 pixels a side"),
+            ));
+        }
+        // The override outlives the job: the page is closed, not reused.
+        self.lease.taint();
+        raw::call(
+            &self.lease,
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": false }),
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn set_input_files(
+        &self,
+        target: &Target,
+        paths: &[std::path::PathBuf],
+    ) -> Result<(), EngineError> {
+        let backend = self.resolve(target).await?;
+        let object = raw::resolve(&self.lease, backend).await?;
+        let is_file = raw::call_on(
+            &self.lease,
+            &object,
+            "function() { return this instanceof HTMLInputElement && this.type === 'file'; }",
+            vec![],
+        )
+        .await?;
+        if is_file != Value::Bool(true) {
+            return Err(EngineError::new(
+                EngineErrorKind::NotInteractable,
+                format!("{target} is not a file input (<input type=file>)"),
+            ));
+        }
+        let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        raw::call(
+            &self.lease,
+            "DOM.setFileInputFiles",
+            json!({ "files": files, "backendNodeId": backend }),
+        )
+        .await?;
+        Ok(())
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

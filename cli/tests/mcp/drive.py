@@ -1,0 +1,280 @@
+"""Drives `oxwright mcp` with the official Python MCP SDK through every tool
+and every error case, against the fixture site. Run by cli/tests/mcp_server.rs:
+
+    python drive.py stdio BINARY BASE_URL WORKDIR
+    python drive.py http  MCP_URL BASE_URL WORKDIR TOKEN
+
+Exits non-zero on the first failed check, naming it.
+"""
+
+import asyncio
+import base64
+import json
+import os
+import re
+import socket
+import sys
+
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+PASSWORD = "Tr0ub4dor&3-horse"
+CHECKS = 0
+
+
+def check(cond, what, detail=""):
+    global CHECKS
+    if not cond:
+        print(f"FAILED: {what}\n{detail}", file=sys.stderr)
+        sys.exit(1)
+    CHECKS += 1
+
+
+def text(result):
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+async def call(client, name, args=None, error=False):
+    r = await client.call_tool(name, args or {})
+    t = text(r)
+    check(bool(r.is_error) == error, f"{name} {args} is_error={error}", t)
+    return r, t
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def find_ref(snapshot, pattern):
+    m = re.search(pattern + r'[^\n]*\[ref=(e\d+)\]', snapshot)
+    check(m is not None, f"a ref for {pattern}", snapshot)
+    return m.group(1)
+
+
+async def every_tool(c, base, workdir):
+    tools = (await c.list_tools()).tools
+    names = {t.name for t in tools}
+    for n in [
+        "browser_navigate", "browser_navigate_back", "browser_snapshot", "browser_click", "browser_type",
+        "browser_fill_form", "browser_select_option", "browser_hover", "browser_press_key", "browser_wait_for",
+        "browser_evaluate", "browser_take_screenshot", "browser_console_messages", "browser_network_requests",
+        "browser_handle_dialog", "browser_file_upload", "browser_tabs", "browser_resize", "browser_close",
+        "playwright_navigate", "playwright_screenshot", "playwright_click", "playwright_fill", "playwright_select",
+        "playwright_hover", "playwright_evaluate", "playwright_get_content", "playwright_get_console_logs",
+        "fetch_markdown", "load_sitemap", "run_workflow",
+    ]:
+        check(n in names, f"tool {n} listed", sorted(names))
+    for t in tools:
+        check(t.input_schema.get("type") == "object", f"{t.name} schema is an object", t.input_schema)
+        check(bool(t.description), f"{t.name} has a description")
+
+    # Navigate: no snapshot unless asked.
+    _, t = await call(c, "browser_navigate", {"url": base + "/app/login"})
+    check("Page URL: " + base + "/app/login" in t and "Page snapshot" not in t, "navigate without snapshot", t)
+    _, t = await call(c, "browser_navigate", {"url": base + "/app/login", "snapshot": True})
+    check('textbox "Username"' in t, "navigate with snapshot: true", t)
+
+    # Snapshot refs, typing (a secret by name), clicking.
+    _, snap = await call(c, "browser_snapshot")
+    user = find_ref(snap, r'textbox "Username"')
+    await call(c, "browser_type", {"element": "Username", "target": user, "text": "alice"})
+    _, t = await call(c, "browser_type", {"element": "Password", "ref": "#pass", "text": "{{APP_PASSWORD}}"})
+    _, t = await call(c, "browser_evaluate", {"function": "() => document.getElementById('pass').value"})
+    check(PASSWORD not in t and "{{APP_PASSWORD}}" in t, "a secret's value is redacted from results", t)
+    _, t = await call(c, "browser_snapshot")
+    check(PASSWORD not in t, "the password is not in a snapshot", t)
+    _, t = await call(c, "browser_click", {"element": "Sign in", "target": 'role=button[name="Sign in"]'})
+    check("/app/search" in t and "navigated" in t, "click signs in and navigates", t)
+
+    # A ref of the old page is stale: a typed error, never a click elsewhere.
+    _, t = await call(c, "browser_click", {"target": user}, error=True)
+    check("take a new snapshot" in t, "stale ref error says to snapshot", t)
+
+    # Diff mode returns only what changed.
+    await call(c, "browser_snapshot")
+    await call(c, "browser_type", {"target": "#q", "text": "rust", "submit": True})
+    _, t = await call(c, "browser_snapshot", {"diff": True})
+    check("Snapshot diff" in t and '+ ' in t and "Rust in Action" in t and "Sign in" not in t, "snapshot diff", t)
+    _, t = await call(c, "browser_snapshot", {"diff": True})
+    check("No change" in t, "an unchanged page diffs empty", t)
+    _, t = await call(c, "browser_snapshot", {"maxChars": 600})
+    check(len(t) < 1200, "maxChars caps the snapshot", t)
+
+    # No element, two elements.
+    _, t = await call(c, "browser_click", {"target": "#nope"}, error=True)
+    check("no element matches" in t and "browser_snapshot" in t, "not found error", t)
+    _, t = await call(c, "browser_click", {"target": "li"}, error=True)
+    check("matches 3 elements" in t, "not unique error", t)
+
+    # Select, hover, press, navigate back, fill_form.
+    await call(c, "browser_navigate", {"url": base + "/app/item?id=1"})
+    await call(c, "browser_select_option", {"element": "country", "target": "#country", "values": ["Japan"]})
+    _, t = await call(c, "browser_evaluate", {"function": "() => document.getElementById('ship').textContent"})
+    check("Ships to Japan" in t, "select_option selects", t)
+    await call(c, "browser_hover", {"target": '[data-testid="add-main"]'})
+    await call(c, "browser_click", {"target": "testid=add-main"})
+    _, t = await call(c, "browser_press_key", {"key": "Escape"})
+    _, t = await call(c, "browser_evaluate", {"function": "() => document.getElementById('added').open"})
+    check("false" in t, "Escape closed the modal", t)
+    _, t = await call(c, "browser_navigate_back")
+    check("/app/search" in t, "navigate_back", t)
+    await call(c, "browser_navigate", {"url": base + "/app/login"})
+    _, t = await call(c, "browser_fill_form", {"fields": [
+        {"name": "Username", "type": "textbox", "ref": "#user", "value": "bob"},
+        {"name": "Remember me", "type": "checkbox", "ref": "#remember", "value": "true"},
+    ]})
+    check("Filled 2 field(s)" in t, "fill_form", t)
+    _, t = await call(c, "browser_evaluate", {"function": "() => [document.getElementById('user').value, document.getElementById('remember').checked]"})
+    check('"bob"' in t and "true" in t, "fill_form filled", t)
+
+    # Waits.
+    await call(c, "browser_navigate", {"url": base + "/app/late"})
+    _, t = await call(c, "browser_wait_for", {"text": "Report ready"})
+    check("appeared" in t, "wait_for text", t)
+    await call(c, "browser_wait_for", {"textGone": "Preparing the report", "time": 0.05})
+    await call(c, "browser_wait_for", {}, error=True)
+
+    # Screenshots: under the directory, named safely, returned as images.
+    r, t = await call(c, "browser_take_screenshot", {"filename": "../../escape.png", "fullPage": True})
+    images = [x for x in r.content if getattr(x, "type", "") == "image"]
+    check(len(images) == 1 and base64.b64decode(images[0].data)[:4] == b"\x89PNG", "screenshot image", t)
+    shots = os.path.join(workdir, "shots")
+    check(os.path.isfile(os.path.join(shots, "escape.png")), "screenshot saved inside the directory", os.listdir(shots))
+    check(not os.path.exists(os.path.join(workdir, "escape.png")), "no screenshot outside the directory")
+    await call(c, "browser_take_screenshot", {"target": "h1"})
+    await call(c, "browser_take_screenshot", {"type": "jpeg"}, error=True)
+
+    # Console, network.
+    await call(c, "browser_navigate", {"url": base + "/js-error"})
+    _, t = await call(c, "browser_console_messages", {"onlyErrors": True})
+    check("pageerror" in t or "error" in t, "console errors", t)
+    _, t = await call(c, "browser_network_requests")
+    check(base + "/js-error" in t and "[document]" in t, "network requests", t)
+
+    # Dialogs never block; answers can be set.
+    _, t = await call(c, "browser_navigate", {"url": base + "/dialogs"})
+    check("Dialog dismissed" in t and "Welcome to the dialog page" in t, "dialogs are reported", t)
+    await call(c, "browser_handle_dialog", {"accept": True, "promptText": "yes"})
+    _, t = await call(c, "browser_evaluate", {"function": "() => prompt('Your name?')"})
+    check('yes' in t, "a prompt answered with promptText", t)
+
+    # File upload, only from the upload directory.
+    updir = os.path.join(workdir, "uploads")
+    await call(c, "browser_evaluate", {"function": "() => { document.body.insertAdjacentHTML('beforeend', '<input type=file id=f>'); return 1; }"})
+    await call(c, "browser_file_upload", {"paths": [os.path.join(updir, "note.txt")]})
+    _, t = await call(c, "browser_evaluate", {"function": "() => document.getElementById('f').files[0].name"})
+    check("note.txt" in t, "file uploaded", t)
+    _, t = await call(c, "browser_file_upload", {"paths": ["/etc/passwd"]}, error=True)
+    check("not a file under the upload directory" in t, "upload outside the directory refused", t)
+
+    # Tabs and resize.
+    _, t = await call(c, "browser_tabs", {"action": "new", "url": base + "/app/search"})
+    check("Opened tab 1" in t and "(current)" in t, "new tab", t)
+    _, t = await call(c, "browser_tabs", {"action": "list"})
+    check(t.count("- ") >= 2 and "/app/search" in t, "tab list", t)
+    await call(c, "browser_tabs", {"action": "select", "index": 0})
+    _, t = await call(c, "browser_evaluate", {"function": "() => location.pathname"})
+    check("/dialogs" in t, "tab 0 selected", t)
+    await call(c, "browser_tabs", {"action": "close", "index": 1})
+    await call(c, "browser_tabs", {"action": "select", "index": 5}, error=True)
+    await call(c, "browser_resize", {"width": 800, "height": 600})
+    _, t = await call(c, "browser_evaluate", {"function": "() => innerWidth"})
+    check("800" in t, "resized", t)
+
+    # The seed's aliases.
+    await call(c, "playwright_navigate", {"url": base + "/app/login"})
+    await call(c, "playwright_fill", {"selector": "#user", "value": "carol"})
+    await call(c, "playwright_hover", {"selector": "#remember"})
+    await call(c, "playwright_click", {"selector": "#remember"})
+    _, t = await call(c, "playwright_evaluate", {"script": "document.getElementById('user').value"})
+    check("carol" in t, "playwright_fill + playwright_evaluate", t)
+    _, t = await call(c, "playwright_get_content")
+    check("<form" in t and PASSWORD not in t, "playwright_get_content (secret redacted)", t[:300])
+    await call(c, "playwright_navigate", {"url": base + "/app/item?id=2"})
+    await call(c, "playwright_select", {"selector": "#country", "value": "fr"})
+    r, t = await call(c, "playwright_screenshot", {"name": "mobile", "width": 375, "height": 667})
+    check(os.path.isfile(os.path.join(shots, "mobile.png")), "playwright_screenshot saved", t)
+    await call(c, "playwright_get_console_logs")
+
+    # Errors an agent must be able to act on.
+    port = free_port()
+    _, t = await call(c, "browser_navigate", {"url": f"http://localhost:{port}/"}, error=True)
+    check(f"nothing is listening on localhost:{port}" in t, "closed localhost port", t)
+    _, t = await call(c, "browser_navigate", {"url": "http://10.1.2.3/"}, error=True)
+    check("URL policy" in t, "policy refusal", t)
+    _, t = await call(c, "browser_navigate", {"url": "file:///etc/passwd"}, error=True)
+    check("file://" in t and "refused" in t, "file:// refused", t)
+    _, t = await call(c, "browser_navigate", {"url": base + "/stall"}, error=True)
+    check("Timed out" in t or "timed out" in t, "navigation timeout", t)
+    _, t = await call(c, "browser_click", {"element": "x"}, error=True)
+    check("give target" in t, "missing target", t)
+    _, t = await call(c, "no_such_tool", error=True)
+    check("tools/list" in t, "unknown tool", t)
+    _, t = await call(c, "browser_navigate", {"nope": 1}, error=True)
+    check("bad arguments" in t, "bad arguments", t)
+    # The server is still fine after all that.
+    await call(c, "browser_navigate", {"url": base + "/app/login"})
+
+    # oxwright's own tools.
+    _, t = await call(c, "fetch_markdown", {"url": base + "/", "content": "full"})
+    check("Tokens:" in t and "#" in t, "fetch_markdown", t[:400])
+    _, t = await call(c, "fetch_markdown", {"url": base + "/", "content": "nonsense"}, error=True)
+    _, t = await call(c, "load_sitemap", {"target": base + "/"})
+    check(re.search(r"^\d+ URLs", t) is not None and base in t, "load_sitemap", t[:400])
+    wf = 'fill: textbox "Username" = alice\nfill: textbox "Password" = {{APP_PASSWORD}}\nclick: button "Sign in"\nexpect: text "Signed in as alice"\n'
+    r, t = await call(c, "run_workflow", {"workflow": wf, "url": base + "/app/login", "name": "login"})
+    check("Completed" in t and "steps.jsonl" in t and PASSWORD not in t, "run_workflow", t)
+    check(r.structured_content and r.structured_content.get("status") == "completed", "run_workflow structured", r.structured_content)
+
+    # Close: the next call opens a fresh page.
+    await call(c, "browser_close")
+    _, t = await call(c, "browser_tabs", {"action": "list"})
+    check("No tabs open" in t, "closed", t)
+
+
+async def isolation(make_client, base):
+    """Two clients at once see separate cookies and tabs."""
+    async with make_client() as a, make_client() as b:
+        await call(a, "browser_navigate", {"url": base + "/app/login"})
+        await call(b, "browser_navigate", {"url": base + "/app/login"})
+        await call(a, "browser_evaluate", {"function": "() => { document.cookie = 'who=alice; path=/'; return document.cookie; }"})
+        _, t = await call(b, "browser_evaluate", {"function": "() => document.cookie || 'none'"})
+        check("alice" not in t, "client B does not see client A's cookie", t)
+        await call(a, "browser_tabs", {"action": "new", "url": base + "/app/search"})
+        _, ta = await call(a, "browser_tabs", {"action": "list"})
+        _, tb = await call(b, "browser_tabs", {"action": "list"})
+        check("/app/search" in ta and "/app/search" not in tb and "- 1:" not in tb, "tabs are per client", ta + tb)
+
+
+async def main():
+    mode = sys.argv[1]
+    if mode == "stdio":
+        binary, base, workdir = sys.argv[2:5]
+        args = json.loads(os.environ["OXWRIGHT_MCP_ARGS"])
+
+        def make():
+            return Client(StdioServerParameters(command=binary, args=args, env=dict(os.environ)))
+    else:
+        url, base, workdir, token = sys.argv[2:6]
+        # No token: refused.
+        async with httpx2.AsyncClient() as h:
+            resp = await h.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                                headers={"Accept": "application/json, text/event-stream"})
+            check(resp.status_code == 401, "HTTP without a bearer token is refused", resp.status_code)
+
+        def make():
+            http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+            return Client(streamable_http_client(url, http_client=http))
+    async with make() as c:
+        await every_tool(c, base, workdir)
+    await isolation(make, base)
+    print(f"mcp {mode}: {CHECKS} checks ok")
+
+
+asyncio.run(main())

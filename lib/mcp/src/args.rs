@@ -1,0 +1,299 @@
+//! The tools' arguments. Names and fields follow Microsoft's Playwright MCP
+//! (`browser_*`: `element` is the human description, `target` — or its old
+//! name `ref` — a snapshot ref or a selector) and the seed's
+//! `playwright_*` server (`selector`, `value`, `script`), so prompts written
+//! for either work here. Every struct derives the JSON schema `tools/list`
+//! publishes.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// What an element tool aims at.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct ElementArgs {
+    /// Human-readable description of the element, for the log and error
+    /// messages (e.g. "Sign in button").
+    #[serde(default)]
+    pub element: Option<String>,
+    /// A ref from the last `browser_snapshot` (`e12`) or a selector that
+    /// matches exactly one element: CSS, `role=button[name="Go"]`,
+    /// `text=Go`, `label=Email`, `placeholder=…`, `testid=…`, `xpath=…`.
+    #[serde(default, alias = "ref")]
+    pub target: Option<String>,
+}
+
+/// `snapshot: true` on an action returns the page's snapshot after it.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+pub struct SnapshotFlag {
+    /// Return the accessibility snapshot after the action (default: no, to
+    /// keep the context small; call `browser_snapshot` when needed).
+    #[serde(default)]
+    pub snapshot: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NavigateArgs {
+    /// The URL to open (http or https).
+    pub url: String,
+    #[serde(flatten)]
+    pub snap: SnapshotFlag,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct NoArgs {}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct BackArgs {
+    #[serde(flatten)]
+    pub snap: SnapshotFlag,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct SnapshotArgs {
+    /// Return only the lines that changed since this tab's last snapshot
+    /// (`+` added, `-` removed).
+    #[serde(default)]
+    pub diff: bool,
+    /// Cap on the snapshot text in characters (default: the server's cap;
+    /// text lines are pruned before interactive elements).
+    #[serde(default, rename = "maxChars", alias = "max_chars")]
+    pub max_chars: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ClickArgs {
+    #[serde(flatten)]
+    pub el: ElementArgs,
+    /// Double-click instead of a single click.
+    #[serde(default, rename = "doubleClick", alias = "double_click")]
+    pub double_click: bool,
+    #[serde(flatten)]
+    pub snap: SnapshotFlag,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TypeArgs {
+    #[serde(flatten)]
+    pub el: ElementArgs,
+    /// The text. `{{NAME}}` stands for the secret NAME of the server's
+    /// secrets file; its value never comes back in any result.
+    pub text: String,
+    /// Press Enter afterwards.
+    #[serde(default)]
+    pub submit: bool,
+    /// Type key by key (fires key events) instead of filling at once.
+    #[serde(default)]
+    pub slowly: bool,
+    #[serde(flatten)]
+    pub snap: SnapshotFlag,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FormField {
+    /// Human-readable field name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `textbox`, `checkbox`, `radio`, `combobox` or `slider`.
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    /// Snapshot ref or selector of the field.
+    #[serde(alias = "ref")]
+    pub target: String,
+    /// The value: text, `true`/`false` for a checkbox or radio, an option
+    /// for a combobox. `{{NAME}}` stands for a secret.
+    pub value: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FillFormArgs {
+    /// The fields, filled in order.
+    pub fields: Vec<FormField>,
+    #[serde(flatten)]
+    pub snap: SnapshotFlag,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SelectArgs {
+    #[serde(flatten)]
+    pub el: ElementArgs,
+    /// Option values or labels; the selection is replaced by these.
+    pub values: Vec<String>,
+    #[serde(flatten)]
+    pub snap: SnapshotFlag,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct HoverArgs {
+    #[serde(flatten)]
+    pub el: ElementArgs,
+    #[serde(flatten)]
+    pub snap: SnapshotFlag,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PressKeyArgs {
+    /// A key name (`Enter`, `ArrowLeft`, `a`, `Control+a`).
+    pub key: String,
+    #[serde(flatten)]
+    pub snap: SnapshotFlag,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct WaitForArgs {
+    /// Seconds to wait.
+    #[serde(default)]
+    pub time: Option<f64>,
+    /// Text to wait for.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Text to wait to disappear.
+    #[serde(default, rename = "textGone", alias = "text_gone")]
+    pub text_gone: Option<String>,
+    #[serde(flatten)]
+    pub snap: SnapshotFlag,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EvaluateArgs {
+    /// A function, `() => { … }`, or `(element) => { … }` with a target; a
+    /// plain expression works too. Its JSON-serialisable result comes back.
+    #[serde(alias = "script")]
+    pub function: String,
+    #[serde(flatten)]
+    pub el: ElementArgs,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct ScreenshotArgs {
+    /// `png` (the only format taken; kept for compatibility).
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    /// File name under the server's screenshot directory (default:
+    /// `page-<time>.png`); directories in it are dropped.
+    #[serde(default, alias = "name")]
+    pub filename: Option<String>,
+    /// The whole scrollable page instead of the viewport.
+    #[serde(default, rename = "fullPage", alias = "full_page")]
+    pub full_page: bool,
+    #[serde(flatten)]
+    pub el: ElementArgs,
+    /// Viewport width for this and later calls (seed `playwright_screenshot`).
+    #[serde(default)]
+    pub width: Option<u32>,
+    /// Viewport height for this and later calls.
+    #[serde(default)]
+    pub height: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct ConsoleArgs {
+    /// Only errors and uncaught page errors.
+    #[serde(default, rename = "onlyErrors", alias = "only_errors")]
+    pub only_errors: bool,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct NetworkArgs {
+    /// Also list images, fonts, style sheets and media (default: documents,
+    /// scripts, fetch/XHR and the rest).
+    #[serde(default, rename = "includeStatic", alias = "include_static")]
+    pub include_static: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DialogArgs {
+    /// Accept (OK) or dismiss (Cancel) the page's dialogs from now on.
+    pub accept: bool,
+    /// The text a prompt dialog answers with when accepted.
+    #[serde(default, rename = "promptText", alias = "prompt_text")]
+    pub prompt_text: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct UploadArgs {
+    /// Absolute paths of the files, under the server's upload directory;
+    /// empty or missing clears the input.
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// The file input (default: the page's only `<input type=file>`).
+    #[serde(flatten)]
+    pub el: ElementArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TabsArgs {
+    /// `list`, `new`, `select` or `close`.
+    pub action: String,
+    /// The tab's index for `select` and `close` (default for close: the current one).
+    #[serde(default)]
+    pub index: Option<usize>,
+    /// For `new`: a URL to open in the new tab.
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ResizeArgs {
+    /// Width in CSS pixels.
+    pub width: u32,
+    /// Height in CSS pixels.
+    pub height: u32,
+}
+
+/// The seed's element tools: a CSS (or Playwright-style) selector.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SelectorArgs {
+    /// A selector that matches exactly one element.
+    pub selector: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SelectorValueArgs {
+    /// A selector that matches exactly one element.
+    pub selector: String,
+    /// The value (`{{NAME}}` stands for a secret).
+    pub value: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FetchArgs {
+    /// The page (http or https).
+    pub url: String,
+    /// `main` (the main content, default) or `full` (the whole visible page).
+    #[serde(default)]
+    pub content: Option<String>,
+    /// What to wait for before reading: `load` (default), `domcontentloaded`,
+    /// `networkidle`.
+    #[serde(default, rename = "waitUntil", alias = "wait_until")]
+    pub wait_until: Option<String>,
+    /// A CSS selector that must appear before the page is read.
+    #[serde(default, rename = "waitFor", alias = "wait_for")]
+    pub wait_for: Option<String>,
+    /// Deadline in milliseconds (default 30000).
+    #[serde(default, rename = "timeoutMs", alias = "timeout_ms")]
+    pub timeout_ms: Option<u64>,
+    /// Resource types not downloaded: `image`, `font`, `media`, `stylesheet`.
+    #[serde(default, rename = "blockResources", alias = "block_resources")]
+    pub block_resources: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SitemapArgs {
+    /// A domain (`example.com`), a site URL, or a sitemap URL.
+    pub target: String,
+    /// At most this many URLs in the answer (default 1000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WorkflowArgs {
+    /// The workflow: plain-language instructions (needs the server's LLM),
+    /// or structured steps in TOML or JSON (as `oxwright run` takes).
+    pub workflow: String,
+    /// The page the run starts on.
+    pub url: String,
+    /// A name for the run's log.
+    #[serde(default)]
+    pub name: Option<String>,
+}

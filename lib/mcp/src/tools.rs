@@ -1,0 +1,194 @@
+//! The tool catalogue `tools/list` returns: name, description, JSON schema
+//! of the arguments, and hints (read-only, destructive, open-world).
+
+use std::sync::Arc;
+
+use rmcp::model::{Tool, ToolAnnotations};
+use schemars::JsonSchema;
+
+use crate::args::*;
+
+fn tool<T: JsonSchema>(name: &'static str, description: &'static str, read_only: bool) -> Tool {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator()
+        .into_root_schema_for::<T>();
+    let mut object = match serde_json::to_value(schema) {
+        Ok(serde_json::Value::Object(o)) => o,
+        _ => serde_json::Map::new(),
+    };
+    // Clients want `type: object` with properties; the title is noise.
+    object.remove("title");
+    object.remove("$schema");
+    object.entry("type").or_insert_with(|| "object".into());
+    object
+        .entry("properties")
+        .or_insert_with(|| serde_json::json!({}));
+    let mut annotations = ToolAnnotations::new();
+    annotations.read_only_hint = Some(read_only);
+    annotations.destructive_hint = Some(false);
+    annotations.open_world_hint = Some(true);
+    Tool::new(name, description, Arc::new(object)).with_annotations(annotations)
+}
+
+/// Every tool, Playwright MCP's names first, then the seed's aliases, then ours.
+pub fn catalogue() -> Vec<Tool> {
+    vec![
+        tool::<NavigateArgs>(
+            "browser_navigate",
+            "Navigate to a URL (the URL policy applies to it and to every request the page makes).",
+            false,
+        ),
+        tool::<BackArgs>("browser_navigate_back", "Go back to the previous page.", false),
+        tool::<SnapshotArgs>(
+            "browser_snapshot",
+            "Accessibility snapshot of the page: roles, names and refs (e12) to target. Capped in size; diff: true returns only what changed since the last snapshot.",
+            true,
+        ),
+        tool::<ClickArgs>(
+            "browser_click",
+            "Click an element (target: a snapshot ref or a unique selector).",
+            false,
+        ),
+        tool::<TypeArgs>(
+            "browser_type",
+            "Type text into an editable element (replaces its content; slowly: key by key). {{NAME}} stands for a secret.",
+            false,
+        ),
+        tool::<FillFormArgs>("browser_fill_form", "Fill several form fields in order.", false),
+        tool::<SelectArgs>(
+            "browser_select_option",
+            "Select options in a dropdown (replaces the selection).",
+            false,
+        ),
+        tool::<HoverArgs>("browser_hover", "Hover over an element.", false),
+        tool::<PressKeyArgs>(
+            "browser_press_key",
+            "Press a key on the focused element (or the page).",
+            false,
+        ),
+        tool::<WaitForArgs>(
+            "browser_wait_for",
+            "Wait for text to appear or disappear, or for a number of seconds.",
+            true,
+        ),
+        tool::<EvaluateArgs>(
+            "browser_evaluate",
+            "Evaluate a JavaScript function on the page (or on the element a CSS selector target names) and return its JSON result.",
+            false,
+        ),
+        tool::<ScreenshotArgs>(
+            "browser_take_screenshot",
+            "Take a PNG screenshot of the viewport, the full page or one element; saved under the server's screenshot directory and returned as an image.",
+            true,
+        ),
+        tool::<ConsoleArgs>(
+            "browser_console_messages",
+            "The page's console messages and uncaught errors.",
+            true,
+        ),
+        tool::<NetworkArgs>(
+            "browser_network_requests",
+            "Requests the page made since it loaded, and those the URL policy refused.",
+            true,
+        ),
+        tool::<DialogArgs>(
+            "browser_handle_dialog",
+            "Set how the page's alert/confirm/prompt dialogs are answered (they never block: each is answered as it opens).",
+            false,
+        ),
+        tool::<UploadArgs>(
+            "browser_file_upload",
+            "Set the files of a file input (files only from the server's upload directory).",
+            false,
+        ),
+        tool::<TabsArgs>(
+            "browser_tabs",
+            "List, open, select or close this session's tabs.",
+            false,
+        ),
+        tool::<ResizeArgs>("browser_resize", "Resize the viewport.", false),
+        tool::<NoArgs>(
+            "browser_close",
+            "Close this session's tabs (the next tool opens a fresh page).",
+            false,
+        ),
+        // The seed's (executeautomation) names, for prompts written for that server.
+        tool::<NavigateArgs>("playwright_navigate", "Alias of browser_navigate.", false),
+        tool::<ScreenshotArgs>(
+            "playwright_screenshot",
+            "Alias of browser_take_screenshot (name, width, height).",
+            true,
+        ),
+        tool::<SelectorArgs>(
+            "playwright_click",
+            "Click the element a CSS selector names.",
+            false,
+        ),
+        tool::<SelectorValueArgs>("playwright_fill", "Fill the input a CSS selector names.", false),
+        tool::<SelectorValueArgs>(
+            "playwright_select",
+            "Select an option of the dropdown a CSS selector names.",
+            false,
+        ),
+        tool::<SelectorArgs>(
+            "playwright_hover",
+            "Hover over the element a CSS selector names.",
+            false,
+        ),
+        tool::<EvaluateArgs>(
+            "playwright_evaluate",
+            "Alias of browser_evaluate (script).",
+            false,
+        ),
+        tool::<NoArgs>("playwright_get_content", "The page's rendered HTML.", true),
+        tool::<ConsoleArgs>(
+            "playwright_get_console_logs",
+            "Alias of browser_console_messages.",
+            true,
+        ),
+        // oxwright's own.
+        tool::<FetchArgs>(
+            "fetch_markdown",
+            "Fetch a page in a fresh isolated page and return it as LLM-ready Markdown (main content or full page), with title, status and token counts.",
+            true,
+        ),
+        tool::<SitemapArgs>(
+            "load_sitemap",
+            "Discover and load a site's sitemaps; returns the URLs.",
+            true,
+        ),
+        tool::<WorkflowArgs>(
+            "run_workflow",
+            "Run a workflow (plain-language instructions or structured steps) in this session's current tab; returns the run's result and its artefact keys.",
+            false,
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_an_object_schema() {
+        let tools = catalogue();
+        assert_eq!(tools.len(), 31);
+        let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), 31, "duplicate tool names");
+        for t in &tools {
+            assert_eq!(t.input_schema["type"], "object", "{}", t.name);
+            assert!(t.input_schema.get("properties").is_some(), "{}", t.name);
+        }
+        let click = tools.iter().find(|t| t.name == "browser_click").unwrap();
+        let props = click.input_schema["properties"].as_object().unwrap();
+        assert!(
+            props.contains_key("target") && props.contains_key("element"),
+            "{props:?}"
+        );
+        let nav = tools.iter().find(|t| t.name == "browser_navigate").unwrap();
+        assert_eq!(nav.input_schema["required"], serde_json::json!(["url"]));
+    }
+}
