@@ -123,8 +123,9 @@ pub struct FetchArgs {
     /// 500 ms (at most 5 s; `load` not needed), or a lifecycle event.
     #[arg(long, value_enum, default_value = "ready")]
     pub wait_until: LoadState,
-    /// A fixed extra wait after that (and after `--wait-for`), in
-    /// milliseconds, within the attempt's deadline.
+    /// A fixed extra wait, in milliseconds, after the `--wait-until`
+    /// state and `--wait-for`, before the page is read (within
+    /// `--timeout-ms`).
     #[arg(long, default_value_t = 0, value_name = "N",
           value_parser = clap::value_parser!(u64).range(0..=oxwright_jobs::limits::MAX_WAIT_MS))]
     pub wait_ms: u64,
