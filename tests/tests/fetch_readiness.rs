@@ -81,6 +81,25 @@ async fn a_page_whose_load_never_fires_is_read_without_holding_its_slot() {
     assert_eq!(err.kind, ErrorKind::Timeout, "{err}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_never_stops_changing_is_read_at_the_soft_deadline() {
+    let env = Env::start().await;
+    let spec = full(&env, "/ticking");
+    let started = Instant::now();
+    let r = fetch_page(&env.pool, &env.policy, &spec).await.unwrap().result;
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(5) && took < Duration::from_secs(9),
+        "took {took:?}"
+    );
+    assert!(r.markdown.contains(markers::TICKING_CONTENT), "{}", r.markdown);
+    assert!(
+        r.warnings.iter().any(|w| w.contains("still changing")),
+        "{:?}",
+        r.warnings
+    );
+}
+
 /// Fetches `/navigates-away` towards `target` and checks that the rendered
 /// document came back with a warning naming `target`.
 async fn keeps_the_rendered_document(

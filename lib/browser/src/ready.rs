@@ -47,7 +47,7 @@ const READY_JS: &str = r#"(async (quiet, soft) => {
       }
       setTimeout(tick, Math.max(10, Math.min(quiet - quietFor, soft - waited)));
     };
-    setTimeout(tick, quiet);
+    setTimeout(tick, Math.min(quiet, soft));
   });
 })"#;
 
@@ -63,6 +63,8 @@ pub(crate) enum Readiness {
     StillChanging {
         /// `load` had fired.
         loaded: bool,
+        /// How long the wait lasted.
+        waited: Duration,
     },
     /// The document went away while waiting (the page navigated).
     Gone,
@@ -74,10 +76,10 @@ impl Readiness {
         let mut notes = Vec::new();
         let loaded = match *self {
             Readiness::Quiet { loaded } => loaded,
-            Readiness::StillChanging { loaded } => {
+            Readiness::StillChanging { loaded, waited } => {
                 notes.push(format!(
-                    "the page's text was still changing {} s after DOMContentLoaded; it was read as it stood",
-                    SOFT.as_secs()
+                    "the page's text was still changing {:.1} s after DOMContentLoaded; it was read as it stood",
+                    waited.as_secs_f64()
                 ));
                 loaded
             }
@@ -135,14 +137,20 @@ impl Tab {
             // The isolated world died with its document.
             Ok(_) => return Ok(Readiness::Gone),
             Err(BrowserError::Crashed(m)) => return Err(BrowserError::Crashed(m)),
-            Err(BrowserError::Timeout { .. }) => return Ok(Readiness::StillChanging { loaded: false }),
+            Err(BrowserError::Timeout { .. }) => {
+                return Ok(Readiness::StillChanging {
+                    loaded: false,
+                    waited: bound,
+                });
+            }
             Err(_) => return Ok(Readiness::Gone),
         };
         let loaded = value["loaded"].as_bool().unwrap_or(false);
         Ok(if value["quiet"].as_bool().unwrap_or(false) {
             Readiness::Quiet { loaded }
         } else {
-            Readiness::StillChanging { loaded }
+            let waited = Duration::from_millis(value["waited"].as_f64().unwrap_or(0.0).max(0.0) as u64);
+            Readiness::StillChanging { loaded, waited }
         })
     }
 }
@@ -158,8 +166,12 @@ mod tests {
         let notes = Readiness::Quiet { loaded: false }.notes();
         assert_eq!(notes.len(), 1);
         assert!(notes[0].contains("before its load event"), "{notes:?}");
-        let notes = Readiness::StillChanging { loaded: true }.notes();
+        let notes = Readiness::StillChanging {
+            loaded: true,
+            waited: SOFT,
+        }
+        .notes();
         assert_eq!(notes.len(), 1);
-        assert!(notes[0].contains("still changing 5 s"), "{notes:?}");
+        assert!(notes[0].contains("still changing 5.0 s"), "{notes:?}");
     }
 }
