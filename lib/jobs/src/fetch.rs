@@ -191,7 +191,7 @@ impl TokenCounts {
 pub struct FetchTimings {
     /// Waiting for a browser from the pool.
     pub acquire_ms: f64,
-    /// Navigation until the requested state (and `wait_for`).
+    /// Navigation until the requested state, then `wait_for` and `wait_ms`.
     pub navigate_ms: f64,
     /// Reading the DOM and metadata out of the page.
     pub extract_ms: f64,
