@@ -13,7 +13,7 @@ use oxwright_jobs::WaitUntil;
 
 use crate::error::cdp;
 use crate::intercept::{Interceptor, MainDocument};
-use crate::ready::Readiness;
+use crate::ready::{Readiness, SOFT};
 use crate::tab::Tab;
 use crate::{BrowserError, NavigateOptions, Navigation};
 
@@ -97,8 +97,22 @@ impl Tab {
                 let mut doc_failure: Option<String> = None;
                 let mut error_page = false;
                 let mut nav_done = false;
+                // `ready` reads a document whose parsing never ends (a
+                // response that never finishes) once it has had SOFT.
+                let mut parse_deadline: Option<tokio::time::Instant> = None;
+                let ready = opts.wait_until == WaitUntil::Ready;
                 loop {
+                    let unparsed = tokio::time::sleep_until(
+                        parse_deadline.unwrap_or_else(|| tokio::time::Instant::now() + limit),
+                    );
                     tokio::select! {
+                        _ = unparsed, if ready && parse_deadline.is_some() => {
+                            doc.lock().expect("doc").notes.push(format!(
+                                "the document was still loading {} s after it arrived (no DOMContentLoaded); it was read as it stood",
+                                SOFT.as_secs()
+                            ));
+                            return Ok(());
+                        }
                         res = &mut nav_rx, if !nav_done => {
                             nav_done = true;
                             if let Ok(Ok(resp)) = res
@@ -124,6 +138,7 @@ impl Tab {
                             }
                             if committed.is_none() {
                                 committed = Some(ev.frame.loader_id.as_ref().to_string());
+                                parse_deadline = Some(tokio::time::Instant::now() + SOFT);
                             }
                         }
                         Some(ev) = lifecycle.next() => {
