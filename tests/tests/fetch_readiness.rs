@@ -139,13 +139,23 @@ async fn keeps_the_rendered_document(
     policy: &std::sync::Arc<oxwright_browser::UrlPolicy>,
     target: &str,
 ) {
-    for (wait, wait_ms) in [(WaitUntil::Ready, 1_500), (WaitUntil::Load, 1_000)] {
-        let mut spec = full(env, &navigates_to(target, 100));
+    // 0 ms: the navigation starts in the page's load handler itself; and
+    // in its DOMContentLoaded handler, racing the wait that sees it.
+    let cases = [
+        (WaitUntil::Ready, 100, 1_500, ""),
+        (WaitUntil::Load, 100, 1_000, ""),
+        (WaitUntil::Ready, 0, 1_000, ""),
+        (WaitUntil::Load, 0, 1_000, ""),
+        (WaitUntil::Ready, 0, 1_000, "&on=domcontentloaded"),
+        (WaitUntil::Domcontentloaded, 0, 1_000, "&on=domcontentloaded"),
+    ];
+    for (wait, after_ms, wait_ms, on) in cases {
+        let mut spec = full(env, &format!("{}{on}", navigates_to(target, after_ms)));
         spec.wait_for_load_state = wait;
         spec.wait_ms = wait_ms;
         let out = fetch_page(&env.pool, policy, &spec)
             .await
-            .unwrap_or_else(|e| panic!("{target} ({wait:?}): {e}"));
+            .unwrap_or_else(|e| panic!("{target} ({wait:?}, {after_ms} ms{on}): {e}"));
         let r = out.result;
         assert!(
             r.markdown.contains(markers::NAVIGATES_AWAY_CONTENT),

@@ -25,6 +25,10 @@ use crate::error::cdp;
 use crate::tab::Tab;
 use crate::{BrowserError, NavigateOptions};
 
+/// How long a main-frame navigation of a document that may just have
+/// reached `DOMContentLoaded` waits for the navigation to say so.
+const RENDER_GRACE: Duration = Duration::from_millis(250);
+
 /// What the interceptor saw of the main frame's document.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct MainDocument {
@@ -170,7 +174,7 @@ impl Shared {
             ev.resource_type == ResourceType::Document && ev.frame_id.as_ref() == self.main_frame;
         let url = ev.request.url.clone();
         let response_stage = ev.response_status_code.is_some() || ev.response_error_reason.is_some();
-        let later = is_main_doc && self.doc.lock().expect("doc").rendered;
+        let later = is_main_doc && self.later_navigation(ev).await;
         if response_stage {
             if later {
                 let failure = match &ev.response_error_reason {
@@ -229,6 +233,34 @@ impl Shared {
             self.doc.lock().expect("doc").redirects.push(url);
         }
         self.proceed(ev).await
+    }
+
+    /// Says whether a main-frame document request is a later navigation
+    /// of a rendered document. The navigation marks the document rendered
+    /// when it reads `DOMContentLoaded`; but a page that navigates from its
+    /// own `DOMContentLoaded` handler sends the request before Chromium
+    /// reports the event. So a new request (not a redirect hop) after the
+    /// first document's response waits up to [`RENDER_GRACE`] for the mark;
+    /// only navigations of a document still parsing pay that.
+    async fn later_navigation(&self, ev: &EventRequestPaused) -> bool {
+        let unsure = {
+            let doc = self.doc.lock().expect("doc");
+            if doc.rendered {
+                return true;
+            }
+            doc.status.is_some() && ev.redirected_request_id.is_none() && ev.response_status_code.is_none()
+        };
+        if !unsure {
+            return false;
+        }
+        let until = tokio::time::Instant::now() + RENDER_GRACE;
+        while tokio::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            if self.doc.lock().expect("doc").rendered {
+                return true;
+            }
+        }
+        false
     }
 
     /// Checks the main document's response; returns the error that refuses it.
