@@ -6,9 +6,11 @@ use clap::{Args, ValueEnum};
 use oxwright_jobs::{BlockResource, ContentMode, FetchSpec, WaitUntil};
 use oxwright_policy::HostRule;
 
-/// Lifecycle state names as typed on the command line.
+/// Wait state names as typed on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum LoadState {
+    /// The page's text stopped changing after DOMContentLoaded (the default).
+    Ready,
     /// The `load` event.
     Load,
     /// `DOMContentLoaded`.
@@ -116,9 +118,17 @@ pub struct FetchArgs {
     #[arg(long, default_value_t = 30_000,
           value_parser = clap::value_parser!(u64).range(1..=oxwright_jobs::limits::MAX_TIMEOUT_MS))]
     pub timeout_ms: u64,
-    /// Lifecycle state to wait for.
-    #[arg(long, value_enum, default_value = "load")]
+    /// What to wait for before reading the page: `ready` = after
+    /// DOMContentLoaded, until the page's text has stopped changing for
+    /// 500 ms (at most 5 s; `load` not needed), or a lifecycle event.
+    #[arg(long, value_enum, default_value = "ready")]
     pub wait_until: LoadState,
+    /// A fixed extra wait, in milliseconds, after the `--wait-until`
+    /// state and `--wait-for`, before the page is read (within
+    /// `--timeout-ms`).
+    #[arg(long, default_value_t = 0, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(0..=oxwright_jobs::limits::MAX_WAIT_MS))]
+    pub wait_ms: u64,
     /// CSS selector that must appear before the page is read.
     #[arg(long)]
     pub wait_for: Option<String>,
@@ -155,11 +165,13 @@ impl FetchArgs {
         spec.headless = !self.headed;
         spec.timeout_ms = self.timeout_ms;
         spec.wait_for_load_state = match self.wait_until {
+            LoadState::Ready => WaitUntil::Ready,
             LoadState::Load => WaitUntil::Load,
             LoadState::Domcontentloaded => WaitUntil::Domcontentloaded,
             LoadState::Networkidle => WaitUntil::Networkidle,
         };
         spec.wait_for = self.wait_for.clone();
+        spec.wait_ms = self.wait_ms;
         spec.retry_count = self.retries;
         spec.retry_delay_ms = self.retry_delay_ms;
         spec.block_resources = self.block.iter().map(|b| block(*b)).collect();

@@ -37,8 +37,10 @@ fn unbounded_durations_are_refused_at_once() {
     // A closed port: with the delay accepted, the retries would wait it out.
     let url = format!("http://127.0.0.1:{}/", closed_port());
     let (huge, url) = (huge.as_str(), url.as_str());
-    let cases: [&[&str]; 5] = [
+    let cases: [&[&str]; 7] = [
         &["--allow-private", "fetch", "--retry-delay-ms", huge, url],
+        &["--allow-private", "fetch", "--wait-ms", huge, url],
+        &["--allow-private", "fetch", "--wait-ms", "60001", url],
         &["--allow-private", "fetch", "--timeout-ms", huge, url],
         &["--allow-private", "fetch", "--retries", "4294967295", url],
         &["worker", "--retry-delay-ms", huge],

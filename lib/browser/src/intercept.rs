@@ -1,6 +1,11 @@
 //! Request interception through the DevTools Fetch domain: the URL policy on
 //! every request (redirect hops included), resource blocking, and the main
-//! document's status and content-type check before it renders.
+//! document's status and content-type check before it renders. Once the
+//! main frame has a rendered document, a later navigation of it that the
+//! policy refuses or that fails (a network error, an error status, a
+//! non-HTML answer) is aborted rather than failed: an aborted navigation
+//! commits no error page, so the rendered document stays to be read, and
+//! the attempt is noted for the fetch's warnings.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -20,6 +25,10 @@ use crate::error::cdp;
 use crate::tab::Tab;
 use crate::{BrowserError, NavigateOptions};
 
+/// How long a main-frame navigation of a document that may just have
+/// reached `DOMContentLoaded` waits for the navigation to say so.
+const RENDER_GRACE: Duration = Duration::from_millis(250);
+
 /// What the interceptor saw of the main frame's document.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct MainDocument {
@@ -30,6 +39,27 @@ pub(crate) struct MainDocument {
     pub blocked: usize,
     pub refused: Vec<String>,
     pub error: Option<BrowserError>,
+    /// The main frame reached `DOMContentLoaded` on the navigated
+    /// document: later navigations that fail keep it.
+    pub rendered: bool,
+    /// Warnings for the fetch result (a later navigation abandoned, a
+    /// `ready` wait cut short), taken by [`crate::Tab::take_notes`].
+    pub notes: Vec<String>,
+}
+
+impl MainDocument {
+    /// Notes a later navigation to `url` that was given up, and why.
+    fn abandon(&mut self, url: &str, reason: &str) {
+        tracing::debug!(
+            url,
+            reason,
+            "later navigation abandoned; the rendered document stays"
+        );
+        self.notes.push(format!(
+            "the page navigated itself to {url} after it had rendered, and that navigation failed \
+             ({reason}); the document it had was read instead"
+        ));
+    }
 }
 
 /// The running interception task of one tab.
@@ -144,7 +174,19 @@ impl Shared {
             ev.resource_type == ResourceType::Document && ev.frame_id.as_ref() == self.main_frame;
         let url = ev.request.url.clone();
         let response_stage = ev.response_status_code.is_some() || ev.response_error_reason.is_some();
+        let later = is_main_doc && self.later_navigation(ev).await;
         if response_stage {
+            if later {
+                let failure = match &ev.response_error_reason {
+                    Some(reason) => Some(format!("{reason:?}")),
+                    None => self.check_main_response(ev).map(|e| e.to_string()),
+                };
+                if let Some(reason) = failure {
+                    self.doc.lock().expect("doc").abandon(&url, &reason);
+                    return self.fail(ev, ErrorReason::Aborted).await;
+                }
+                return self.proceed(ev).await;
+            }
             if is_main_doc && let Some(err) = self.check_main_response(ev) {
                 self.doc.lock().expect("doc").error = Some(err);
                 return self.fail(ev, ErrorReason::BlockedByResponse).await;
@@ -162,6 +204,14 @@ impl Shared {
         }
         if let Err(source) = self.allowed(&url).await {
             tracing::debug!(url = %url, error = %source, "request refused by url policy");
+            if later {
+                {
+                    let mut doc = self.doc.lock().expect("doc");
+                    doc.abandon(&url, &format!("refused by the url policy: {source}"));
+                    doc.refused.push(url);
+                }
+                return self.fail(ev, ErrorReason::Aborted).await;
+            }
             {
                 let mut doc = self.doc.lock().expect("doc");
                 if is_main_doc && doc.error.is_none() {
@@ -183,6 +233,34 @@ impl Shared {
             self.doc.lock().expect("doc").redirects.push(url);
         }
         self.proceed(ev).await
+    }
+
+    /// Says whether a main-frame document request is a later navigation
+    /// of a rendered document. The navigation marks the document rendered
+    /// when it reads `DOMContentLoaded`; but a page that navigates from its
+    /// own `DOMContentLoaded` handler sends the request before Chromium
+    /// reports the event. So a new request (not a redirect hop) after the
+    /// first document's response waits up to [`RENDER_GRACE`] for the mark;
+    /// only navigations of a document still parsing pay that.
+    async fn later_navigation(&self, ev: &EventRequestPaused) -> bool {
+        let unsure = {
+            let doc = self.doc.lock().expect("doc");
+            if doc.rendered {
+                return true;
+            }
+            doc.status.is_some() && ev.redirected_request_id.is_none() && ev.response_status_code.is_none()
+        };
+        if !unsure {
+            return false;
+        }
+        let until = tokio::time::Instant::now() + RENDER_GRACE;
+        while tokio::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            if self.doc.lock().expect("doc").rendered {
+                return true;
+            }
+        }
+        false
     }
 
     /// Checks the main document's response; returns the error that refuses it.

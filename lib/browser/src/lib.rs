@@ -11,6 +11,7 @@ mod navigate;
 mod page;
 mod pool;
 pub mod process;
+mod ready;
 mod tab;
 
 use std::sync::Arc;

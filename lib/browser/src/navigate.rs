@@ -4,7 +4,7 @@
 //! events, matched to the committed loader.
 
 use std::collections::HashSet;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use chromiumoxide::cdp::browser_protocol::network::{EventLoadingFailed, ResourceType};
 use chromiumoxide::cdp::browser_protocol::page::{EventFrameNavigated, EventLifecycleEvent, NavigateParams};
@@ -13,8 +13,12 @@ use oxwright_jobs::WaitUntil;
 
 use crate::error::cdp;
 use crate::intercept::{Interceptor, MainDocument};
+use crate::ready::{Readiness, SOFT};
 use crate::tab::Tab;
 use crate::{BrowserError, NavigateOptions, Navigation};
+
+/// Documents the `ready` wait follows when the page keeps navigating itself.
+const READY_ROUNDS: usize = 3;
 
 impl Tab {
     /// Navigates to `url` and waits for the requested state, enforcing the
@@ -75,7 +79,7 @@ impl Tab {
 
         let event_name = match opts.wait_until {
             WaitUntil::Load => "load",
-            WaitUntil::Domcontentloaded => "DOMContentLoaded",
+            WaitUntil::Domcontentloaded | WaitUntil::Ready => "DOMContentLoaded",
             WaitUntil::Networkidle => "networkIdle",
         };
         let what = format!("{event_name} of {url}");
@@ -84,15 +88,31 @@ impl Tab {
         // `location`, a meta refresh) that the policy refused.
         let refused_later = || recorded().filter(|e| matches!(e, BrowserError::Policy { .. }));
         let limit = opts.timeout;
+        // The loader of the navigated document, once committed.
+        let mut committed: Option<String> = None;
         let waited = self
             .guard(&what, limit, async {
-                let mut committed: Option<String> = None;
                 let mut seen: HashSet<String> = HashSet::new();
+                let mut dom_ready: HashSet<String> = HashSet::new();
                 let mut doc_failure: Option<String> = None;
                 let mut error_page = false;
                 let mut nav_done = false;
+                // `ready` reads a document whose parsing never ends (a
+                // response that never finishes) once it has had SOFT.
+                let mut parse_deadline: Option<tokio::time::Instant> = None;
+                let ready = opts.wait_until == WaitUntil::Ready;
                 loop {
+                    let unparsed = tokio::time::sleep_until(
+                        parse_deadline.unwrap_or_else(|| tokio::time::Instant::now() + limit),
+                    );
                     tokio::select! {
+                        _ = unparsed, if ready && parse_deadline.is_some() => {
+                            doc.lock().expect("doc").notes.push(format!(
+                                "the document was still loading {} s after it arrived (no DOMContentLoaded); it was read as it stood",
+                                SOFT.as_secs()
+                            ));
+                            return Ok(());
+                        }
                         res = &mut nav_rx, if !nav_done => {
                             nav_done = true;
                             if let Ok(Ok(resp)) = res
@@ -118,11 +138,17 @@ impl Tab {
                             }
                             if committed.is_none() {
                                 committed = Some(ev.frame.loader_id.as_ref().to_string());
+                                parse_deadline = Some(tokio::time::Instant::now() + SOFT);
                             }
                         }
                         Some(ev) = lifecycle.next() => {
-                            if ev.frame_id.as_ref() == main_frame && ev.name == event_name {
-                                seen.insert(ev.loader_id.as_ref().to_string());
+                            if ev.frame_id.as_ref() == main_frame {
+                                if ev.name == event_name {
+                                    seen.insert(ev.loader_id.as_ref().to_string());
+                                }
+                                if ev.name == "DOMContentLoaded" {
+                                    dom_ready.insert(ev.loader_id.as_ref().to_string());
+                                }
                             }
                         }
                         Some(ev) = failed.next() => {
@@ -138,6 +164,10 @@ impl Tab {
                         }
                         else => return Err(BrowserError::Crashed("event streams ended".into())),
                     }
+                    if committed.as_ref().is_some_and(|loader| dom_ready.contains(loader)) {
+                        // From here on, a failed navigation of the page keeps this document.
+                        doc.lock().expect("doc").rendered = true;
+                    }
                     if committed.as_ref().is_some_and(|loader| seen.contains(loader)) {
                         return Ok(());
                     }
@@ -152,6 +182,11 @@ impl Tab {
                 .unwrap_or(err));
         }
 
+        if opts.wait_until == WaitUntil::Ready {
+            let remaining = limit.saturating_sub(started.elapsed());
+            self.settle_ready(&main_frame, committed, &mut lifecycle, remaining, &doc)
+                .await?;
+        }
         if let Some(selector) = &opts.wait_for {
             let remaining = limit.saturating_sub(started.elapsed());
             let script = format!(
@@ -193,6 +228,50 @@ impl Tab {
             }
         }
         Ok(nav)
+    }
+
+    /// The `ready` wait after `DOMContentLoaded` of the navigated document
+    /// (see [`crate::ready`]). When the page navigates itself meanwhile and
+    /// the new document commits, the wait starts again on that document
+    /// once it reaches `DOMContentLoaded` (at most [`READY_ROUNDS`] times);
+    /// a navigation that fails keeps the document (see `intercept`), so
+    /// the wait goes on there.
+    async fn settle_ready(
+        &self,
+        main_frame: &str,
+        committed: Option<String>,
+        lifecycle: &mut (impl futures::Stream<Item = std::sync::Arc<EventLifecycleEvent>> + Unpin),
+        limit: Duration,
+        doc: &std::sync::Arc<std::sync::Mutex<MainDocument>>,
+    ) -> Result<(), BrowserError> {
+        let started = Instant::now();
+        let mut current = committed;
+        for _ in 0..READY_ROUNDS {
+            let remaining = limit.saturating_sub(started.elapsed());
+            let readiness = self.wait_ready(remaining).await?;
+            if readiness != Readiness::Gone {
+                doc.lock().expect("doc").notes.extend(readiness.notes());
+                return Ok(());
+            }
+            // The document went away: wait for the next one's DOMContentLoaded.
+            let remaining = limit.saturating_sub(started.elapsed());
+            let next = self
+                .guard("DOMContentLoaded of the page's next document", remaining, async {
+                    while let Some(ev) = lifecycle.next().await {
+                        let loader = ev.loader_id.as_ref();
+                        if ev.frame_id.as_ref() == main_frame
+                            && ev.name == "DOMContentLoaded"
+                            && current.as_deref() != Some(loader)
+                        {
+                            return Ok(loader.to_string());
+                        }
+                    }
+                    Err(BrowserError::Crashed("event streams ended".into()))
+                })
+                .await?;
+            current = Some(next);
+        }
+        Ok(())
     }
 
     /// Returns the speculative hints of the page (`preconnect`,

@@ -152,6 +152,18 @@ impl Tab {
         out
     }
 
+    /// Takes the warnings of the current job's navigation since the last
+    /// call: a `ready` wait cut short, a later navigation of the page that
+    /// failed or was refused (the document it had was kept).
+    pub fn take_notes(&self) -> Vec<String> {
+        self.job_doc
+            .lock()
+            .expect("job doc")
+            .as_ref()
+            .map(|job| std::mem::take(&mut job.doc.lock().expect("doc").notes))
+            .unwrap_or_default()
+    }
+
     /// Takes the requests the egress proxy refused since the navigation
     /// began (or since the last call): anything the page, its popups or
     /// its workers tried to send past the URL policy.
@@ -228,7 +240,7 @@ impl Tab {
     }
 
     /// Runs a command whose error the caller judges (not marking the tab failed).
-    async fn call_unnoted<C>(&self, cmd: C) -> Result<C::Response, BrowserError>
+    pub(crate) async fn call_unnoted<C>(&self, cmd: C) -> Result<C::Response, BrowserError>
     where
         C: chromiumoxide::types::Command,
     {
@@ -255,7 +267,7 @@ impl Tab {
         self.note(result)
     }
 
-    async fn guard_unnoted<T>(
+    pub(crate) async fn guard_unnoted<T>(
         &self,
         what: &str,
         limit: Duration,

@@ -165,7 +165,8 @@ pub struct Acted {
 /// How to navigate.
 #[derive(Debug, Clone)]
 pub struct GotoOptions {
-    /// The lifecycle state to wait for.
+    /// The state to wait for (`Ready`: the DOM's text went quiet after
+    /// `DOMContentLoaded`; or a lifecycle event).
     pub wait_until: WaitUntil,
     /// A CSS selector that must appear before navigation counts as done.
     pub wait_for: Option<String>,
@@ -366,6 +367,15 @@ pub trait Page: Send + Sync + std::fmt::Debug {
     /// last call: requests of the page, its popups and workers, and later
     /// navigations of the main frame.
     async fn policy_refusals(&self) -> Vec<String>;
+
+    /// Returns warnings about the page's navigation since the last call: a
+    /// `ready` wait cut short or read before `load`, a later navigation of
+    /// the page that failed or was refused (the rendered document was kept,
+    /// and the warning names the URL it tried). Engines that cannot tell
+    /// return nothing.
+    async fn navigation_warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// Waits for `condition` at most `timeout`.
     async fn wait_for(&self, condition: &WaitCondition, timeout: Duration) -> Result<(), EngineError>;

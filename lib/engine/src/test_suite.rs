@@ -655,6 +655,13 @@ async fn same_origin_frames(page: &dyn Page, base: &url::Url) {
     )
     .await
     .expect("load");
+    // Every engine accepts the default fetch wait as a wait condition.
+    page.wait_for(
+        &WaitCondition::LoadState(crate::WaitUntil::Ready),
+        Duration::from_secs(10),
+    )
+    .await
+    .expect("ready");
     let snap = page
         .snapshot(&SnapshotOptions::default())
         .await

@@ -1,5 +1,7 @@
 //! The page-fetch job (seed 002) over the engine seam: open a page,
-//! navigate, refuse what is not HTML, read the DOM, convert it to Markdown,
+//! navigate, wait until its content is ready (by default: the DOM's text
+//! went quiet after `DOMContentLoaded`; or a lifecycle state, a selector,
+//! a fixed extra wait), refuse what is not HTML, read the DOM, convert it to Markdown,
 //! and retry transient failures with exponential backoff (only those: a
 //! `wait_for` selector that never appeared or an unsafe port fails at once,
 //! and the message says why it was not retried). Any
@@ -10,7 +12,9 @@ mod extract;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use oxwright_engine::{BrowserEngine, EngineError, GotoOptions, OpenOptions, ScreenshotOptions, UrlPolicy};
+use oxwright_engine::{
+    BrowserEngine, EngineError, GotoOptions, OpenOptions, ScreenshotOptions, UrlPolicy, WaitCondition,
+};
 use oxwright_jobs::{ErrorKind, FetchResult, FetchSpec, FetchTimings, JobError, TokenCounts};
 use oxwright_markdown::{count_tokens, html_to_markdown};
 
@@ -102,6 +106,11 @@ async fn fetch_once(
     };
     let t1 = Instant::now();
     let mut nav = tab.goto(&spec.url, &opts).await?;
+    if spec.wait_ms > 0 {
+        // A fixed extra wait, within what is left of the attempt's deadline.
+        let wait = Duration::from_millis(spec.wait_ms).min(opts.timeout.saturating_sub(t1.elapsed()));
+        tab.wait_for(&WaitCondition::Time(wait), wait).await?;
+    }
     let navigate_ms = ms(t1.elapsed());
     let screenshot = if spec.screenshot {
         Some(tab.screenshot(&ScreenshotOptions::default()).await?)
@@ -112,6 +121,8 @@ async fn fetch_once(
     let page = extract(tab.as_ref(), EXTRACT_LIMIT).await?;
     let extract_ms = ms(t2.elapsed());
     let dialogs = tab.dialogs().await;
+    // The wait's outcome, and navigations the page started after it had rendered.
+    let navigation_warnings = tab.navigation_warnings().await;
     // What the page tried after its load event (popups, workers, a script's navigation).
     nav.refused.extend(tab.policy_refusals().await);
     // The browser is done: give the page back before the CPU-bound part.
@@ -147,6 +158,7 @@ async fn fetch_once(
     let (title, metadata) = (page.title, page.metadata);
 
     let mut warnings = conv.warnings;
+    warnings.extend(navigation_warnings);
     for d in &dialogs {
         warnings.push(format!(
             "the page opened a {} dialog ({:?}); it was {}",

@@ -5,12 +5,18 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-/// The page lifecycle state a fetch waits for before reading the DOM.
+/// The state a fetch waits for before reading the DOM.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum WaitUntil {
-    /// The `load` event.
+    /// The content is ready: after `DOMContentLoaded`, the DOM's text has
+    /// stopped changing for a quiet period (bounded by a soft deadline),
+    /// whether or not `load` has fired. Catches content a script renders
+    /// shortly after the page starts, and does not wait for sub-resources
+    /// that never finish.
     #[default]
+    Ready,
+    /// The `load` event.
     Load,
     /// The `DOMContentLoaded` event.
     #[serde(alias = "DOMContentLoaded")]
@@ -70,12 +76,17 @@ pub struct FetchSpec {
     /// Deadline of one attempt, in milliseconds.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
-    /// Lifecycle state to wait for.
-    #[serde(default)]
+    /// State to wait for. The default (`ready`) is not written out, so a
+    /// worker that predates it reads the job with its own default.
+    #[serde(default, skip_serializing_if = "WaitUntil::is_default")]
     pub wait_for_load_state: WaitUntil,
     /// A CSS selector that must appear before the DOM is read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_for: Option<String>,
+    /// A fixed extra wait, in milliseconds, after the state (and `wait_for`)
+    /// was reached and before the DOM is read; within the attempt's deadline.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wait_ms: u64,
     /// Retries after the first attempt, for transient failures only.
     #[serde(default = "default_retry_count")]
     pub retry_count: u32,
@@ -96,6 +107,9 @@ pub struct FetchSpec {
     pub screenshot: bool,
 }
 
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
 fn default_headless() -> bool {
     true
 }
@@ -109,6 +123,13 @@ fn default_retry_delay_ms() -> u64 {
     1_000
 }
 
+impl WaitUntil {
+    /// Says whether this is the default state (`ready`).
+    pub fn is_default(&self) -> bool {
+        *self == WaitUntil::default()
+    }
+}
+
 impl FetchSpec {
     /// Creates a spec for `url` with every option at its default.
     pub fn new(url: Url) -> Self {
@@ -118,6 +139,7 @@ impl FetchSpec {
             timeout_ms: default_timeout_ms(),
             wait_for_load_state: WaitUntil::default(),
             wait_for: None,
+            wait_ms: 0,
             retry_count: default_retry_count(),
             retry_delay_ms: default_retry_delay_ms(),
             block_resources: Vec::new(),
@@ -169,7 +191,7 @@ impl TokenCounts {
 pub struct FetchTimings {
     /// Waiting for a browser from the pool.
     pub acquire_ms: f64,
-    /// Navigation until the requested state (and `wait_for`).
+    /// Navigation until the requested state, then `wait_for` and `wait_ms`.
     pub navigate_ms: f64,
     /// Reading the DOM and metadata out of the page.
     pub extract_ms: f64,
@@ -222,7 +244,8 @@ mod tests {
         let spec: FetchSpec = serde_json::from_str(r#"{"url":"https://a.example/"}"#).unwrap();
         assert!(spec.headless);
         assert_eq!(spec.timeout_ms, 30_000);
-        assert_eq!(spec.wait_for_load_state, WaitUntil::Load);
+        assert_eq!(spec.wait_for_load_state, WaitUntil::Ready);
+        assert_eq!(spec.wait_ms, 0);
         assert_eq!(spec.content, ContentMode::Main);
     }
 
@@ -233,8 +256,23 @@ mod tests {
     }
 
     #[test]
+    fn defaults_stay_off_the_wire() {
+        // Workers that predate `ready` and `wait_ms` read such a spec with their own defaults.
+        let spec = FetchSpec::new("https://a.example/".parse().unwrap());
+        let json = serde_json::to_value(&spec).unwrap();
+        assert!(json.get("wait_for_load_state").is_none(), "{json}");
+        assert!(json.get("wait_ms").is_none(), "{json}");
+        let mut spec = spec;
+        spec.wait_for_load_state = WaitUntil::Load;
+        spec.wait_ms = 250;
+        let back: FetchSpec = serde_json::from_value(serde_json::to_value(&spec).unwrap()).unwrap();
+        assert_eq!(back, spec);
+    }
+
+    #[test]
     fn load_state_names() {
         for (name, want) in [
+            ("\"ready\"", WaitUntil::Ready),
             ("\"load\"", WaitUntil::Load),
             ("\"domcontentloaded\"", WaitUntil::Domcontentloaded),
             ("\"networkidle\"", WaitUntil::Networkidle),

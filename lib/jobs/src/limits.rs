@@ -10,6 +10,8 @@ pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Longest base delay between fetch attempts: 1 minute (each backoff is
 /// capped there too).
 pub const MAX_RETRY_DELAY_MS: u64 = 60_000;
+/// Longest fixed extra wait of one fetch (`wait_ms`): 1 minute.
+pub const MAX_WAIT_MS: u64 = 60_000;
 /// Most retries of one fetch after its first attempt.
 pub const MAX_RETRY_COUNT: u32 = 10;
 /// Shortest deadline of one workflow action.
@@ -36,6 +38,7 @@ impl FetchSpec {
     pub fn validate(&self) -> Result<(), JobError> {
         check_range("timeout_ms", self.timeout_ms, 1, MAX_TIMEOUT_MS)?;
         check_range("retry_delay_ms", self.retry_delay_ms, 0, MAX_RETRY_DELAY_MS)?;
+        check_range("wait_ms", self.wait_ms, 0, MAX_WAIT_MS)?;
         check_range(
             "retry_count",
             u64::from(self.retry_count),
@@ -93,6 +96,10 @@ mod tests {
         spec.retry_count = u32::MAX;
         assert!(spec.validate().unwrap_err().message.contains("retry_count"));
 
+        let mut spec = fetch();
+        spec.wait_ms = MAX_WAIT_MS + 1;
+        assert!(spec.validate().unwrap_err().message.contains("wait_ms"));
+
         let mut wf = WorkflowSpec::new("click: button \"Go\"", "https://example.com/".parse().unwrap());
         wf.action_timeout_ms = u64::MAX;
         assert_eq!(wf.validate().unwrap_err().kind, ErrorKind::InvalidInput);
@@ -105,6 +112,7 @@ mod tests {
         let mut spec = fetch();
         spec.timeout_ms = MAX_TIMEOUT_MS;
         spec.retry_delay_ms = MAX_RETRY_DELAY_MS;
+        spec.wait_ms = MAX_WAIT_MS;
         spec.retry_count = MAX_RETRY_COUNT;
         assert_eq!(spec.validate(), Ok(()));
         spec.timeout_ms = MAX_TIMEOUT_MS + 1;

@@ -466,10 +466,22 @@ impl Page for ChromiumPage {
         self.lease.refused_since_navigation()
     }
 
+    async fn navigation_warnings(&self) -> Vec<String> {
+        self.lease.take_notes()
+    }
+
     async fn wait_for(&self, condition: &WaitCondition, timeout: Duration) -> Result<(), EngineError> {
         let deadline = Instant::now() + timeout;
         if let WaitCondition::Time(d) = condition {
             tokio::time::sleep((*d).min(timeout)).await;
+            return Ok(());
+        }
+        if let WaitCondition::LoadState(WaitUntil::Ready) = condition {
+            self.wait_for(&WaitCondition::LoadState(WaitUntil::Domcontentloaded), timeout)
+                .await?;
+            self.lease
+                .wait_ready(deadline.saturating_duration_since(Instant::now()))
+                .await?;
             return Ok(());
         }
         if let WaitCondition::LoadState(WaitUntil::Networkidle) = condition {
