@@ -59,12 +59,49 @@ pub fn html_to_markdown(
     base_url: Option<&url::Url>,
     mode: ContentMode,
 ) -> Result<Conversion, MarkdownError> {
+    html_to_markdown_with(html, base_url, mode, Extractor::default())
+}
+
+/// The main-content extractors [`html_to_markdown_with`] can run; the
+/// default is the one `html_to_markdown` uses. The others stay for the
+/// quality benchmark (`oxwright-bench quality`), which compares them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Extractor {
+    /// dom_smoothie's readability port after our chrome pre-strip.
+    #[default]
+    Readability,
+    /// The same between furniture and link-density rules (`extract/prune.rs`).
+    Pruned,
+}
+
+impl Extractor {
+    /// Every extractor, default first.
+    pub const ALL: &[Extractor] = &[Extractor::Readability, Extractor::Pruned];
+
+    /// The extractor's short name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Extractor::Readability => "readability",
+            Extractor::Pruned => "pruned",
+        }
+    }
+}
+
+/// [`html_to_markdown`] with a chosen main-content extractor (ignored in
+/// [`ContentMode::Full`]).
+pub fn html_to_markdown_with(
+    html: &str,
+    base_url: Option<&url::Url>,
+    mode: ContentMode,
+    extractor: Extractor,
+) -> Result<Conversion, MarkdownError> {
     let mut warnings = Vec::new();
     let markdown = match mode {
         ContentMode::Full => full_page(html, base_url)?,
         ContentMode::Main => {
             let doc = clean::parse_and_clean(html, base_url);
-            match extract::main_content(doc) {
+            let outcome = extract::main_content(doc, extractor == Extractor::Pruned);
+            match outcome {
                 extract::Outcome::Article { html, title } => {
                     let body = convert::to_markdown(&html)?;
                     tidy::tidy(&with_title(body, &title))
