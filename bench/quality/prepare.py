@@ -40,8 +40,9 @@ def show(repo, path):
 
 
 def listing(repo, path):
-    out = git(repo, "ls-tree", "-r", "--name-only", "HEAD", path).decode()
-    return [line for line in out.splitlines() if line]
+    # -z: names with non-ASCII letters come unquoted
+    out = git(repo, "ls-tree", "-r", "-z", "--name-only", "HEAD", path).decode()
+    return [name for name in out.split("\0") if name]
 
 
 class TextOf(html.parser.HTMLParser):

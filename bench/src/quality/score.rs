@@ -30,10 +30,11 @@ impl Prf {
     }
 }
 
-/// Reduces Markdown to its reading text: link and image syntax to their
-/// text, URLs, emphasis and code markers, escapes, list, quote, heading and
-/// table markup dropped.
+/// Reduces Markdown to its reading text: images dropped (neither ground
+/// truth counts alt text as text), links to their text, URLs, emphasis and
+/// code markers, escapes, list, quote, heading and table markup dropped.
 pub fn plain_text(markdown: &str) -> String {
+    let markdown = without_images(markdown);
     let mut out = String::with_capacity(markdown.len());
     let chars: Vec<char> = markdown.chars().collect();
     let mut i = 0;
@@ -87,6 +88,29 @@ pub fn plain_text(markdown: &str) -> String {
         .join("\n")
 }
 
+/// Removes `![alt](src)` (our images never nest brackets in the alt text).
+fn without_images(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut rest = markdown;
+    while let Some(at) = rest.find("![") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let end = tail
+            .find("](")
+            .filter(|&close| !tail[..close].contains('\n'))
+            .and_then(|close| tail[close..].find(')').map(|p| close + p + 1));
+        match end {
+            Some(end) => rest = &tail[end..],
+            None => {
+                out.push_str("![");
+                rest = &tail[2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Collapses whitespace runs to one space.
 pub fn normalize(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -138,7 +162,8 @@ mod tests {
     #[test]
     fn plain_text_drops_markup_but_keeps_text() {
         let md = "# Title\n\n- a [link](http://x.y/(z)) and ![alt](i.png)\n\n| h | i |\n| --- | --- |\n| 1\\* | **2** |";
-        assert_eq!(normalize(&plain_text(md)), "Title a link and alt h i 1* 2");
+        assert_eq!(normalize(&plain_text(md)), "Title a link and h i 1* 2");
+        assert_eq!(normalize(&plain_text("[![a](i.png)](p) x")), "x");
     }
 
     #[test]

@@ -62,6 +62,11 @@ const FURNITURE: &[&str] = &[
     "rating",
     "donate",
     "donation",
+    "author",
+    "byline",
+    "caption",
+    "credit",
+    "credits",
 ];
 
 /// Furniture words that never name the article, however much text the
@@ -187,11 +192,124 @@ pub(crate) fn drop_link_blocks(html: &str) -> String {
             changed = true;
         }
     }
+    changed |= trim_ends(&doc);
     if changed {
         doc.html().to_string()
     } else {
         html.to_owned()
     }
+}
+
+/// Block elements that count as one unit when trimming the article's ends.
+const UNITS: &[&str] = &[
+    "p",
+    "ul",
+    "ol",
+    "dl",
+    "table",
+    "pre",
+    "blockquote",
+    "figure",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+];
+
+/// Trims the article's ends: link blocks (navigation back to a list, "more
+/// stories" cards) and, at the end, headings left with nothing under them.
+/// Returns whether anything was removed.
+fn trim_ends(doc: &Document) -> bool {
+    let units = units(doc);
+    let mut changed = false;
+    let (mut first, mut last) = (0, units.len());
+    while first < last && is_link_unit(&units[first]) {
+        units[first].remove_from_parent();
+        first += 1;
+        changed = true;
+    }
+    while last > first {
+        let unit = &units[last - 1];
+        let heading = unit
+            .node_name()
+            .is_some_and(|n| n.len() == 2 && n.starts_with('h') && n.as_bytes()[1].is_ascii_digit());
+        let empty = chars(&unit.text()) == 0 && !unit.descendants_it().any(|d| d.has_name("img"));
+        if !(heading || empty || is_link_unit(unit) || is_lead_in(unit)) {
+            break;
+        }
+        unit.remove_from_parent();
+        last -= 1;
+        changed = true;
+    }
+    changed
+}
+
+/// The article's blocks in document order: [`UNITS`] and `div`s or
+/// `section`s without block children, none inside another.
+fn units(doc: &Document) -> Vec<NodeRef<'_>> {
+    let mut out: Vec<NodeRef<'_>> = Vec::new();
+    for node in doc.root().descendants_it() {
+        if !node.is_element() {
+            continue;
+        }
+        let unit = UNITS.iter().any(|t| node.has_name(t))
+            || ((node.has_name("div") || node.has_name("section"))
+                && !node.descendants_it().any(|d| d.is_element() && is_block(&d)));
+        if unit
+            && !out
+                .last()
+                .is_some_and(|prev| node.ancestors_it(None).any(|a| a.id == prev.id))
+        {
+            out.push(node);
+        }
+    }
+    out
+}
+
+/// Above this share of link text a block at either end of the article is
+/// a card or a "back to the list" link; a closing "See also <a> and <b>."
+/// sentence stays under it.
+const END_LINK_DENSE: f64 = 0.85;
+
+/// Longest lead-in line ("Read also:", "**Share this article?**").
+const LEAD_IN: usize = 80;
+
+/// Tells whether a block is a short line that only leads in to something
+/// else (a bold-only line, or one ending in `:`, `?` or `!`): at the end of
+/// an article, what it led in to has already gone.
+fn is_lead_in(node: &NodeRef) -> bool {
+    let text = node.text();
+    let text = text.trim();
+    let n = chars(text);
+    if n == 0 || n > LEAD_IN {
+        return false;
+    }
+    let bold: usize = node
+        .descendants_it()
+        .filter(|d| d.has_name("strong") || d.has_name("b"))
+        .filter(|b| {
+            !b.ancestors_it(None)
+                .any(|p| p.has_name("strong") || p.has_name("b"))
+        })
+        .map(|b| chars(&b.text()))
+        .sum();
+    bold == n || text.ends_with([':', '?', '!'])
+}
+
+/// Tells whether a block is mostly link text (a card, a "back to list" link).
+fn is_link_unit(node: &NodeRef) -> bool {
+    let text = chars(&node.text());
+    if text == 0 || text > SHORT_BLOCK {
+        return false;
+    }
+    let links: usize = node
+        .descendants_it()
+        .filter(|d| d.has_name("a"))
+        .map(|a| chars(&a.text()))
+        .sum();
+    links as f64 / text as f64 > END_LINK_DENSE
 }
 
 /// Tells whether the block's text before its first link is a short label
@@ -211,22 +329,29 @@ fn teaser_label(text: &str, first_link: Option<&NodeRef>) -> bool {
 }
 
 fn is_block(node: &NodeRef) -> bool {
-    [
-        "p",
-        "div",
-        "ul",
-        "ol",
-        "table",
-        "pre",
-        "blockquote",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "section",
-    ]
-    .iter()
-    .any(|t| node.has_name(t))
+    UNITS.iter().any(|t| node.has_name(t)) || node.has_name("div") || node.has_name("section")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(html: &str) -> String {
+        Document::fragment(html)
+            .root()
+            .text()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn trims_link_cards_and_orphan_headings_at_the_end() {
+        let html = "<div><div><p>First paragraph of the story with enough words.</p>\
+            <p>Second paragraph, also prose, with a <a href='/x'>link</a> inside.</p>\
+            <h2>More from us</h2><div><a href='/a'>Card one</a></div><div><a href='/b'>Card two</a></div>\
+            </div></div>";
+        let out = text_of(&drop_link_blocks(html));
+        assert!(out.ends_with("with a link inside."), "{out}");
+    }
 }
