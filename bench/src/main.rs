@@ -8,6 +8,7 @@ mod distributed;
 mod fetch;
 mod memory;
 mod modes;
+mod quality;
 mod queue;
 mod stats;
 mod workflow;
@@ -43,6 +44,8 @@ enum Command {
     Queue(queue::QueueArgs),
     /// Distributed fetch pages/s with 1 and 2 `oxwright worker` processes.
     Distributed(distributed::DistributedArgs),
+    /// Main-content quality: word and snippet P/R/F1 per extractor on public corpora.
+    Quality(quality::QualityArgs),
     /// Workflow: snapshot extraction time and size, per-step overhead without the LLM.
     Workflow(workflow::WorkflowArgs),
 }
@@ -139,6 +142,11 @@ async fn main() -> Result<()> {
             let report = distributed::run(args).await?;
             println!("{}", distributed::markdown(&report));
             write_json(&cli, "distributed", &machine, &report)?;
+        }
+        Command::Quality(args) => {
+            let report = quality::run(args).await?;
+            println!("{}", quality::markdown(&report));
+            write_json(&cli, "quality", &machine, &report)?;
         }
         Command::Workflow(args) => {
             let report = workflow::run(args).await?;

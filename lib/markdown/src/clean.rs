@@ -16,7 +16,8 @@ const HIDDEN: &str = r#"[hidden], [aria-hidden="true" i]"#;
 
 /// Parses `html` and strips it down to visible content with absolute URLs.
 pub(crate) fn parse_and_clean(html: &str, base_url: Option<&Url>) -> Document {
-    let doc = Document::from(html);
+    let html = without_noscript(html);
+    let doc = Document::from(html.as_ref());
     let base = effective_base(&doc, base_url);
     doc.select(NON_CONTENT).remove();
     doc.select(HIDDEN).remove();
@@ -26,6 +27,43 @@ pub(crate) fn parse_and_clean(html: &str, base_url: Option<&Url>) -> Document {
     fix_images(&doc, base.as_ref());
     normalize_code_blocks(&doc);
     doc
+}
+
+/// Cuts every `<noscript>…</noscript>` out of the serialised page.
+///
+/// Chromium renders with scripting on, so it keeps a `<noscript>`'s content
+/// as raw text and serialises it unescaped; html5ever parses with scripting
+/// off and would read that text as markup, where an unbalanced
+/// `<noscript><div></noscript>` swallows the rest of the page into an
+/// element that the clean-up then removes.
+fn without_noscript(html: &str) -> std::borrow::Cow<'_, str> {
+    const OPEN: &[u8] = b"<noscript";
+    const CLOSE: &[u8] = b"</noscript>";
+    let bytes = html.as_bytes();
+    let find = |from: usize, needle: &[u8]| {
+        bytes[from..]
+            .windows(needle.len())
+            .position(|w| w.eq_ignore_ascii_case(needle))
+            .map(|i| i + from)
+    };
+    let Some(mut start) = find(0, OPEN) else {
+        return std::borrow::Cow::Borrowed(html);
+    };
+    let mut out = String::with_capacity(html.len());
+    let mut copied = 0;
+    loop {
+        out.push_str(&html[copied..start]);
+        match find(start, CLOSE) {
+            Some(end) => copied = end + CLOSE.len(),
+            None => return std::borrow::Cow::Owned(out),
+        }
+        match find(copied, OPEN) {
+            Some(next) => start = next,
+            None => break,
+        }
+    }
+    out.push_str(&html[copied..]);
+    std::borrow::Cow::Owned(out)
 }
 
 /// Returns the HTML of `<body>` (or of the whole document when there is none).
@@ -235,6 +273,17 @@ mod tests {
         assert_eq!(language_of(Some("highlight-bash")), Some("bash".into()));
         assert_eq!(language_of(Some("highlight")), None);
         assert_eq!(language_of(None), None);
+    }
+
+    #[test]
+    fn unbalanced_noscript_does_not_swallow_the_page() {
+        // As Chromium serialises it: the noscript's content is raw text.
+        let html = "<html><body><NoScript><div id=nojs></noscript><p>Article text.</p>\
+            <noscript></div></noscript><p>More.</p></body></html>";
+        let doc = parse_and_clean(html, None);
+        assert_eq!(doc.select("body").text().trim(), "Article text.More.");
+        assert_eq!(without_noscript("a<noscript>b"), "a");
+        assert_eq!(without_noscript("plain"), "plain");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! The pipeline parses the rendered document once with `dom_query`, strips
 //! everything that is not visible content (`clean`), optionally narrows it to
-//! the main content with `dom_smoothie` (`extract`), converts with `htmd` plus
+//! the main content with `dom_smoothie` between our boilerplate rules
+//! (`extract`, `extract/prune.rs`), converts with `htmd` plus
 //! our own table, link, image and code handlers (`convert`), and tidies the
 //! whitespace (`tidy`). `design.md` beside this crate records why.
 
@@ -59,12 +60,52 @@ pub fn html_to_markdown(
     base_url: Option<&url::Url>,
     mode: ContentMode,
 ) -> Result<Conversion, MarkdownError> {
+    html_to_markdown_with(html, base_url, mode, Extractor::default())
+}
+
+/// The main-content extractors [`html_to_markdown_with`] can run; the
+/// default is the one `html_to_markdown` uses. The others stay for the
+/// quality benchmark (`oxwright-bench quality`), which compares them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Extractor {
+    /// dom_smoothie's readability port after our chrome pre-strip, between
+    /// furniture and link-density rules (`extract/prune.rs`): the default
+    /// since issue 12 (snippet F1 0.886 → 0.901 on trafilatura's set).
+    #[default]
+    Pruned,
+    /// dom_smoothie's readability port after our chrome pre-strip only (the
+    /// default before issue 12; kept for the quality benchmark).
+    Readability,
+}
+
+impl Extractor {
+    /// Every extractor, default first.
+    pub const ALL: &[Extractor] = &[Extractor::Pruned, Extractor::Readability];
+
+    /// The extractor's short name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Extractor::Readability => "readability",
+            Extractor::Pruned => "pruned",
+        }
+    }
+}
+
+/// [`html_to_markdown`] with a chosen main-content extractor (ignored in
+/// [`ContentMode::Full`]).
+pub fn html_to_markdown_with(
+    html: &str,
+    base_url: Option<&url::Url>,
+    mode: ContentMode,
+    extractor: Extractor,
+) -> Result<Conversion, MarkdownError> {
     let mut warnings = Vec::new();
     let markdown = match mode {
         ContentMode::Full => full_page(html, base_url)?,
         ContentMode::Main => {
             let doc = clean::parse_and_clean(html, base_url);
-            match extract::main_content(doc) {
+            let outcome = extract::main_content(doc, extractor == Extractor::Pruned);
+            match outcome {
                 extract::Outcome::Article { html, title } => {
                     let body = convert::to_markdown(&html)?;
                     tidy::tidy(&with_title(body, &title))

@@ -155,3 +155,68 @@ fn output_is_tidy() {
 fn counts_tokens_with_cl100k() {
     assert_eq!(count_tokens("hello world"), 2);
 }
+
+/// An article with the furniture that readability alone keeps (issue 12):
+/// a share bar and an author box inside the article container, a labelled
+/// "Read also" teaser between paragraphs, and "more stories" cards under a
+/// lead-in at the end.
+fn furnished_article() -> String {
+    let prose: String = (1..=6)
+        .map(|i| {
+            format!(
+                "<p>Paragraph {i} of the council story explains the transit budget, the vote and \
+                 what the new bus lanes will cost the city over the next decade of planning.</p>"
+            )
+        })
+        .collect();
+    format!(
+        "<html><head><title>Council votes on transit</title></head><body>\
+         <div class=\"story\"><h1>Council votes on transit</h1>\
+         <div class=\"share-bar\">Share this story on Facebook, Twitter and by email today</div>\
+         {prose}\
+         <p>Read also: <a href=\"/other\">Mayor opens the new harbour bridge after delays</a></p>\
+         <p>The final paragraph says when the lanes open and who pays for the buses.</p>\
+         <div class=\"author-box\">Jane Doe covers city hall and writes the weekly newsletter.</div>\
+         <p><strong>More stories:</strong></p>\
+         <div><a href=\"/a\">Harbour bridge opens after long delays</a></div>\
+         <div><a href=\"/b\">School board elects a new chair</a></div>\
+         </div></body></html>"
+    )
+}
+
+#[test]
+fn main_mode_drops_furniture_inside_the_article() {
+    let html = furnished_article();
+    let out = html_to_markdown(&html, None, ContentMode::Main).unwrap();
+    let md = out.markdown;
+    assert!(md.starts_with("# Council votes on transit"), "{md}");
+    assert!(md.contains("Paragraph 1 of the council story"), "{md}");
+    assert!(md.ends_with("who pays for the buses."), "{md}");
+    for furniture in [
+        "Share this story",
+        "Read also",
+        "Jane Doe",
+        "More stories",
+        "School board",
+    ] {
+        assert!(!md.contains(furniture), "{furniture} kept:\n{md}");
+    }
+}
+
+#[test]
+fn readability_alone_keeps_that_furniture() {
+    // The comparison the rule rests on: the previous default kept it all.
+    let html = furnished_article();
+    let out = oxwright_markdown::html_to_markdown_with(
+        &html,
+        None,
+        ContentMode::Main,
+        oxwright_markdown::Extractor::Readability,
+    )
+    .unwrap();
+    let kept = ["Share this story", "Read also", "Jane Doe", "More stories"]
+        .iter()
+        .filter(|f| out.markdown.contains(*f))
+        .count();
+    assert!(kept >= 2, "{}", out.markdown);
+}

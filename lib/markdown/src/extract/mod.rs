@@ -1,5 +1,8 @@
 //! Owns main-content extraction: runs dom_smoothie's readability port on a
-//! cleaned document and judges whether what it kept is worth using.
+//! cleaned document (optionally between the boilerplate rules of `prune`)
+//! and judges whether what it kept is worth using.
+
+mod prune;
 
 use dom_query::{Document, NodeRef};
 use dom_smoothie::{Config, Readability};
@@ -29,14 +32,18 @@ pub(crate) enum Outcome {
     EmptyPage,
 }
 
-/// Extracts the main content of an already cleaned document.
-pub(crate) fn main_content(doc: Document) -> Outcome {
+/// Extracts the main content of an already cleaned document; `pruned`
+/// adds the furniture and link-density rules of [`prune`].
+pub(crate) fn main_content(doc: Document, pruned: bool) -> Outcome {
     let page_chars = crate::clean::visible_chars(&doc);
     if page_chars == 0 {
         return Outcome::EmptyPage;
     }
     let h1 = page_heading(&doc);
     strip_boilerplate(&doc);
+    if pruned {
+        prune::strip_furniture(&doc, page_chars);
+    }
     let cfg = Config {
         // Keeps the `language-x` classes that carry code-block languages.
         keep_classes: true,
@@ -63,8 +70,13 @@ pub(crate) fn main_content(doc: Document) -> Outcome {
             kept_chars,
         };
     }
+    let html = if pruned {
+        prune::drop_link_blocks(&article.content)
+    } else {
+        article.content.to_string()
+    };
     Outcome::Article {
-        html: article.content.to_string(),
+        html,
         title: if h1.is_empty() { article.title } else { h1 },
     }
 }
