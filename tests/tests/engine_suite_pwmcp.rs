@@ -29,10 +29,10 @@ async fn playwright_mcp_page_passes_the_engine_suite() {
     let caps = Capabilities {
         scripts: true,
         evaluate: true,
-        // Snapshots show frame contents with refs, but Playwright
-        // locators stop at frame borders: see design.md.
-        iframes: false,
-        cross_origin_iframes: false,
+        // Locators walk the frame tree (Playwright reaches out-of-process
+        // frames itself).
+        iframes: true,
+        cross_origin_iframes: true,
     };
     test_suite::run(&open, &base, caps).await;
 }

@@ -44,7 +44,16 @@ fn script_login_search_select(llm: &ScriptedLlm) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_language_login_search_select_completes() {
-    let wf = Wf::start().await;
+    login_search_select(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_language_login_search_select_completes_on_playwright_mcp() {
+    login_search_select(true).await;
+}
+
+async fn login_search_select(playwright_mcp: bool) {
+    let wf = Wf::start_on(playwright_mcp).await;
     let llm = ScriptedLlm::start().await.expect("scripted llm starts");
     script_login_search_select(&llm);
     let (result, lease) = wf

@@ -26,6 +26,25 @@ use crate::selector::selector;
 /// Deadline of the small reads (document token, title, tabs …).
 const QUICK: Duration = Duration::from_secs(10);
 
+/// The body of the locate code (`sel` is bound): walks the frame tree,
+/// collects a page-level selector for each visible match.
+const FIND_JS: &str = "const found = []; \
+  const walk = async (frame, prefix) => { \
+    const l = frame.locator(sel); const n = await l.count(); \
+    for (let i = 0; i < n; i++) { if (await l.nth(i).isVisible()) found.push(prefix + sel + ' >> nth=' + i); } \
+    const kids = frame.childFrames(); if (!kids.length) return; \
+    const els = await frame.locator('css=iframe, frame').elementHandles(); \
+    for (let k = 0; k < els.length; k++) { \
+      const cf = await els[k].contentFrame(); \
+      if (cf && kids.includes(cf)) { \
+        try { await walk(cf, prefix + 'css=iframe, frame >> nth=' + k + ' >> internal:control=enter-frame >> '); } catch (e) {} \
+      } \
+    } \
+  }; \
+  await walk(page.mainFrame(), ''); \
+  const doc = await page.evaluate(() => String(performance.timeOrigin)); \
+  return { doc, found };";
+
 /// The refs of the page's last snapshot and the document they belong to.
 #[derive(Debug, Default)]
 struct LastSnapshot {
@@ -241,15 +260,14 @@ impl McpPage {
         }
     }
 
-    /// Returns the document and a selector for each visible match of `locator`.
+    /// Returns the document and a selector for each visible match of
+    /// `locator`, in the page and in every frame below it (a frame's
+    /// matches are reached through `internal:control=enter-frame`, the
+    /// selector Playwright's `frameLocator` builds).
     async fn find(&self, locator: &Locator) -> Result<(String, Vec<String>), EngineError> {
         let sel = selector(locator);
         let lit = serde_json::to_string(&sel).expect("a string serialises");
-        let code = format!(
-            "async (page) => {{ const l = page.locator({lit}); const n = await l.count(); const vis = []; \
-             for (let i = 0; i < n; i++) {{ if (await l.nth(i).isVisible()) vis.push(i); }} \
-             const doc = await page.evaluate(() => String(performance.timeOrigin)); return {{ doc, vis }}; }}"
-        );
+        let code = format!("async (page) => {{ const sel = {lit}; {FIND_JS} }}");
         let v = self.run_code(&code, QUICK, Retry::Safe).await.map_err(|e| {
             if e.kind == EngineErrorKind::Protocol && e.message.to_lowercase().contains("selector") {
                 EngineError::new(EngineErrorKind::InvalidInput, e.message)
@@ -258,14 +276,9 @@ impl McpPage {
             }
         })?;
         let doc = v["doc"].as_str().unwrap_or_default().to_string();
-        let found = v["vis"]
+        let found = v["found"]
             .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_u64)
-                    .map(|i| format!("{sel} >> nth={i}"))
-                    .collect()
-            })
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
             .unwrap_or_default();
         Ok((doc, found))
     }

@@ -134,6 +134,9 @@ const INTERACTIVE: &[&str] = &[
     "treeitem",
 ];
 
+/// Roles whose snapshot line ends with the value typed into them.
+const VALUE_ROLES: &[&str] = &["textbox", "searchbox", "combobox", "spinbutton"];
+
 /// Parses the ```` ```yaml ```` block of a `browser_snapshot` answer;
 /// values equal to one of `secrets` are masked. Element ids are
 /// `{doc}|{ref}`.
@@ -151,13 +154,14 @@ pub fn snapshot(text: &str, doc: &str, secrets: &[String]) -> ParsedSnapshot {
         }
         let depth = (raw.len() - trimmed.len()) / 2;
         let mut line = trimmed.replace(" [cursor=pointer]", "").replace(" [active]", "");
-        for s in secrets.iter().filter(|s| !s.is_empty()) {
-            if let Some(head) = line.strip_suffix(s.as_str())
-                && head.ends_with(": ")
-            {
-                line = format!("{head}••••");
-            }
-            line = line.replace(s.as_str(), "••••");
+        // A field that holds a secret shows `••••`; the same text elsewhere
+        // on the page is the page's own (the sanitiser above the seam
+        // replaces known secrets everywhere).
+        if VALUE_ROLES.iter().any(|r| line.starts_with(&format!("- {r} ")))
+            && let Some((head, value)) = line.rsplit_once("]: ")
+            && secrets.iter().any(|s| !s.is_empty() && s == value)
+        {
+            line = format!("{head}]: ••••");
         }
         let element = element_of(&line);
         let keep = match &element {
