@@ -283,8 +283,10 @@ impl McpClient {
             )));
         }
         self.set(ConnState::Connecting);
+        // The child runs in its work directory: a relative path would miss.
+        let cli = std::path::absolute(&self.cfg.cli).unwrap_or_else(|_| self.cfg.cli.clone());
         let mut cmd = Command::new(&self.cfg.node);
-        cmd.arg(&self.cfg.cli)
+        cmd.arg(&cli)
             .args(&self.args)
             .current_dir(&self.workdir)
             .env("TMPDIR", &self.workdir)

@@ -24,6 +24,11 @@ pub struct PwMcpConfig {
     pub action_timeout: Duration,
     /// The server's own navigation deadline (`--timeout-navigation`).
     pub navigation_timeout: Duration,
+    /// How long the server waits after every tool call for work it
+    /// triggered (`--timeout-settle`; the server's default, 500 ms, is paid
+    /// by reads too). Navigations an action starts are awaited regardless,
+    /// and the page waits for `load` after an action that navigated.
+    pub settle: Duration,
     /// Deadline for spawning the child and the MCP handshake.
     pub connect_timeout: Duration,
     /// Waits before the retries of a call that failed at the connection
@@ -42,6 +47,7 @@ impl Default for PwMcpConfig {
             capacity: 2,
             action_timeout: Duration::from_secs(10),
             navigation_timeout: Duration::from_secs(30),
+            settle: Duration::ZERO,
             connect_timeout: Duration::from_secs(30),
             backoff: vec![
                 Duration::from_secs(2),
@@ -62,7 +68,8 @@ pub fn default_cli() -> PathBuf {
     }
     let local = PathBuf::from(NODE_DIR).join(CLI_JS);
     if local.exists() {
-        return local;
+        // The child runs in its own work directory: the path must not be relative.
+        return std::path::absolute(&local).unwrap_or(local);
     }
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../..")

@@ -82,6 +82,8 @@ impl PlaywrightMcpEngine {
             self.cfg.action_timeout.as_millis().to_string(),
             "--timeout-navigation".into(),
             self.cfg.navigation_timeout.as_millis().to_string(),
+            "--timeout-settle".into(),
+            self.cfg.settle.as_millis().to_string(),
             "--viewport-size".into(),
             "1280x720".into(),
         ];

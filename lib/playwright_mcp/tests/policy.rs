@@ -1,0 +1,68 @@
+//! The URL policy on the Playwright MCP backend: navigations are checked
+//! before they are sent, and every request the page makes goes through
+//! the page's egress proxy (Chromium's `--proxy-server`, loopback not
+//! bypassed), so a sub-resource on a host the policy does not allow is
+//! refused and reported. Needs `@playwright/mcp` in `infra/node`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use oxwright_engine::{EngineErrorKind, GotoOptions, OpenOptions, Page, UrlPolicy};
+use oxwright_playwright_mcp::{PlaywrightMcpEngine, PwMcpConfig};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Serves one page that loads an image from `localhost` on the same port.
+async fn site() -> (url::Url, u16) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                let _ = sock.read(&mut buf).await;
+                let body = format!(
+                    "<!doctype html><title>Policy</title><h1>Policy</h1><img alt=x src=\"http://localhost:{port}/pixel.png\">"
+                );
+                let resp = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = sock.write_all(resp.as_bytes()).await;
+            });
+        }
+    });
+    (format!("http://127.0.0.1:{port}/").parse().unwrap(), port)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_of_the_page_obeys_the_policy() {
+    let cfg = PwMcpConfig::default();
+    assert!(cfg.cli.exists(), "run bash infra/install.sh");
+    let (base, port) = site().await;
+    // Only 127.0.0.1:port: the image on localhost:port is another host.
+    let policy = Arc::new(UrlPolicy::allowing([format!("127.0.0.1:{port}")
+        .parse()
+        .unwrap()]));
+    let engine = PlaywrightMcpEngine::new(cfg);
+    let page = engine
+        .open_page(&OpenOptions::new(policy))
+        .await
+        .expect("page opens");
+    page.goto(&base, &GotoOptions::load(Duration::from_secs(20)))
+        .await
+        .expect("the allowed page loads");
+    let refused = page.policy_refusals().await;
+    assert!(
+        refused.iter().any(|r| r.contains(&format!("localhost:{port}"))),
+        "the image request went through the proxy and was refused: {refused:?}"
+    );
+    let err = page
+        .goto(
+            &format!("http://localhost:{port}/").parse().unwrap(),
+            &GotoOptions::load(Duration::from_secs(20)),
+        )
+        .await
+        .expect_err("a navigation the policy refuses is never sent");
+    assert_eq!(err.kind, EngineErrorKind::PolicyDenied, "{err}");
+    page.close().await;
+}
