@@ -76,3 +76,19 @@ pub fn default_cli() -> PathBuf {
         .join(NODE_DIR)
         .join(CLI_JS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_follow_the_seed() {
+        let cfg = PwMcpConfig::default();
+        assert_eq!(
+            cfg.backoff,
+            [2, 4, 8].map(Duration::from_secs).to_vec(),
+            "seed 004: 2, 4 and 8 s"
+        );
+        assert!(default_cli().ends_with("node_modules/@playwright/mcp/cli.js"));
+    }
+}

@@ -186,3 +186,42 @@ async fn a_dead_child_is_replaced_and_a_closed_page_leaves_nothing() {
     let left = wait_gone(&second_tree, Duration::from_secs(10));
     assert!(left.is_empty(), "left after close: {left:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_dies_at_start_is_retried_with_backoff_then_unavailable() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let cli = dir.path().join("dies.js");
+    std::fs::write(&cli, "process.exit(3);\n").expect("script");
+    let cfg = PwMcpConfig {
+        cli,
+        backoff: vec![
+            Duration::from_millis(100),
+            Duration::from_millis(200),
+            Duration::from_millis(400),
+        ],
+        ..PwMcpConfig::default()
+    };
+    let client = oxwright_playwright_mcp::McpClient::new(cfg, Vec::new(), dir.path());
+    let started = Instant::now();
+    let err = client.connect().await.expect_err("the server never answers");
+    assert_eq!(err.kind, oxwright_engine::EngineErrorKind::Unavailable, "{err}");
+    assert_eq!(client.connects(), 4, "one try and three retries");
+    assert!(
+        started.elapsed() >= Duration::from_millis(700),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(client.state(), ConnState::Disconnected);
+    // A missing server is a setup error, not retried.
+    let missing = oxwright_playwright_mcp::McpClient::new(
+        PwMcpConfig {
+            cli: dir.path().join("no-such-cli.js"),
+            ..PwMcpConfig::default()
+        },
+        Vec::new(),
+        dir.path(),
+    );
+    let err = missing.connect().await.expect_err("not installed");
+    assert_eq!(err.kind, oxwright_engine::EngineErrorKind::Misconfigured, "{err}");
+    assert_eq!(missing.connects(), 0);
+}
