@@ -1,49 +1,17 @@
-//! The owned `@playwright/mcp` child: spawned from one long-lived thread
-//! with `PR_SET_PDEATHSIG` and its own process group, so a SIGKILL of this
-//! process takes node with it; node's Chromium talks to node over a pipe
+//! The owned `@playwright/mcp` child: spawned by `oxwright-owned` (its own
+//! process group, `PR_SET_PDEATHSIG`), so a SIGKILL of this process takes
+//! node with it; node's Chromium talks to node over a pipe
 //! and exits when that pipe closes. A clean stop kills node's group and
 //! the process groups of node's direct children (Playwright starts Chromium
 //! detached, in a session of its own).
 
 use std::collections::VecDeque;
 use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// Bytes of the child's stderr kept for error messages.
 const STDERR_TAIL: usize = 4096;
-
-type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
-
-/// Hands `cmd` to the launcher thread: PR_SET_PDEATHSIG fires when the
-/// *thread* that forked the child exits, so every child is forked from one
-/// thread that lives as long as the process.
-fn spawn_from_launcher(cmd: Command) -> std::io::Result<Child> {
-    static LAUNCHER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
-    let sender = LAUNCHER.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<SpawnRequest>();
-        std::thread::Builder::new()
-            .name("oxwright-pwmcp-launcher".into())
-            .spawn(move || {
-                while let Ok((mut cmd, reply)) = rx.recv() {
-                    let _ = reply.send(cmd.spawn());
-                }
-            })
-            .expect("launcher thread starts");
-        Mutex::new(tx)
-    });
-    let (reply_tx, reply_rx) = mpsc::channel();
-    sender
-        .lock()
-        .map_err(|_| std::io::Error::other("launcher lock poisoned"))?
-        .send((cmd, reply_tx))
-        .map_err(|_| std::io::Error::other("launcher thread gone"))?;
-    reply_rx
-        .recv()
-        .map_err(|_| std::io::Error::other("launcher thread gone"))?
-}
 
 /// A running MCP server process this process owns.
 pub struct OwnedChild {
@@ -65,24 +33,7 @@ impl OwnedChild {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let parent = std::process::id() as i32;
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::setpgid(0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // The parent may have died before prctl took effect.
-                if libc::getppid() != parent {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
-        let mut child = spawn_from_launcher(cmd)?;
+        let mut child = oxwright_owned::spawn_owned(cmd)?;
         let pgid = child.id() as i32;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
