@@ -535,8 +535,7 @@ impl Page for McpPage {
     }
 
     async fn evaluate(&self, expression: &str, timeout: Duration) -> Result<Value, EngineError> {
-        let function = format!("async () => {{ return ({expression}); }}");
-        self.eval(&function, None, timeout).await.map_err(|e| {
+        let as_script = |e: EngineError| {
             if matches!(
                 e.kind,
                 EngineErrorKind::Protocol | EngineErrorKind::NotInteractable
@@ -545,7 +544,19 @@ impl Page for McpPage {
             } else {
                 e
             }
-        })
+        };
+        let function = format!("async () => {{ return ({expression}); }}");
+        match self.eval(&function, None, timeout).await {
+            // Statements (`a(); true`) are no expression: the page's own
+            // eval runs them and returns the last value (pages whose CSP
+            // forbids eval refuse this).
+            Err(e) if e.message.contains("SyntaxError") => {
+                let source = serde_json::to_string(expression).expect("a string serialises");
+                let function = format!("async () => await (0, eval)({source})");
+                self.eval(&function, None, timeout).await.map_err(as_script)
+            }
+            other => other.map_err(as_script),
+        }
     }
 
     async fn html(&self) -> Result<String, EngineError> {

@@ -147,13 +147,30 @@ pub fn snapshot(text: &str, doc: &str, secrets: &[String]) -> ParsedSnapshot {
         .map(|(_, y)| y.rsplit_once("```").map(|(y, _)| y).unwrap_or(y))
         .unwrap_or("");
     let mut out = ParsedSnapshot::default();
+    // Depths of dropped `generic` wrappers above the current line: their
+    // children move up one level each, as in the Chromium engine's tree.
+    let mut dropped: Vec<usize> = Vec::new();
     for raw in yaml.lines() {
         let trimmed = raw.trim_start();
         if trimmed.is_empty() {
             continue;
         }
-        let depth = (raw.len() - trimmed.len()) / 2;
+        let raw_depth = (raw.len() - trimmed.len()) / 2;
+        while dropped.last().is_some_and(|d| *d >= raw_depth) {
+            dropped.pop();
+        }
+        let depth = raw_depth - dropped.len();
         let mut line = trimmed.replace(" [cursor=pointer]", "").replace(" [active]", "");
+        if line == "- generic" || line.starts_with("- generic [") {
+            match line.split_once("]: ") {
+                // A wrapper with only text is that text.
+                Some((_, text)) => line = format!("- text: {text}"),
+                None => {
+                    dropped.push(raw_depth);
+                    continue;
+                }
+            }
+        }
         // A field that holds a secret shows `••••`; the same text elsewhere
         // on the page is the page's own (the sanitiser above the seam
         // replaces known secrets everywhere).
@@ -238,22 +255,37 @@ mod tests {
     #[test]
     fn parses_snapshot_lines_refs_and_masks_secrets() {
         let s = snapshot(SNAP, "d1", &["hunter2".to_string()]);
-        assert_eq!(s.lines.len(), 6);
-        assert_eq!(s.lines[0].text, "- generic [ref=e1]:");
-        assert_eq!(s.lines[1].depth, 1);
+        // The generic wrapper is dropped and its children move up.
+        assert_eq!(s.lines.len(), 5);
+        assert_eq!(s.lines[0].text, "- heading \"Suite index\" [level=1] [ref=e2]");
+        assert_eq!(s.lines[0].depth, 0);
         let link = s.elements.iter().find(|e| e.ref_id == "e5").expect("link");
         assert_eq!(
             (link.role.as_str(), link.name.as_str()),
             ("link", "Form \"page\"")
         );
         assert_eq!(link.id.0, "d1|e5");
-        assert_eq!(s.lines[3].text, "- link \"Form \\\"page\\\"\" [ref=e5]:");
+        assert_eq!(s.lines[2].text, "- link \"Form \\\"page\\\"\" [ref=e5]:");
         assert!(
-            s.lines[5].text.ends_with("[ref=e17]: ••••"),
+            s.lines[4].text.ends_with("[ref=e17]: ••••"),
             "{}",
-            s.lines[5].text
+            s.lines[4].text
         );
-        assert!(s.lines[3].keep && !s.lines[4].keep);
+        assert!(s.lines[2].keep && !s.lines[3].keep);
+        let nested = snapshot(
+            "### Snapshot\n```yaml\n- generic [ref=e1]:\n  - generic [ref=e2]: Hello\n  - generic [ref=e3]:\n    - button \"Go\" [ref=e4]\n  - paragraph [ref=e5]: x\n```",
+            "d",
+            &[],
+        );
+        let texts: Vec<(usize, &str)> = nested.lines.iter().map(|l| (l.depth, l.text.as_str())).collect();
+        assert_eq!(
+            texts,
+            [
+                (0, "- text: Hello"),
+                (0, "- button \"Go\" [ref=e4]"),
+                (0, "- paragraph [ref=e5]: x")
+            ]
+        );
     }
 
     #[test]
