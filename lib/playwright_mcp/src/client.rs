@@ -119,6 +119,11 @@ impl McpClient {
         }
     }
 
+    /// The configuration the child runs with.
+    pub fn config(&self) -> &PwMcpConfig {
+        &self.cfg
+    }
+
     /// Where the connection is now.
     pub fn state(&self) -> ConnState {
         *self.state.lock().expect("state lock")

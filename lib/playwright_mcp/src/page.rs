@@ -45,6 +45,10 @@ const FIND_JS: &str = "const found = []; \
   const doc = await page.evaluate(() => String(performance.timeOrigin)); \
   return { doc, found };";
 
+/// Stops a pending navigation (Chromium's `Page.stopLoading`).
+const STOP_LOADING: &str = "async (page) => { const s = await page.context().newCDPSession(page); \
+  await s.send('Page.stopLoading'); await s.detach(); }";
+
 /// The refs of the page's last snapshot and the document they belong to.
 #[derive(Debug, Default)]
 struct LastSnapshot {
@@ -309,7 +313,8 @@ impl McpPage {
     }
 
     async fn perform(&self, target: &str, act: &Act, opts: &ActOptions) -> Result<(), EngineError> {
-        let deadline = opts.timeout;
+        // As for navigations: the server's action deadline is per child.
+        let deadline = opts.timeout.max(self.client.config().action_timeout);
         match act {
             Act::Click | Act::DoubleClick => {
                 let args = json!({ "target": target, "doubleClick": matches!(act, Act::DoubleClick) });
@@ -413,15 +418,28 @@ impl Page for McpPage {
         }
         let started = Instant::now();
         self.egress.drain_refusals();
+        // The server's own navigation deadline is fixed per child: wait at
+        // least that long, so a slow page is its timeout, not a hung server.
+        let deadline = opts.timeout.max(self.client.config().navigation_timeout);
         let out = self
             .call(
                 "browser_navigate",
                 json!({ "url": url.as_str() }),
-                opts.timeout,
+                deadline,
                 Retry::Safe,
             )
-            .await
-            .map_err(|e| e.with_url(url.as_str()))?;
+            .await;
+        let out = match out {
+            Ok(out) => out,
+            Err(e) => {
+                if e.kind == EngineErrorKind::Timeout {
+                    // A navigation still pending blocks every later call
+                    // (no execution context): stop it, as a user would.
+                    let _ = self.run_code(STOP_LOADING, QUICK, Retry::Never).await;
+                }
+                return Err(e.with_url(url.as_str()));
+            }
+        };
         let final_url = parse::page_field(&out.text, "Page URL").unwrap_or_else(|| url.to_string());
         let status = parse::page_field(&out.text, "HTTP status")
             .and_then(|s| s.split_whitespace().next()?.parse().ok())
