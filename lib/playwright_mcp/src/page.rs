@@ -176,8 +176,22 @@ impl McpPage {
         Ok(())
     }
 
+    /// Reads a value with a side-effect-free page function: safe to repeat
+    /// on a reconnected child.
+    async fn read(&self, function: &str) -> Result<Value, EngineError> {
+        let out = self
+            .call(
+                "browser_evaluate",
+                json!({ "function": function }),
+                QUICK,
+                Retry::Safe,
+            )
+            .await?;
+        Ok(result_value(&out.text))
+    }
+
     /// Evaluates a page function (`() => …` or `(el) => …` with `target`)
-    /// and returns its JSON result.
+    /// and returns its JSON result; never repeated.
     async fn eval(
         &self,
         function: &str,
@@ -209,9 +223,7 @@ impl McpPage {
 
     /// The current document's identity: its time origin, unique per document.
     async fn doc(&self) -> Result<String, EngineError> {
-        let v = self
-            .eval("() => String(performance.timeOrigin)", None, QUICK)
-            .await?;
+        let v = self.read("() => String(performance.timeOrigin)").await?;
         Ok(v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))
     }
 
@@ -483,12 +495,12 @@ impl Page for McpPage {
     }
 
     async fn url(&self) -> Result<String, EngineError> {
-        let v = self.eval("() => location.href", None, QUICK).await?;
+        let v = self.read("() => location.href").await?;
         Ok(v.as_str().unwrap_or_default().to_string())
     }
 
     async fn title(&self) -> Result<String, EngineError> {
-        let v = self.eval("() => document.title", None, QUICK).await?;
+        let v = self.read("() => document.title").await?;
         Ok(v.as_str().unwrap_or_default().to_string())
     }
 
@@ -578,9 +590,7 @@ impl Page for McpPage {
     }
 
     async fn html(&self) -> Result<String, EngineError> {
-        let v = self
-            .eval("() => document.documentElement.outerHTML", None, QUICK)
-            .await?;
+        let v = self.read("() => document.documentElement.outerHTML").await?;
         Ok(v.as_str().unwrap_or_default().to_string())
     }
 
