@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what oxwright needs on a Debian 12 machine, idempotently:
 # Chromium (the browser every job drives), Xvfb (headed-mode tests), fonts,
+# Node.js with the pinned @playwright/mcp server (the second engine,
+# lib/playwright_mcp; it drives Debian Chromium and downloads no browser),
 # and cargo-nextest (the test runner). Safe to run again.
 set -euo pipefail
 
@@ -8,6 +10,8 @@ need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v Xvfb >/dev/null 2>&1 || need_apt+=(xvfb xauth)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""
@@ -16,6 +20,15 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
   $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# The Playwright MCP server, exactly as package-lock.json pins it. npm ci
+# runs again only when the lock file changed since the last install.
+node_dir="$(dirname "$0")/node"
+if ! cmp -s "$node_dir/package-lock.json" "$node_dir/node_modules/.package-lock.json.installed" 2>/dev/null; then
+  echo "infra/install.sh: installing @playwright/mcp into infra/node" >&2
+  (cd "$node_dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$node_dir/package-lock.json" "$node_dir/node_modules/.package-lock.json.installed"
 fi
 
 if ! cargo nextest --version >/dev/null 2>&1; then
@@ -38,3 +51,4 @@ if ! "$VENV/bin/python" -c 'import mcp' >/dev/null 2>&1 || ! cmp -s "$REQS" "$VE
 fi
 
 chromium --version >&2
+echo "@playwright/mcp $(node "$node_dir/node_modules/@playwright/mcp/cli.js" --version)" >&2

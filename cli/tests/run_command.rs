@@ -1,7 +1,8 @@
 //! `oxwright run` as a user runs it: a plain-language workflow against the
 //! fixture app and the scripted LLM server, a real password in a secrets
 //! file, and the process's console output, artefacts and the LLM requests
-//! checked for the password. A structured file runs with no LLM flags.
+//! checked for the password. A structured file runs with no LLM flags, on
+//! Chromium and on the Playwright MCP backend (`--browser playwright-mcp`).
 
 use std::process::Command;
 
@@ -129,6 +130,15 @@ async fn run_command_keeps_the_password_out_of_console_and_artifacts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_command_runs_structured_steps_without_an_llm() {
+    structured_run("chromium").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_command_runs_structured_steps_on_playwright_mcp() {
+    structured_run("playwright-mcp").await;
+}
+
+async fn structured_run(browser: &'static str) {
     let site = FixtureServer::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let workflow = dir.path().join("late.steps");
@@ -146,7 +156,7 @@ async fn run_command_runs_structured_steps_without_an_llm() {
             .arg(&out_dir)
             .arg("run")
             .arg(&workflow)
-            .args(["--url", &start])
+            .args(["--url", &start, "--browser", browser])
             .env_remove("OXWRIGHT_LLM_BASE_URL")
             .env_remove("OXWRIGHT_LLM_MODEL")
             .output()

@@ -44,7 +44,16 @@ fn script_login_search_select(llm: &ScriptedLlm) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_language_login_search_select_completes() {
-    let wf = Wf::start().await;
+    login_search_select(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_language_login_search_select_completes_on_playwright_mcp() {
+    login_search_select(true).await;
+}
+
+async fn login_search_select(playwright_mcp: bool) {
+    let wf = Wf::start_on(playwright_mcp).await;
     let llm = ScriptedLlm::start().await.expect("scripted llm starts");
     script_login_search_select(&llm);
     let (result, lease) = wf
@@ -139,7 +148,14 @@ async fn plain_language_login_search_select_completes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ambiguous_decision_is_refused_then_retried() {
-    let wf = Wf::start().await;
+    ambiguous_decision_is_refused_then_retried_on(false).await;
+}
+
+// Not run on the Playwright MCP backend: its snapshot shows the modal
+// `dialog` without the name `aria-labelledby` gives it (Chromium's tree
+// has `dialog "Added to cart"`), which this test's judge prompt checks.
+async fn ambiguous_decision_is_refused_then_retried_on(playwright_mcp: bool) {
+    let wf = Wf::start_on(playwright_mcp).await;
     let llm = ScriptedLlm::start().await.expect("scripted llm starts");
     llm.push(checklist(&["Add the item to the cart"]));
     // Two buttons are named "Add to cart": the precheck must refuse this one.
@@ -192,7 +208,16 @@ async fn ambiguous_decision_is_refused_then_retried() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn step_that_never_completes_fails_after_three_attempts() {
-    let wf = Wf::start().await;
+    step_that_never_completes_fails_after_three_attempts_on(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn step_that_never_completes_fails_after_three_attempts_on_playwright_mcp() {
+    step_that_never_completes_fails_after_three_attempts_on(true).await;
+}
+
+async fn step_that_never_completes_fails_after_three_attempts_on(playwright_mcp: bool) {
+    let wf = Wf::start_on(playwright_mcp).await;
     let llm = ScriptedLlm::start().await.expect("scripted llm starts");
     llm.push(checklist(&["Make the status say done", "Sign out"]));
     for _ in 0..3 {
@@ -261,7 +286,16 @@ async fn step_that_never_completes_fails_after_three_attempts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_json_answer_fails_the_attempt_cleanly() {
-    let wf = Wf::start().await;
+    invalid_json_answer_fails_the_attempt_cleanly_on(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_json_answer_fails_the_attempt_cleanly_on_playwright_mcp() {
+    invalid_json_answer_fails_the_attempt_cleanly_on(true).await;
+}
+
+async fn invalid_json_answer_fails_the_attempt_cleanly_on(playwright_mcp: bool) {
+    let wf = Wf::start_on(playwright_mcp).await;
     let llm = ScriptedLlm::start().await.expect("scripted llm starts");
     llm.push(checklist(&[
         "Wait for the Download report button",
@@ -307,7 +341,16 @@ async fn invalid_json_answer_fails_the_attempt_cleanly() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn target_not_found_and_unreachable_llm_are_logged_reasons() {
-    let wf = Wf::start().await;
+    target_not_found_and_unreachable_llm_are_logged_reasons_on(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn target_not_found_and_unreachable_llm_are_logged_reasons_on_playwright_mcp() {
+    target_not_found_and_unreachable_llm_are_logged_reasons_on(true).await;
+}
+
+async fn target_not_found_and_unreachable_llm_are_logged_reasons_on(playwright_mcp: bool) {
+    let wf = Wf::start_on(playwright_mcp).await;
     let llm = ScriptedLlm::start().await.expect("scripted llm starts");
     llm.push(checklist(&["Click Sign in"]));
     llm.push(Reply::text("{\"error\": \"TARGET_NOT_FOUND\"}"));

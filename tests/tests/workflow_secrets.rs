@@ -51,6 +51,15 @@ impl<S: Subscriber> Layer<S> for Capture {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn password_appears_in_no_output() {
+    password_hidden(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn password_appears_in_no_output_on_playwright_mcp() {
+    password_hidden(true).await;
+}
+
+async fn password_hidden(playwright_mcp: bool) {
     let capture = Capture::default();
     // Everything at DEBUG and below from every crate, our own crates at TRACE.
     let filter = tracing_subscriber::filter::Targets::new()
@@ -62,7 +71,7 @@ async fn password_appears_in_no_output() {
         .try_init()
         .expect("the only subscriber in this test binary");
 
-    let wf = Wf::start().await;
+    let wf = Wf::start_on(playwright_mcp).await;
     let llm = ScriptedLlm::start().await.expect("scripted llm starts");
     let dir = tempfile::tempdir().unwrap();
     let secrets_file = dir.path().join("secrets.env");

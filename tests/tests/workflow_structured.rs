@@ -20,7 +20,15 @@ expect: text "Ships to Japan"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn structured_flow_passes_with_no_llm_server() {
-    let wf = Wf::start().await;
+    structured_flow(Wf::start().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_flow_passes_on_playwright_mcp() {
+    structured_flow(Wf::start_playwright_mcp().await).await;
+}
+
+async fn structured_flow(wf: Wf) {
     // No scripted LLM server exists in this test, and no LLM client is configured.
     let (result, lease) = wf.run("structured", "/app/login", STRUCTURED_FLOW, None).await;
     assert_eq!(
@@ -53,7 +61,15 @@ async fn structured_flow_passes_with_no_llm_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn structured_steps_reach_dialogs_iframes_and_late_buttons() {
-    let wf = Wf::start().await;
+    reach_dialogs_iframes_and_late_buttons(Wf::start().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_steps_reach_dialogs_iframes_and_late_buttons_on_playwright_mcp() {
+    reach_dialogs_iframes_and_late_buttons(Wf::start_playwright_mcp().await).await;
+}
+
+async fn reach_dialogs_iframes_and_late_buttons(wf: Wf) {
     let text = r#"goto: /app/item?id=2
 click: testid "add-main"
 expect: dialog "Added to cart"
@@ -89,7 +105,15 @@ wait: 10ms
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn structured_step_refuses_two_same_name_buttons() {
-    let wf = Wf::start().await;
+    refuses_two_same_name_buttons(Wf::start().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_step_refuses_two_same_name_buttons_on_playwright_mcp() {
+    refuses_two_same_name_buttons(Wf::start_playwright_mcp().await).await;
+}
+
+async fn refuses_two_same_name_buttons(wf: Wf) {
     let text = "click: button \"Add to cart\"\nclick: button \"Close\"";
     let (result, lease) = wf.run("twins", "/app/item?id=1", text, None).await;
     assert_eq!(result.status, RunStatus::Failed);

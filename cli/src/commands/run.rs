@@ -47,6 +47,20 @@ pub struct RunCmd {
     /// Run a visible browser (needs a display).
     #[arg(long)]
     pub headed: bool,
+    /// The browser engine: the owned Chromium pool, or an external
+    /// Playwright MCP server (`@playwright/mcp` from `infra/node`, driving
+    /// the same Chromium executable).
+    #[arg(long, value_enum, default_value_t = BrowserKind::Chromium)]
+    pub browser: BrowserKind,
+}
+
+/// Which engine runs the workflow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BrowserKind {
+    /// Chromium driven over DevTools (`lib/browser`).
+    Chromium,
+    /// `@playwright/mcp` over MCP (`lib/playwright_mcp`).
+    PlaywrightMcp,
 }
 
 /// Runs the command; returns the process exit code.
@@ -65,10 +79,25 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
     let session = cmd.session.clone().unwrap_or_else(|| JobId::new().to_string());
     let sanitizer = Sanitizer::new();
     let console: ConsoleSink = Arc::new(|line: &str| println!("{line}"));
-    let pool = setup.pool().await?;
     let mut open = OpenOptions::new(setup.policy.clone());
     open.headless = !cmd.headed;
-    let page = pool.open(&open).await.context("opening a page")?;
+    let pool = match cmd.browser {
+        BrowserKind::Chromium => Some(setup.pool().await?),
+        BrowserKind::PlaywrightMcp => None,
+    };
+    let page = match &pool {
+        Some(pool) => pool.open(&open).await.context("opening a page")?,
+        None => {
+            let cfg = oxwright_playwright_mcp::PwMcpConfig {
+                executable: setup.config.pool(&setup.env).chrome_path,
+                ..Default::default()
+            };
+            oxwright_playwright_mcp::PlaywrightMcpEngine::new(cfg)
+                .open(&open)
+                .await
+                .context("opening a page on the playwright mcp server")?
+        }
+    };
     let store = setup.store().await?;
     let deps = RunDeps {
         llm,
@@ -82,7 +111,9 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
     opts.console = Some(console);
     let outcome = run_workflow(page.as_ref(), &workflow, deps, opts).await;
     drop(page);
-    pool.shutdown().await;
+    if let Some(pool) = pool {
+        pool.shutdown().await;
+    }
     let result = match outcome {
         Ok(r) => r,
         Err(err) => {

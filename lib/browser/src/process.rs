@@ -3,7 +3,6 @@
 //! killed as a group and reaped when dropped.
 
 use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -85,36 +84,6 @@ const BASE_FLAGS: &[&str] = &[
     "--remote-debugging-address=127.0.0.1",
     "--remote-debugging-port=0",
 ];
-
-type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
-
-/// Hands `cmd` to the launcher thread. PR_SET_PDEATHSIG fires when the
-/// *thread* that forked the child exits, so every Chromium is forked from
-/// one thread that lives as long as the process.
-fn spawn_owned(cmd: Command) -> std::io::Result<Child> {
-    static LAUNCHER: OnceLock<std::sync::Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
-    let sender = LAUNCHER.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<SpawnRequest>();
-        std::thread::Builder::new()
-            .name("oxwright-chromium-launcher".into())
-            .spawn(move || {
-                while let Ok((mut cmd, reply)) = rx.recv() {
-                    let _ = reply.send(cmd.spawn());
-                }
-            })
-            .expect("launcher thread starts");
-        std::sync::Mutex::new(tx)
-    });
-    let (reply_tx, reply_rx) = mpsc::channel();
-    sender
-        .lock()
-        .map_err(|_| std::io::Error::other("launcher lock poisoned"))?
-        .send((cmd, reply_tx))
-        .map_err(|_| std::io::Error::other("launcher thread gone"))?;
-    reply_rx
-        .recv()
-        .map_err(|_| std::io::Error::other("launcher thread gone"))?
-}
 
 /// Profile directories are named `<prefix><owner-pid>-<random>`.
 const PROFILE_PREFIX: &str = "oxwright-chromium-";
@@ -218,24 +187,7 @@ impl ChromiumProcess {
             cmd.env("DISPLAY", display);
         }
         cmd.arg("about:blank");
-        let parent = std::process::id() as i32;
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::setpgid(0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // The parent may have died before prctl took effect.
-                if libc::getppid() != parent {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
-        let mut child = spawn_owned(cmd)
+        let mut child = oxwright_owned::spawn_owned(cmd)
             .map_err(|e| BrowserError::Unavailable(format!("spawn {}: {e}", opts.executable.display())))?;
         let pgid = child.id() as i32;
         let stderr = child.stderr.take().expect("stderr is piped");

@@ -262,8 +262,8 @@ pub struct FetchArgs {
     /// `main` (the main content, default) or `full` (the whole visible page).
     #[serde(default)]
     pub content: Option<String>,
-    /// What to wait for before reading: `load` (default), `domcontentloaded`,
-    /// `networkidle`.
+    /// What to wait for before reading: `ready` (default: the DOM quiet
+    /// after DOMContentLoaded), `load`, `domcontentloaded`, `networkidle`.
     #[serde(default, rename = "waitUntil", alias = "wait_until")]
     pub wait_until: Option<String>,
     /// A CSS selector that must appear before the page is read.

@@ -5,6 +5,8 @@
 
 use std::sync::Arc;
 
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
 use oxwright_artifacts::MemoryStore;
 use oxwright_browser::{BrowserPool, PoolConfig, UrlPolicy};
 use oxwright_fixtures::FixtureServer;
@@ -93,5 +95,78 @@ pub async fn wait_until(limit: std::time::Duration, mut cond: impl FnMut() -> bo
             return false;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Serves `pages` on `listener` until the test ends; unknown paths get 404.
+pub fn serve_pages(listener: tokio::net::TcpListener, pages: std::collections::HashMap<String, String>) {
+    let pages = Arc::new(pages);
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            let pages = pages.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let mut read = 0;
+                while !buf[..read].windows(4).any(|w| w == b"\r\n\r\n") && read < buf.len() {
+                    match sock.read(&mut buf[read..]).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => read += n,
+                    }
+                }
+                let head = String::from_utf8_lossy(&buf[..read]);
+                let path = head.split_whitespace().nth(1).unwrap_or("/");
+                let path = path.split('?').next().unwrap_or("/");
+                let (status, body) = match pages.get(path) {
+                    Some(html) => ("200 OK", html.clone()),
+                    None => ("404 Not Found", "<h1>Not found</h1>".to_string()),
+                };
+                let resp = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = sock.write_all(resp.as_bytes()).await;
+                let _ = sock.shutdown().await;
+            });
+        }
+    });
+}
+
+/// Serves the engine suite's pages on loopback (a second origin,
+/// `localhost` on the same port, for cross-origin frames) and returns
+/// their base URL with a policy allowing both origins.
+pub async fn suite_site() -> (url::Url, Arc<UrlPolicy>) {
+    // Bind first: the frames page names the second origin with this port.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let other = format!("http://localhost:{}", addr.port());
+    serve_pages(
+        listener,
+        oxwright_engine::test_suite::pages(&other).into_iter().collect(),
+    );
+    let base: url::Url = format!("http://127.0.0.1:{}/", addr.port()).parse().unwrap();
+    let policy = Arc::new(UrlPolicy::allowing([
+        format!("127.0.0.1:{}", addr.port()).parse().unwrap(),
+        format!("localhost:{}", addr.port()).parse().unwrap(),
+    ]));
+    (base, policy)
+}
+
+/// Opens fresh pages of `engine` under `policy` for the engine suite.
+pub fn suite_opener(
+    engine: Arc<dyn oxwright_engine::BrowserEngine>,
+    policy: Arc<UrlPolicy>,
+) -> impl Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = Box<dyn oxwright_engine::Page>> + Send>> + Sync
+{
+    move || {
+        let (engine, policy) = (engine.clone(), policy.clone());
+        Box::pin(async move {
+            engine
+                .open(&oxwright_engine::OpenOptions::new(policy))
+                .await
+                .unwrap_or_else(|e| panic!("a page of {} opens: {e}", engine.describe()))
+        })
     }
 }

@@ -25,6 +25,8 @@ pub const LOGIN_ID: &str = "alice";
 pub struct Wf {
     pub site: FixtureServer,
     pub pool: BrowserPool,
+    /// The engine pages come from: the pool, or the Playwright MCP backend.
+    pub engine: Arc<dyn BrowserEngine>,
     pub policy: Arc<UrlPolicy>,
     pub store: MemoryStore,
     pub console: Arc<Mutex<Vec<String>>>,
@@ -46,10 +48,34 @@ impl Wf {
         let policy = Arc::new(UrlPolicy::allowing([site.addr().to_string().parse().unwrap()]));
         Self {
             site,
+            engine: Arc::new(pool.clone()),
             pool,
             policy,
             store: MemoryStore::new(),
             console: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    /// The same, with pages from the Playwright MCP backend
+    /// (`@playwright/mcp` from `infra/node`, Debian Chromium).
+    pub async fn start_playwright_mcp() -> Self {
+        let cfg = oxwright_playwright_mcp::PwMcpConfig::default();
+        assert!(
+            cfg.cli.exists(),
+            "@playwright/mcp is not installed at {} (run bash infra/install.sh)",
+            cfg.cli.display()
+        );
+        let mut wf = Self::start().await;
+        wf.engine = Arc::new(oxwright_playwright_mcp::PlaywrightMcpEngine::new(cfg));
+        wf
+    }
+
+    /// [`Wf::start_playwright_mcp`] when asked, else [`Wf::start`].
+    pub async fn start_on(playwright_mcp: bool) -> Self {
+        if playwright_mcp {
+            Self::start_playwright_mcp().await
+        } else {
+            Self::start().await
         }
     }
 
@@ -87,9 +113,9 @@ impl Wf {
         opts
     }
 
-    /// Opens a page of the pool under the fixture policy.
+    /// Opens a page of the engine under the fixture policy.
     pub async fn page(&self) -> Box<dyn Page> {
-        self.pool
+        self.engine
             .open(&OpenOptions::new(self.policy.clone()))
             .await
             .expect("page")
