@@ -117,7 +117,7 @@ async def every_tool(c, base, workdir):
     await call(c, "browser_select_option", {"element": "country", "target": "#country", "values": ["Japan"]})
     _, t = await call(c, "browser_evaluate", {"function": "() => document.getElementById('ship').textContent"})
     check("Ships to Japan" in t, "select_option selects", t)
-    await call(c, "browser_hover", {"target": '[data-testid="add-main"]'})
+    await call(c, "browser_hover", {"target": '[data-testid="add-main"]', "ref": '[data-testid="add-main"]'})
     await call(c, "browser_click", {"target": "testid=add-main"})
     _, t = await call(c, "browser_press_key", {"key": "Escape"})
     _, t = await call(c, "browser_evaluate", {"function": "() => document.getElementById('added').open"})

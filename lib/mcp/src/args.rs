@@ -18,8 +18,18 @@ pub struct ElementArgs {
     /// A ref from the last `browser_snapshot` (`e12`) or a selector that
     /// matches exactly one element: CSS, `role=button[name="Go"]`,
     /// `text=Go`, `label=Email`, `placeholder=…`, `testid=…`, `xpath=…`.
-    #[serde(default, alias = "ref")]
+    #[serde(default)]
     pub target: Option<String>,
+    /// The older name of `target` (a snapshot ref); `target` wins when both are given.
+    #[serde(default, rename = "ref")]
+    pub ref_: Option<String>,
+}
+
+impl ElementArgs {
+    /// `target`, else `ref`.
+    pub fn target(&self) -> Option<&str> {
+        self.target.as_deref().or(self.ref_.as_deref())
+    }
 }
 
 /// `snapshot: true` on an action returns the page's snapshot after it.

@@ -543,7 +543,9 @@ impl OxwrightMcp {
         let target = target_of(el)?;
         let opts = ActOptions {
             timeout: self.config().action_timeout,
-            settle: true,
+            // Filling and hovering seldom start work worth waiting for;
+            // clicks, keys and selections do (navigations, fetches).
+            settle: !matches!(act, Act::Fill { .. } | Act::Hover),
         };
         let label = describe(el, &target);
         self.with_tab(snapshot, move |tab| {
@@ -595,15 +597,21 @@ impl OxwrightMcp {
             settle: true,
         };
         let (slowly, submit) = (a.slowly, a.submit);
+        let quiet = ActOptions {
+            settle: false,
+            ..opts.clone()
+        };
         self.with_tab(a.snap.snapshot, move |tab| {
             Box::pin(async move {
                 let act = if slowly {
-                    tab.page.act(&target, &Act::Focus, &opts).await?;
+                    tab.page.act(&target, &Act::Focus, &quiet).await?;
                     Act::Type { text: value }
                 } else {
                     Act::Fill { value, secret }
                 };
-                tab.page.act(&target, &act, &opts).await?;
+                tab.page
+                    .act(&target, &act, if slowly { &opts } else { &quiet })
+                    .await?;
                 let mut s = format!("Typed into {label}.");
                 if submit {
                     let done = tab
@@ -627,6 +635,7 @@ impl OxwrightMcp {
             let target = target_of(&ElementArgs {
                 element: f.name.clone(),
                 target: Some(f.target.clone()),
+                ref_: None,
             })?;
             let kind = f.kind.as_deref().unwrap_or("textbox").to_ascii_lowercase();
             let act = match kind.as_str() {
@@ -744,7 +753,7 @@ impl OxwrightMcp {
     async fn evaluate(&self, a: EvaluateArgs) -> Result<Reply, String> {
         let f = a.function.trim().to_string();
         let is_function = f.starts_with("function") || f.starts_with("async") || f.contains("=>");
-        let expression = match (&a.el.target, is_function) {
+        let expression = match (a.el.target(), is_function) {
             (Some(t), true) => {
                 let t = t.trim();
                 if is_ref(t) {
@@ -783,7 +792,7 @@ impl OxwrightMcp {
         if let Some(kind) = a.kind.as_deref().filter(|k| !k.eq_ignore_ascii_case("png")) {
             return Err(format!("type {kind:?} is not taken; screenshots are PNG"));
         }
-        let element = match &a.el.target {
+        let element = match a.el.target() {
             Some(_) => Some(target_of(&a.el)?),
             None => None,
         };
@@ -929,7 +938,7 @@ impl OxwrightMcp {
             }
             paths.push(real);
         }
-        let target = match &a.el.target {
+        let target = match a.el.target() {
             Some(_) => target_of(&a.el)?,
             None => Target::locator(Locator::css("input[type=file]")),
         };
@@ -1159,7 +1168,7 @@ fn is_ref(s: &str) -> bool {
 }
 
 fn target_of(el: &ElementArgs) -> Result<Target, String> {
-    let Some(t) = el.target.as_deref().map(str::trim).filter(|t| !t.is_empty()) else {
+    let Some(t) = el.target().map(str::trim).filter(|t| !t.is_empty()) else {
         return Err(
             "give target: a ref from browser_snapshot (e.g. e12) or a selector that matches one element"
                 .into(),
@@ -1176,6 +1185,7 @@ fn selector(s: &str) -> ElementArgs {
     ElementArgs {
         element: None,
         target: Some(s.to_string()),
+        ref_: None,
     }
 }
 
@@ -1285,8 +1295,15 @@ mod tests {
         let t = target_of(&ElementArgs {
             element: None,
             target: Some("button#go".into()),
+            ref_: None,
         })
         .unwrap();
+        let both = ElementArgs {
+            element: None,
+            target: Some("e2".into()),
+            ref_: Some("e2".into()),
+        };
+        assert_eq!(target_of(&both).unwrap(), Target::Ref("e2".into()));
         assert!(matches!(t, Target::Locator { .. }));
         assert!(target_of(&ElementArgs::default()).is_err());
     }
