@@ -21,8 +21,8 @@ async fn chromium_page_passes_the_engine_suite() {
         scripts: true,
         evaluate: true,
         iframes: true,
-        // Out-of-process frames need their own DevTools sessions: not yet.
-        cross_origin_iframes: false,
+        // Without site isolation cross-origin frames are in-process.
+        cross_origin_iframes: true,
     };
     test_suite::run(&open, &base, caps).await;
     pool.shutdown().await;

@@ -73,7 +73,17 @@ const BASE_FLAGS: &[&str] = &[
     // tests/tests/policy_boundary.rs). They stay as a second lock.
     // Everything else goes through the egress proxy (`--proxy-server`, set
     // per browser and per context in handle.rs).
-    "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider,BackForwardCache,SpareRendererForSitePerProcess,Prerender2,SpeculationRules,SpeculationRulesPrefetchFuture,PrefetchProxy,NoStatePrefetch,LoadingPredictorPrefetch,LoadingPredictorUseLocalPredictions,LoadingPredictorUseOptimizationGuide,NavigationPredictor,PreconnectToSearch,SearchEnginePreconnector",
+    //
+    // Site isolation is off (IsolateOrigins, site-per-process and the
+    // trials): cross-origin iframes render in their page's process, so one
+    // DevTools session reads their accessibility trees, resolves their
+    // elements and intercepts their requests (snapshots and actions reach
+    // into them), and a page costs one renderer, not one per site. The
+    // trade-off: a compromised renderer could read a cross-site frame of the
+    // same page; each job has its own context and the browser already runs
+    // without the OS sandbox when root.
+    "--disable-site-isolation-trials",
+    "--disable-features=IsolateOrigins,site-per-process,Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider,BackForwardCache,SpareRendererForSitePerProcess,Prerender2,SpeculationRules,SpeculationRulesPrefetchFuture,PrefetchProxy,NoStatePrefetch,LoadingPredictorPrefetch,LoadingPredictorUseLocalPredictions,LoadingPredictorUseOptimizationGuide,NavigationPredictor,PreconnectToSearch,SearchEnginePreconnector",
     "--dns-prefetch-disable",
     "--metrics-recording-only",
     "--password-store=basic",

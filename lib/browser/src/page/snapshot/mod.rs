@@ -1,5 +1,5 @@
 //! The accessibility snapshot on Chromium: the full accessibility tree
-//! (raw JSON from `Accessibility.getFullAXTree`, per same-origin frame)
+//! (raw JSON from `Accessibility.getFullAXTree`, per frame, cross-origin ones included)
 //! rendered into the engine's snapshot lines (Playwright's AI-snapshot
 //! form). Ignored nodes and unnamed generic containers are hoisted (their
 //! children take their place); refs are stable within a document and start
@@ -67,7 +67,6 @@ impl Snapshotter {
         let tree = call(tab, "Page.getFrameTree", json!({})).await?;
         let main = &tree["frameTree"]["frame"];
         let main_id = main["id"].as_str().unwrap_or_default().to_string();
-        let origin = main["securityOrigin"].as_str().unwrap_or_default().to_string();
         let loader = main["loaderId"].as_str().map(str::to_owned);
         if loader != self.loader {
             // A new document: refs start again.
@@ -82,10 +81,10 @@ impl Snapshotter {
         frames.insert(main_id.clone(), read_frame(tab, None).await?);
         let mut children = Vec::new();
         collect_children(&tree["frameTree"], &mut children);
-        for (frame_id, frame_origin) in children {
-            if frame_origin != origin {
-                continue; // Cross-origin frames need their own sessions (phase 2).
-            }
+        // Cross-origin frames too: without site isolation they live in this
+        // page's process (lib/browser/src/process.rs); one that cannot be
+        // read (out of process after all) is left out.
+        for (frame_id, _origin) in children {
             let Ok(frame) = read_frame(tab, Some(&frame_id)).await else {
                 continue;
             };
