@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Workflow per-step time on the two engine backends: the structured phase-1
+# flow (login → search → item → select), run with `oxwright run --json` on
+# the Chromium pool and on the Playwright MCP backend, interleaved; prints
+# the median step duration and run total of each.
+#   target/debug/oxwright sample-site --listen 127.0.0.1:8765 &
+#   bash bench/mcp/workflow_backends.sh [ROUNDS] [BINARY]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROUNDS="${1:-3}"
+BIN="${2:-target/release/oxwright}"
+BASE="${BASE:-http://127.0.0.1:8765}"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+cat > "$WORK/flow.txt" <<'FLOW'
+fill: textbox "Username" = alice
+fill: textbox "Password" = {{PASSWORD}}
+click: button "Sign in"
+fill: searchbox "Search products" = rust
+click: button "Search"
+click: link "Rust in Action"
+select: combobox "Shipping country" = Japan
+expect: text "Ships to Japan"
+FLOW
+export OXWRIGHT_SECRET_PASSWORD='Tr0ub4dor&3-horse'
+for i in $(seq "$ROUNDS"); do
+  for b in chromium playwright-mcp; do
+    "$BIN" --allow-host 127.0.0.1 --out "$WORK/out" run "$WORK/flow.txt" --url "$BASE/app/login" --browser "$b" --json 2>/dev/null \
+      | python3 -c 'import json,sys; t=sys.stdin.read(); j=json.loads(t[t.index("\n{\n")+1:t.rindex("\n}")+2]); print(sys.argv[1], j["status"], j["totals"]["duration_ms"], *[s["duration_ms"] for s in j["steps"]])' "$b"
+  done
+done | python3 -c '
+import sys, statistics
+runs = {}
+for line in sys.stdin:
+    b, status, total, *steps = line.split()
+    runs.setdefault(b, []).append((status, float(total), [float(s) for s in steps]))
+for b, rs in runs.items():
+    steps = [s for _, _, ss in rs for s in ss]
+    done = sum(st == "completed" for st, _, _ in rs)
+    total = statistics.median(t for _, t, _ in rs)
+    print(f"{b:15} runs {len(rs)} ({done} completed)  run total p50 {total:8.0f} ms  step p50 {statistics.median(steps):7.1f} ms")
+'
