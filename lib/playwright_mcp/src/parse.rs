@@ -3,7 +3,10 @@
 //! (the same Playwright AI-snapshot form our engine seam uses) and its
 //! error texts, mapped onto [`EngineErrorKind`]s.
 
-use oxwright_engine::{ElementId, EngineError, EngineErrorKind, SnapshotElement, SnapshotLine};
+use oxwright_engine::{
+    ConsoleMessage, ElementId, EngineError, EngineErrorKind, SnapshotElement, SnapshotLine, TabInfo,
+};
+use serde_json::Value;
 
 /// Returns the body of `### {name}` up to the next section.
 pub fn section<'a>(text: &'a str, name: &str) -> Option<&'a str> {
@@ -235,9 +238,82 @@ fn element_of(line: &str) -> Option<(String, String, String)> {
     Some((role, name, ref_id))
 }
 
+/// Reads the JSON of a `### Result` section (`undefined` is null; text
+/// that is not JSON comes back as a string).
+pub fn result_value(text: &str) -> Value {
+    let Some(body) = section(text, "Result") else {
+        return Value::Null;
+    };
+    let body = body.trim();
+    if body == "undefined" {
+        return Value::Null;
+    }
+    serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.to_string()))
+}
+
+/// Reads `- 0: (current) [title](url)` lines.
+pub fn parse_tabs(body: &str) -> Vec<TabInfo> {
+    body.lines()
+        .filter_map(|l| {
+            let l = l.strip_prefix("- ")?;
+            let (id, rest) = l.split_once(": ")?;
+            let (current, rest) = match rest.strip_prefix("(current) ") {
+                Some(r) => (true, r),
+                None => (false, rest),
+            };
+            let rest = rest.strip_prefix('[')?;
+            let (title, rest) = rest.rsplit_once("](")?;
+            let url = rest.strip_suffix(')')?;
+            Some(TabInfo {
+                id: id.to_string(),
+                url: url.to_string(),
+                title: title.to_string(),
+                current,
+            })
+        })
+        .collect()
+}
+
+/// Reads `[LEVEL] text @ url:line` lines; lines that start otherwise continue the previous message.
+pub fn parse_console(text: &str) -> Vec<ConsoleMessage> {
+    let body = section(text, "Result").unwrap_or("");
+    let mut out: Vec<ConsoleMessage> = Vec::new();
+    for line in body.lines() {
+        if let Some(rest) = line.strip_prefix('[')
+            && let Some((level, msg)) = rest.split_once("] ")
+            && level.chars().all(|c| c.is_ascii_uppercase())
+        {
+            let (text, url) = match msg.rsplit_once(" @ ") {
+                Some((t, u)) => (t.to_string(), Some(u.to_string())),
+                None => (msg.to_string(), None),
+            };
+            let level = match level {
+                "LOG" => "log",
+                "INFO" => "info",
+                "WARNING" => "warning",
+                "ERROR" => "error",
+                _ => "debug",
+            };
+            out.push(ConsoleMessage {
+                level: level.to_string(),
+                text,
+                url,
+            });
+        } else if let Some(last) = out.last_mut()
+            && !line.starts_with("Total messages:")
+            && !line.starts_with("Returning ")
+        {
+            last.text.push('\n');
+            last.text.push_str(line);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const SNAP: &str = "### Page\n- Page URL: http://a/suite/index\n- Page Title: Suite index\n### Snapshot\n```yaml\n- generic [active] [ref=e1]:\n  - heading \"Suite index\" [level=1] [ref=e2]\n  - paragraph [ref=e3]: Unique paragraph text\n  - link \"Form \\\"page\\\"\" [ref=e5] [cursor=pointer]:\n    - /url: /suite/form\n  - textbox \"Password\" [ref=e17]: hunter2\n```\n### Events\n- x";
 
@@ -314,5 +390,27 @@ mod tests {
             "### Error\nError: Element is not an <input>, <textarea>, <select> or [contenteditable]",
         );
         assert_eq!(e.kind, EngineErrorKind::NotInteractable);
+    }
+
+    #[test]
+    fn parses_tabs_console_and_results() {
+        let tabs = parse_tabs("- 0: (current) [S](http://a/s.html)\n- 1: [Suite [x]](http://a/i.html)");
+        assert_eq!(tabs.len(), 2);
+        assert!(tabs[0].current && tabs[0].url == "http://a/s.html");
+        assert_eq!(tabs[1].title, "Suite [x]");
+        let c = parse_console(
+            "### Result\nTotal messages: 2 (Errors: 1, Warnings: 0)\n\n[LOG] hello from suite @ http://a/:12\n[ERROR] boom\n  at x",
+        );
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            (c[0].level.as_str(), c[0].text.as_str()),
+            ("log", "hello from suite")
+        );
+        assert_eq!(c[1].text, "boom\n  at x");
+        assert_eq!(
+            result_value("### Result\n42\n### Ran Playwright code\nx"),
+            json!(42)
+        );
+        assert_eq!(result_value("### Result\nundefined"), Value::Null);
     }
 }

@@ -20,30 +20,12 @@ use serde_json::{Value, json};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::client::{McpClient, Retry, ToolOutput};
-use crate::parse;
-use crate::selector::selector;
+use crate::parse::{self, parse_console, parse_tabs, result_value};
+
+mod act;
 
 /// Deadline of the small reads (document token, title, tabs …).
 const QUICK: Duration = Duration::from_secs(10);
-
-/// The body of the locate code (`sel` is bound): walks the frame tree,
-/// collects a page-level selector for each visible match.
-const FIND_JS: &str = "const found = []; \
-  const walk = async (frame, prefix) => { \
-    const l = frame.locator(sel); const n = await l.count(); \
-    for (let i = 0; i < n; i++) { if (await l.nth(i).isVisible()) found.push(prefix + sel + ' >> nth=' + i); } \
-    const kids = frame.childFrames(); if (!kids.length) return; \
-    const els = await frame.locator('css=iframe, frame').elementHandles(); \
-    for (let k = 0; k < els.length; k++) { \
-      const cf = await els[k].contentFrame(); \
-      if (cf && kids.includes(cf)) { \
-        try { await walk(cf, prefix + 'css=iframe, frame >> nth=' + k + ' >> internal:control=enter-frame >> '); } catch (e) {} \
-      } \
-    } \
-  }; \
-  await walk(page.mainFrame(), ''); \
-  const doc = await page.evaluate(() => String(performance.timeOrigin)); \
-  return { doc, found };";
 
 /// Stops a pending navigation (Chromium's `Page.stopLoading`).
 const STOP_LOADING: &str = "async (page) => { const s = await page.context().newCDPSession(page); \
@@ -80,12 +62,6 @@ impl Drop for McpPage {
     fn drop(&mut self) {
         self.client.kill_now();
     }
-}
-
-/// What a target resolves to: the server's `target` string and the document it was valid in.
-struct Resolved {
-    target: String,
-    doc: String,
 }
 
 impl McpPage {
@@ -227,78 +203,6 @@ impl McpPage {
         Ok(v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))
     }
 
-    async fn resolve(&self, target: &Target) -> Result<Resolved, EngineError> {
-        match target {
-            Target::Ref(r) => {
-                let doc = self.doc().await?;
-                let last = self.last.lock().expect("last lock");
-                if last.doc != doc || !last.refs.contains(r) {
-                    return Err(EngineError::stale(r));
-                }
-                Ok(Resolved {
-                    target: r.clone(),
-                    doc,
-                })
-            }
-            Target::Element(id) => {
-                let (want, sel) = id.0.split_once('|').ok_or_else(|| {
-                    EngineError::new(
-                        EngineErrorKind::InvalidInput,
-                        format!("not an element id of this engine: {id}"),
-                    )
-                })?;
-                let doc = self.doc().await?;
-                if want != doc {
-                    return Err(EngineError::new(
-                        EngineErrorKind::Stale,
-                        format!("element {id} belongs to a document that is gone; take a new snapshot"),
-                    ));
-                }
-                Ok(Resolved {
-                    target: sel.to_string(),
-                    doc,
-                })
-            }
-            Target::Locator { locator, nth } => {
-                let (doc, found) = self.find(locator).await?;
-                let pick = match nth {
-                    Some(n) => found.get(*n).cloned(),
-                    None if found.len() == 1 => found.first().cloned(),
-                    None if found.is_empty() => None,
-                    None => return Err(EngineError::not_unique(target, found.len())),
-                };
-                let target_sel = pick.ok_or_else(|| EngineError::not_found(target))?;
-                Ok(Resolved {
-                    target: target_sel,
-                    doc,
-                })
-            }
-        }
-    }
-
-    /// Returns the document and a selector for each visible match of
-    /// `locator`, in the page and in every frame below it (a frame's
-    /// matches are reached through `internal:control=enter-frame`, the
-    /// selector Playwright's `frameLocator` builds).
-    async fn find(&self, locator: &Locator) -> Result<(String, Vec<String>), EngineError> {
-        let sel = selector(locator);
-        let lit = serde_json::to_string(&sel).expect("a string serialises");
-        let code = format!("async (page) => {{ const sel = {lit}; {FIND_JS} }}");
-        let v = self.run_code(&code, QUICK, Retry::Safe).await.map_err(|e| {
-            if e.kind == EngineErrorKind::Protocol && e.message.to_lowercase().contains("selector") {
-                EngineError::new(EngineErrorKind::InvalidInput, e.message)
-            } else {
-                e
-            }
-        })?;
-        let doc = v["doc"].as_str().unwrap_or_default().to_string();
-        let found = v["found"]
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-            .unwrap_or_default();
-        Ok((doc, found))
-    }
-
     async fn wait_code(&self, body: &str, timeout: Duration) -> Result<(), EngineError> {
         let code = format!("async (page) => {{ {body} }}");
         match self.run_code(&code, timeout, Retry::Never).await {
@@ -339,97 +243,6 @@ impl McpPage {
         )
         .await
     }
-
-    async fn perform(&self, target: &str, act: &Act, opts: &ActOptions) -> Result<(), EngineError> {
-        // As for navigations: the server's action deadline is per child.
-        let deadline = opts.timeout.max(self.client.config().action_timeout);
-        match act {
-            Act::Click | Act::DoubleClick => {
-                let args = json!({ "target": target, "doubleClick": matches!(act, Act::DoubleClick) });
-                self.call("browser_click", args, deadline, Retry::Never).await?;
-            }
-            Act::Fill { value, secret } => {
-                let password = self
-                    .eval("(el) => el.type === 'password'", Some(target), deadline)
-                    .await
-                    .map(|v| v == json!(true))
-                    .unwrap_or(false);
-                if (*secret || password) && !value.is_empty() {
-                    self.secrets.lock().expect("secrets lock").push(value.clone());
-                }
-                self.call(
-                    "browser_type",
-                    json!({ "target": target, "text": value }),
-                    deadline,
-                    Retry::Never,
-                )
-                .await?;
-            }
-            Act::Type { text } => {
-                let args = json!({ "target": target, "text": text, "slowly": true });
-                self.call("browser_type", args, deadline, Retry::Never).await?;
-            }
-            Act::Press { key } => {
-                self.eval("(el) => el.focus()", Some(target), deadline).await?;
-                self.call("browser_press_key", json!({ "key": key }), deadline, Retry::Never)
-                    .await?;
-            }
-            Act::Select { values } => {
-                let args = json!({ "target": target, "values": values });
-                self.call("browser_select_option", args, deadline, Retry::Never)
-                    .await?;
-            }
-            Act::Check | Act::Uncheck => {
-                let field = json!({
-                    "target": target,
-                    "name": "field",
-                    "type": "checkbox",
-                    "value": if matches!(act, Act::Check) { "true" } else { "false" },
-                });
-                self.call(
-                    "browser_fill_form",
-                    json!({ "fields": [field] }),
-                    deadline,
-                    Retry::Never,
-                )
-                .await?;
-            }
-            Act::Hover => {
-                self.call(
-                    "browser_hover",
-                    json!({ "target": target }),
-                    deadline,
-                    Retry::Never,
-                )
-                .await?;
-            }
-            Act::ScrollIntoView => {
-                self.eval(
-                    "(el) => el.scrollIntoView({ block: 'center' })",
-                    Some(target),
-                    deadline,
-                )
-                .await?;
-            }
-            Act::Focus => {
-                self.eval("(el) => el.focus()", Some(target), deadline).await?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Reads the JSON of a `### Result` section (`undefined` is null; text
-/// that is not JSON comes back as a string).
-fn result_value(text: &str) -> Value {
-    let Some(body) = parse::section(text, "Result") else {
-        return Value::Null;
-    };
-    let body = body.trim();
-    if body == "undefined" {
-        return Value::Null;
-    }
-    serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.to_string()))
 }
 
 #[async_trait]
@@ -745,89 +558,14 @@ fn same_target(target: &str, url: &str) -> bool {
         .is_some_and(|hp| hp == target)
 }
 
-/// Reads `- 0: (current) [title](url)` lines.
-fn parse_tabs(body: &str) -> Vec<TabInfo> {
-    body.lines()
-        .filter_map(|l| {
-            let l = l.strip_prefix("- ")?;
-            let (id, rest) = l.split_once(": ")?;
-            let (current, rest) = match rest.strip_prefix("(current) ") {
-                Some(r) => (true, r),
-                None => (false, rest),
-            };
-            let rest = rest.strip_prefix('[')?;
-            let (title, rest) = rest.rsplit_once("](")?;
-            let url = rest.strip_suffix(')')?;
-            Some(TabInfo {
-                id: id.to_string(),
-                url: url.to_string(),
-                title: title.to_string(),
-                current,
-            })
-        })
-        .collect()
-}
-
-/// Reads `[LEVEL] text @ url:line` lines; lines that start otherwise continue the previous message.
-fn parse_console(text: &str) -> Vec<ConsoleMessage> {
-    let body = parse::section(text, "Result").unwrap_or("");
-    let mut out: Vec<ConsoleMessage> = Vec::new();
-    for line in body.lines() {
-        if let Some(rest) = line.strip_prefix('[')
-            && let Some((level, msg)) = rest.split_once("] ")
-            && level.chars().all(|c| c.is_ascii_uppercase())
-        {
-            let (text, url) = match msg.rsplit_once(" @ ") {
-                Some((t, u)) => (t.to_string(), Some(u.to_string())),
-                None => (msg.to_string(), None),
-            };
-            let level = match level {
-                "LOG" => "log",
-                "INFO" => "info",
-                "WARNING" => "warning",
-                "ERROR" => "error",
-                _ => "debug",
-            };
-            out.push(ConsoleMessage {
-                level: level.to_string(),
-                text,
-                url,
-            });
-        } else if let Some(last) = out.last_mut()
-            && !line.starts_with("Total messages:")
-            && !line.starts_with("Returning ")
-        {
-            last.text.push('\n');
-            last.text.push_str(line);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn parses_tabs_console_and_results() {
-        let tabs = parse_tabs("- 0: (current) [S](http://a/s.html)\n- 1: [Suite [x]](http://a/i.html)");
-        assert_eq!(tabs.len(), 2);
-        assert!(tabs[0].current && tabs[0].url == "http://a/s.html");
-        assert_eq!(tabs[1].title, "Suite [x]");
-        let c = parse_console(
-            "### Result\nTotal messages: 2 (Errors: 1, Warnings: 0)\n\n[LOG] hello from suite @ http://a/:12\n[ERROR] boom\n  at x",
-        );
-        assert_eq!(c.len(), 2);
-        assert_eq!(
-            (c[0].level.as_str(), c[0].text.as_str()),
-            ("log", "hello from suite")
-        );
-        assert_eq!(c[1].text, "boom\n  at x");
-        assert_eq!(
-            result_value("### Result\n42\n### Ran Playwright code\nx"),
-            json!(42)
-        );
-        assert_eq!(result_value("### Result\nundefined"), Value::Null);
+    fn refusal_targets_name_urls() {
         assert!(same_target("127.0.0.1:80", "http://127.0.0.1/x"));
+        assert!(same_target("http://a/x", "http://a/x"));
+        assert!(!same_target("127.0.0.1:81", "http://127.0.0.1/x"));
     }
 }

@@ -1,0 +1,119 @@
+//! oxwright's own tools: a page as Markdown, a site's sitemaps, a workflow run.
+
+use oxwright_jobs::{FetchSpec, JobError};
+use oxwright_workflow::{RunDeps, Workflow, WorkflowOptions};
+
+use super::OxwrightMcp;
+use super::util::*;
+use crate::args::*;
+use crate::errors::explain;
+
+impl OxwrightMcp {
+    pub(super) async fn fetch_markdown(&self, a: FetchArgs) -> Result<Reply, String> {
+        let url = parse_url(&a.url)?;
+        let mut spec = FetchSpec::new(url);
+        spec.headless = self.config().headless;
+        if let Some(c) = &a.content {
+            spec.content = enum_arg("content", c)?;
+        }
+        if let Some(w) = &a.wait_until {
+            spec.wait_for_load_state = enum_arg("waitUntil", w)?;
+        }
+        spec.wait_for = a.wait_for.clone();
+        if let Some(t) = a.timeout_ms {
+            spec.timeout_ms = t;
+        }
+        for b in &a.block_resources {
+            spec.block_resources.push(enum_arg("blockResources", b)?);
+        }
+        let services = &self.shared.services;
+        let out = oxwright_fetch::fetch_page(services.engine.as_ref(), &services.policy, &spec)
+            .await
+            .map_err(|e: JobError| explain_job(&e))?;
+        let r = &out.result;
+        let mut text = format!(
+            "- URL: {}\n- Status: {}\n- Title: {}\n- Tokens: {} (HTML {})\n",
+            r.final_url, r.status, r.title, r.tokens.markdown, r.tokens.html
+        );
+        for w in &r.warnings {
+            text.push_str(&format!("- Warning: {w}\n"));
+        }
+        text.push_str(&format!("\n{}", r.markdown));
+        Ok(Reply {
+            text,
+            images: Vec::new(),
+            structured: serde_json::to_value(r).ok(),
+        })
+    }
+
+    pub(super) async fn load_sitemap(&self, a: SitemapArgs) -> Result<Reply, String> {
+        let loader = oxwright_sitemap::SitemapLoader::new(
+            self.shared.services.policy.clone(),
+            oxwright_sitemap::SitemapOptions::default(),
+        );
+        let result = loader
+            .load(&a.target)
+            .await
+            .map_err(|e| explain_job(&JobError::from(e)))?;
+        let limit = a.limit.unwrap_or(1000).max(1);
+        let mut text = format!("{} URLs", result.urls.len());
+        if result.urls.len() > limit {
+            text.push_str(&format!(" (the first {limit} shown; pass limit for more)"));
+        }
+        text.push('\n');
+        for u in result.urls.iter().take(limit) {
+            text.push_str(&u.loc);
+            text.push('\n');
+        }
+        for w in &result.warnings {
+            text.push_str(&format!("- Warning: {w}\n"));
+        }
+        Ok(Reply::text(text))
+    }
+
+    pub(super) async fn run_workflow(&self, a: WorkflowArgs) -> Result<Reply, String> {
+        let workflow =
+            Workflow::parse(&a.workflow).map_err(|e| format!("the workflow does not parse: {e}"))?;
+        let url = parse_url(&a.url)?;
+        let services = &self.shared.services;
+        let deps = RunDeps {
+            llm: services.llm.clone(),
+            secrets: services.secrets.clone(),
+            store: services.store.clone(),
+            sanitizer: self.shared.sanitizer.clone(),
+        };
+        let session_id = format!("mcp-{}", oxwright_jobs::JobId::new());
+        let mut opts = WorkflowOptions::new(session_id.clone(), url);
+        opts.name = a.name.clone();
+        opts.action_timeout = self.config().action_timeout;
+        let mut session = self.session.lock().await;
+        let open = self.open_options();
+        let tab = session
+            .current(&services.engine, &open)
+            .await
+            .map_err(|e| explain(&e))?;
+        tab.last_snapshot = None;
+        let result = oxwright_workflow::run_workflow(tab.page.as_ref(), &workflow, deps, opts)
+            .await
+            .map_err(|e| format!("the workflow could not run: {e}"))?;
+        let mut text = format!(
+            "Workflow {} {:?}: {} step(s); final URL {}.\n",
+            session_id,
+            result.status,
+            result.steps.len(),
+            result.final_url.as_deref().unwrap_or("-")
+        );
+        if let Some(err) = &result.error {
+            text.push_str(&format!("- Error: {err}\n"));
+        }
+        text.push_str(&format!("- Artefacts ({}):\n", services.store.describe()));
+        for k in &result.artifacts {
+            text.push_str(&format!("  - {k}\n"));
+        }
+        Ok(Reply {
+            text,
+            images: Vec::new(),
+            structured: serde_json::to_value(&result).ok(),
+        })
+    }
+}

@@ -1,0 +1,531 @@
+//! The MCP handler: one per client session (stdio: the process; HTTP: each
+//! `Mcp-Session-Id`), each with its own tabs from the engine, so clients
+//! never see each other's cookies or pages unless `shared_context` is set.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use oxwright_artifacts::ArtifactStore;
+use oxwright_engine::{
+    Act, BrowserEngine, DialogAction, EngineError, EngineErrorKind, OpenOptions, SnapshotOptions, UrlPolicy,
+};
+use oxwright_llm::ChatModel;
+use oxwright_workflow::{Sanitizer, SecretStore};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use crate::args::*;
+use crate::errors::explain;
+use crate::screenshots::ScreenshotStore;
+use crate::session::{Session, Tab};
+use crate::tools::catalogue;
+use util::*;
+
+mod browser;
+mod jobs;
+mod util;
+
+/// How the server behaves.
+#[derive(Debug, Clone)]
+pub struct McpConfig {
+    /// Headless pages (the default) or headed.
+    pub headless: bool,
+    /// Where screenshots are written.
+    pub screenshot_dir: PathBuf,
+    /// Largest screenshot kept, in bytes.
+    pub max_screenshot_bytes: usize,
+    /// Screenshots kept; the oldest go first.
+    pub max_screenshots: usize,
+    /// Files may be uploaded only from under this directory (none: uploads refused).
+    pub upload_dir: Option<PathBuf>,
+    /// Deadline of one action (auto-wait, input, settle).
+    pub action_timeout: Duration,
+    /// Deadline of one navigation or wait.
+    pub navigation_timeout: Duration,
+    /// Cap on snapshot text, in characters.
+    pub snapshot_max_chars: usize,
+    /// All clients share one set of tabs (and cookies).
+    pub shared_context: bool,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        Self {
+            headless: true,
+            screenshot_dir: PathBuf::from("oxwright-screenshots"),
+            max_screenshot_bytes: 10 * 1024 * 1024,
+            max_screenshots: 100,
+            upload_dir: None,
+            action_timeout: Duration::from_secs(10),
+            navigation_timeout: Duration::from_secs(30),
+            snapshot_max_chars: oxwright_engine::DEFAULT_MAX_CHARS,
+            shared_context: false,
+        }
+    }
+}
+
+/// What every session of one server shares.
+pub struct McpServices {
+    /// The browser engine pages come from.
+    pub engine: Arc<dyn BrowserEngine>,
+    /// The URL policy every request obeys.
+    pub policy: Arc<UrlPolicy>,
+    /// Secrets `{{NAME}}` stands for; their values are redacted everywhere.
+    pub secrets: Arc<dyn SecretStore>,
+    /// The names in `secrets`, registered with the sanitiser up front.
+    pub secret_names: Vec<String>,
+    /// Where workflow runs write their artefacts.
+    pub store: Arc<dyn ArtifactStore>,
+    /// The LLM plain-language workflows use.
+    pub llm: Option<Arc<dyn ChatModel>>,
+    /// The configuration.
+    pub config: McpConfig,
+}
+
+impl std::fmt::Debug for McpServices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServices")
+            .field("engine", &self.engine.describe())
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+/// The state shared by every session of one server.
+#[derive(Debug)]
+pub struct Shared {
+    services: McpServices,
+    sanitizer: Sanitizer,
+    screenshots: ScreenshotStore,
+    shared_session: Option<Arc<Mutex<Session>>>,
+}
+
+impl Shared {
+    /// Builds the shared state; registers every secret value for redaction.
+    pub async fn new(services: McpServices) -> anyhow::Result<Arc<Self>> {
+        let sanitizer = Sanitizer::new();
+        for name in &services.secret_names {
+            if let Some(value) = services.secrets.get(name).await? {
+                sanitizer.register(name, value.expose());
+            }
+        }
+        let c = &services.config;
+        let screenshots = ScreenshotStore::new(
+            c.screenshot_dir.clone(),
+            c.max_screenshot_bytes,
+            c.max_screenshots,
+        );
+        let shared_session = c.shared_context.then(|| Arc::new(Mutex::new(Session::default())));
+        Ok(Arc::new(Self {
+            services,
+            sanitizer,
+            screenshots,
+            shared_session,
+        }))
+    }
+
+    /// The sanitiser every result and log line passes.
+    pub fn sanitizer(&self) -> &Sanitizer {
+        &self.sanitizer
+    }
+}
+
+/// One client's handler.
+#[derive(Debug, Clone)]
+pub struct OxwrightMcp {
+    shared: Arc<Shared>,
+    session: Arc<Mutex<Session>>,
+    id: String,
+}
+
+impl OxwrightMcp {
+    /// A handler with its own session (or the shared one).
+    pub fn new(shared: Arc<Shared>) -> Self {
+        let session = shared
+            .shared_session
+            .clone()
+            .unwrap_or_else(|| Arc::new(Mutex::new(Session::default())));
+        Self {
+            shared,
+            session,
+            id: oxwright_jobs::JobId::new().to_string(),
+        }
+    }
+
+    fn open_options(&self) -> OpenOptions {
+        let mut o = OpenOptions::new(self.shared.services.policy.clone());
+        o.headless = self.shared.services.config.headless;
+        o
+    }
+
+    fn config(&self) -> &McpConfig {
+        &self.shared.services.config
+    }
+
+    /// Runs tool `name` with `args`; never panics, never fails the
+    /// connection: every failure is a tool error the agent can read.
+    pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
+        let cfg = self.config();
+        // No tool outlives its deadlines: a hung page cannot wedge the session.
+        let limit = cfg.navigation_timeout * 3 + cfg.action_timeout + Duration::from_secs(10);
+        let outcome = match tokio::time::timeout(limit, self.dispatch(name, args)).await {
+            Ok(r) => r,
+            Err(_) => Err(format!(
+                "{name} did not finish within {} s; the page may be hung: try browser_navigate again or browser_close",
+                limit.as_secs()
+            )),
+        };
+        let clean = |s: &str| self.shared.sanitizer.clean(s);
+        match outcome {
+            Ok(reply) => {
+                let mut content = vec![ContentBlock::text(clean(&reply.text))];
+                for png in reply.images {
+                    content.push(ContentBlock::image(
+                        base64::engine::general_purpose::STANDARD.encode(png),
+                        "image/png",
+                    ));
+                }
+                let mut result = CallToolResult::success(content);
+                if let Some(v) = reply.structured {
+                    let text = clean(&v.to_string());
+                    result.structured_content = Some(serde_json::from_str(&text).unwrap_or(Value::Null));
+                }
+                result
+            }
+            Err(message) => {
+                tracing::info!(tool = name, error = %clean(&message), "tool failed");
+                CallToolResult::error(vec![ContentBlock::text(clean(&message))])
+            }
+        }
+    }
+
+    async fn dispatch(&self, name: &str, args: Value) -> Result<Reply, String> {
+        match name {
+            "browser_navigate" | "playwright_navigate" => {
+                let a: NavigateArgs = parse(name, args)?;
+                self.navigate(&a.url, a.snap.snapshot).await
+            }
+            "browser_navigate_back" => {
+                let a: BackArgs = parse(name, args)?;
+                let t = self.config().navigation_timeout;
+                self.with_tab_as(a.snap.snapshot, true, move |tab| {
+                    Box::pin(async move {
+                        tab.page.back(t).await?;
+                        Ok("Went back.".to_string())
+                    })
+                })
+                .await
+            }
+            "browser_snapshot" => {
+                let a: SnapshotArgs = parse(name, args)?;
+                self.snapshot(a.diff, a.max_chars).await
+            }
+            "browser_click" => {
+                let a: ClickArgs = parse(name, args)?;
+                let act = if a.double_click {
+                    Act::DoubleClick
+                } else {
+                    Act::Click
+                };
+                self.act(&a.el, act, a.snap.snapshot).await
+            }
+            "playwright_click" => {
+                let a: SelectorArgs = parse(name, args)?;
+                self.act(&selector(&a.selector), Act::Click, false).await
+            }
+            "browser_hover" => {
+                let a: HoverArgs = parse(name, args)?;
+                self.act(&a.el, Act::Hover, a.snap.snapshot).await
+            }
+            "playwright_hover" => {
+                let a: SelectorArgs = parse(name, args)?;
+                self.act(&selector(&a.selector), Act::Hover, false).await
+            }
+            "browser_type" => {
+                let a: TypeArgs = parse(name, args)?;
+                self.type_text(&a).await
+            }
+            "playwright_fill" => {
+                let a: SelectorValueArgs = parse(name, args)?;
+                let (value, secret) = self.resolve_secrets(&a.value).await?;
+                self.act(&selector(&a.selector), Act::Fill { value, secret }, false)
+                    .await
+            }
+            "browser_fill_form" => {
+                let a: FillFormArgs = parse(name, args)?;
+                self.fill_form(a).await
+            }
+            "browser_select_option" => {
+                let a: SelectArgs = parse(name, args)?;
+                self.act(&a.el, Act::Select { values: a.values }, a.snap.snapshot)
+                    .await
+            }
+            "playwright_select" => {
+                let a: SelectorValueArgs = parse(name, args)?;
+                self.act(
+                    &selector(&a.selector),
+                    Act::Select {
+                        values: vec![a.value],
+                    },
+                    false,
+                )
+                .await
+            }
+            "browser_press_key" => {
+                let a: PressKeyArgs = parse(name, args)?;
+                self.press_key(a.key, a.snap.snapshot).await
+            }
+            "browser_wait_for" => {
+                let a: WaitForArgs = parse(name, args)?;
+                self.wait_for(a).await
+            }
+            "browser_evaluate" | "playwright_evaluate" => {
+                let a: EvaluateArgs = parse(name, args)?;
+                self.evaluate(a).await
+            }
+            "browser_take_screenshot" | "playwright_screenshot" => {
+                let a: ScreenshotArgs = parse(name, args)?;
+                self.screenshot(a).await
+            }
+            "browser_console_messages" | "playwright_get_console_logs" => {
+                let a: ConsoleArgs = parse(name, args)?;
+                self.console(a.only_errors).await
+            }
+            "browser_network_requests" => {
+                let a: NetworkArgs = parse(name, args)?;
+                self.network(a.include_static).await
+            }
+            "browser_handle_dialog" => {
+                let a: DialogArgs = parse(name, args)?;
+                self.handle_dialog(a).await
+            }
+            "browser_file_upload" => {
+                let a: UploadArgs = parse(name, args)?;
+                self.upload(a).await
+            }
+            "browser_tabs" => {
+                let a: TabsArgs = parse(name, args)?;
+                self.tabs(a).await
+            }
+            "browser_resize" => {
+                let a: ResizeArgs = parse(name, args)?;
+                self.with_tab(false, move |tab| {
+                    Box::pin(async move {
+                        tab.page.set_viewport(a.width, a.height).await?;
+                        Ok(format!("Resized the viewport to {}x{}.", a.width, a.height))
+                    })
+                })
+                .await
+            }
+            "browser_close" => {
+                let _: NoArgs = parse(name, args)?;
+                self.session.lock().await.close_all();
+                Ok(Reply::text(
+                    "Closed the browser tabs of this session; the next tool opens a new page.",
+                ))
+            }
+            "playwright_get_content" => {
+                let _: NoArgs = parse(name, args)?;
+                self.with_tab_raw(|tab| Box::pin(async move { Ok(Reply::text(tab.page.html().await?)) }))
+                    .await
+            }
+            "fetch_markdown" => {
+                let a: FetchArgs = parse(name, args)?;
+                self.fetch_markdown(a).await
+            }
+            "load_sitemap" => {
+                let a: SitemapArgs = parse(name, args)?;
+                self.load_sitemap(a).await
+            }
+            "run_workflow" => {
+                let a: WorkflowArgs = parse(name, args)?;
+                self.run_workflow(a).await
+            }
+            other => Err(format!(
+                "no tool named {other:?}; call tools/list for the tools this server has"
+            )),
+        }
+    }
+
+    /// Runs `f` on the current tab (opening one when needed), then appends
+    /// the page state (and the snapshot when asked). A crashed page is
+    /// replaced and the agent told.
+    async fn with_tab<F>(&self, snapshot: bool, f: F) -> Result<Reply, String>
+    where
+        F: for<'a> FnOnce(&'a mut Tab) -> BoxFuture<'a, Result<String, EngineError>> + Send,
+    {
+        self.with_tab_as(snapshot, false, f).await
+    }
+
+    /// [`with_tab`] for navigations: a navigation that timed out leaves the
+    /// tab with a fresh page.
+    async fn with_tab_as<F>(&self, snapshot: bool, navigating: bool, f: F) -> Result<Reply, String>
+    where
+        F: for<'a> FnOnce(&'a mut Tab) -> BoxFuture<'a, Result<String, EngineError>> + Send,
+    {
+        let mut session = self.session.lock().await;
+        let open = self.open_options();
+        let engine = &self.shared.services.engine;
+        let tab = session.current(engine, &open).await.map_err(|e| explain(&e))?;
+        match f(tab).await {
+            Ok(summary) => {
+                let state = self.page_state(tab, snapshot).await;
+                Ok(Reply::text(format!("{summary}\n{state}")))
+            }
+            Err(err) => Err(self.fail(&mut session, err, navigating).await),
+        }
+    }
+
+    /// Like [`with_tab`] without the page state.
+    async fn with_tab_raw<F>(&self, f: F) -> Result<Reply, String>
+    where
+        F: for<'a> FnOnce(&'a mut Tab) -> BoxFuture<'a, Result<Reply, EngineError>> + Send,
+    {
+        let mut session = self.session.lock().await;
+        let open = self.open_options();
+        let engine = &self.shared.services.engine;
+        let tab = session.current(engine, &open).await.map_err(|e| explain(&e))?;
+        match f(tab).await {
+            Ok(reply) => Ok(reply),
+            Err(err) => Err(self.fail(&mut session, err, false).await),
+        }
+    }
+
+    /// Explains `err`; replaces the page when it crashed.
+    async fn fail(&self, session: &mut Session, err: EngineError, navigating: bool) -> String {
+        let mut message = explain(&err);
+        if navigating && err.kind == EngineErrorKind::Timeout && session.existing().is_some() {
+            // A navigation still in flight in a page poisons its next one (its late
+            // response is taken for the new document): the tab gets a fresh page.
+            let open = self.open_options();
+            match session.replace_current(&self.shared.services.engine, &open).await {
+                Ok(()) => message.push_str(
+                    "\nThe page did not settle in time, so this tab was given a fresh blank page (its cookies and storage start empty): navigate again.",
+                ),
+                Err(e) => message.push_str(&format!("\nNo fresh page could be opened: {}", explain(&e))),
+            }
+        }
+        if err.kind == EngineErrorKind::Crashed {
+            let open = self.open_options();
+            match session.replace_current(&self.shared.services.engine, &open).await {
+                Ok(()) => message.push_str(
+                    "\nThe page crashed and was replaced by a new blank page in this tab: navigate again.",
+                ),
+                Err(e) => message.push_str(&format!(
+                    "\nThe page crashed and no new page could be opened: {}",
+                    explain(&e)
+                )),
+            }
+        }
+        message
+    }
+
+    /// URL, title, new console messages, dialogs and policy refusals, and
+    /// the snapshot when asked.
+    async fn page_state(&self, tab: &mut Tab, snapshot: bool) -> String {
+        let mut out = String::new();
+        let url = tab.page.url().await.unwrap_or_default();
+        let title = tab.page.title().await.unwrap_or_default();
+        out.push_str(&format!("- Page URL: {url}\n- Page Title: {title}\n"));
+        let console = drain_console(tab).await;
+        if !console.is_empty() {
+            out.push_str("### New console messages\n");
+            for m in console.iter().take(10) {
+                out.push_str(&format!("- [{}] {}\n", m.level, truncate(&m.text, 300)));
+            }
+            if console.len() > 10 {
+                out.push_str(&format!(
+                    "- … {} more (browser_console_messages)\n",
+                    console.len() - 10
+                ));
+            }
+        }
+        let dialogs = tab.page.dialogs().await;
+        for d in &dialogs {
+            let how = match d.action {
+                DialogAction::Accept => "accepted",
+                DialogAction::Dismiss => "dismissed",
+            };
+            out.push_str(&format!(
+                "### Dialog {how}\n- {} \"{}\" (browser_handle_dialog sets how the next ones are answered)\n",
+                d.kind,
+                truncate(&d.message, 300)
+            ));
+        }
+        let refused = tab.page.policy_refusals().await;
+        if !refused.is_empty() {
+            out.push_str("### Refused by the URL policy\n");
+            for r in refused.iter().take(10) {
+                out.push_str(&format!("- {}\n", truncate(r, 300)));
+            }
+            tab.refused.extend(refused);
+        }
+        if snapshot {
+            match tab
+                .page
+                .snapshot(&SnapshotOptions {
+                    max_chars: self.config().snapshot_max_chars,
+                })
+                .await
+            {
+                Ok(snap) => {
+                    out.push_str(&format!("### Page snapshot\n```yaml\n{}```\n", snap.text));
+                    tab.last_snapshot = Some(rendered_lines(&snap));
+                }
+                Err(e) => out.push_str(&format!("### Page snapshot\n(unavailable: {})\n", explain(&e))),
+            }
+        }
+        out
+    }
+}
+
+impl ServerHandler for OxwrightMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("oxwright", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "A browser behind a URL policy, driven like Playwright MCP: browser_navigate, then \
+                 browser_snapshot for refs (e12), then browser_click/browser_type with target = a ref \
+                 or a unique selector. Actions return no snapshot unless snapshot: true; \
+                 browser_snapshot {diff: true} returns only what changed. fetch_markdown turns a page \
+                 into Markdown, load_sitemap lists a site's URLs, run_workflow runs a workflow.",
+            )
+    }
+
+    /// Browser state lives in a session, so only the handshake-era protocol
+    /// versions (which have sessions) are offered.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Owned(vec![
+            ProtocolVersion::V_2025_03_26,
+            ProtocolVersion::V_2025_06_18,
+            ProtocolVersion::V_2025_11_25,
+        ])
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(catalogue()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        tracing::debug!(session = %self.id, tool = %request.name, "tool call");
+        Ok(self.call(&request.name, args).await.into())
+    }
+}
