@@ -55,8 +55,10 @@ fn workdir(site: &FixtureServer) -> (tempfile::TempDir, Vec<String>) {
         s("uploads"),
         "--secrets".into(),
         s("secrets.env"),
+        // Long enough for a loaded CI machine (3 s once timed out on a
+        // fixture page there); the one page that stalls pays it once.
         "--navigation-timeout-ms".into(),
-        "3000".into(),
+        "8000".into(),
     ];
     (dir, args)
 }

@@ -403,6 +403,14 @@ pub trait Page: Send + Sync + std::fmt::Debug {
         Err(EngineError::unsupported("answering dialogs"))
     }
 
+    /// Makes this page the one in front (the visible tab of its window):
+    /// a background tab's timers and animation frames are throttled, and a
+    /// headed browser captures no screenshot of it. A no-op where pages
+    /// have no windows.
+    async fn bring_to_front(&self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
     /// Resizes the viewport to `width` × `height` CSS pixels.
     async fn set_viewport(&self, width: u32, height: u32) -> Result<(), EngineError> {
         let _ = (width, height);

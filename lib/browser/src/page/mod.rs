@@ -555,6 +555,11 @@ impl Page for ChromiumPage {
         Ok(())
     }
 
+    async fn bring_to_front(&self) -> Result<(), EngineError> {
+        raw::call(&self.lease, "Page.bringToFront", json!({})).await?;
+        Ok(())
+    }
+
     async fn set_viewport(&self, width: u32, height: u32) -> Result<(), EngineError> {
         if !(100..=10_000).contains(&width) || !(100..=10_000).contains(&height) {
             return Err(EngineError::new(

@@ -521,6 +521,12 @@ impl OxwrightMcp {
                 ));
             }
         };
+        if a.action != "list"
+            && let Some(tab) = session.existing()
+        {
+            // The current tab is the one in front, as in a browser window.
+            tab.page.bring_to_front().await.map_err(|e| explain(&e))?;
+        }
         let (tabs, current) = session.tabs();
         let mut out = summary;
         if tabs.is_empty() {
