@@ -229,3 +229,67 @@ async fn dialogs_are_answered_and_reported_not_waited_out() {
         r.warnings
     );
 }
+
+/// A navigation that timed out leaves the page usable: the next navigation
+/// reads its own document, not the late response of the one before — right
+/// away and after that response has arrived.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_navigation_does_not_poison_the_next_one() {
+    use oxwright_engine::{BrowserEngine as _, EngineErrorKind, GotoOptions, OpenOptions};
+    let env = Env::start().await;
+    let page = env
+        .pool
+        .open(&OpenOptions::new(env.policy.clone()))
+        .await
+        .unwrap();
+    let base = url::Url::parse(&env.site.url("/")).unwrap();
+    let stall = base.join("/stall?ms=1500").unwrap();
+    let err = page
+        .goto(&stall, &GotoOptions::load(Duration::from_millis(400)))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, EngineErrorKind::Timeout, "{err}");
+    for (round, path) in ["/app/login", "/app/search"].into_iter().enumerate() {
+        let url = base.join(path).unwrap();
+        // The app's pages render their form from a script.
+        let form = GotoOptions {
+            wait_for: Some("form".into()),
+            ..GotoOptions::load(Duration::from_secs(10))
+        };
+        let nav = page
+            .goto(&url, &form)
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: {path}: {e}"));
+        assert_eq!(nav.status, 200, "round {round}: {nav:?}");
+        assert!(
+            page.url().await.unwrap().ends_with(path),
+            "round {round}: {}",
+            page.url().await.unwrap()
+        );
+        let html = page.html().await.unwrap();
+        assert!(
+            html.contains("<form"),
+            "round {round}: {path} read as {html:.300}"
+        );
+        // Let the stalled response arrive before the second round.
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+    }
+    // A document read before its `load` (which never comes) holds no later
+    // navigation back: chromiumoxide alone would queue it for 30 s.
+    let ready = GotoOptions {
+        wait_until: oxwright_jobs::WaitUntil::Ready,
+        ..GotoOptions::load(Duration::from_secs(10))
+    };
+    page.goto(&base.join("/never-loads").unwrap(), &ready)
+        .await
+        .unwrap();
+    let login = base.join("/app/login").unwrap();
+    let form = GotoOptions {
+        wait_for: Some("form".into()),
+        ..GotoOptions::load(Duration::from_secs(5))
+    };
+    page.goto(&login, &form)
+        .await
+        .expect("a navigation after a page that never loaded");
+    assert!(page.html().await.unwrap().contains("<form"));
+}

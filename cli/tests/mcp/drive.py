@@ -210,7 +210,7 @@ async def every_tool(c, base, workdir):
     check("URL policy" in t, "policy refusal", t)
     _, t = await call(c, "browser_navigate", {"url": "file:///etc/passwd"}, error=True)
     check("file://" in t and "refused" in t, "file:// refused", t)
-    _, t = await call(c, "browser_navigate", {"url": base + "/stall"}, error=True)
+    _, t = await call(c, "browser_navigate", {"url": base + "/stall?ms=30000"}, error=True)
     check("Timed out" in t or "timed out" in t, "navigation timeout", t)
     _, t = await call(c, "browser_click", {"element": "x"}, error=True)
     check("give target" in t, "missing target", t)
@@ -218,8 +218,9 @@ async def every_tool(c, base, workdir):
     check("tools/list" in t, "unknown tool", t)
     _, t = await call(c, "browser_navigate", {"nope": 1}, error=True)
     check("bad arguments" in t, "bad arguments", t)
-    # The server is still fine after all that.
-    await call(c, "browser_navigate", {"url": base + "/app/login"})
+    # The server is still fine after all that, and the tab after the timeout.
+    _, t = await call(c, "browser_navigate", {"url": base + "/app/login"})
+    check("/app/login" in t and "fresh" not in t, "navigation after a timed-out one", t)
 
     # oxwright's own tools.
     _, t = await call(c, "fetch_markdown", {"url": base + "/", "content": "full"})

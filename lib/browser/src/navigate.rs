@@ -46,6 +46,9 @@ impl Tab {
                 source,
             })?;
         self.begin_egress(&opts.policy);
+        // An earlier navigation still waiting for its `load` would hold this
+        // one back; what it takes to end that is over before this one listens.
+        self.unstick_navigation().await;
         let page = self.raw_page().clone();
         let main_frame = page.target_id().as_ref().to_string();
         let listen_err = |e| cdp("event subscription", e);
@@ -68,12 +71,20 @@ impl Tab {
             reported: 0,
             error_reported: false,
         });
-        self.tasks.lock().expect("tasks").push(interceptor.into_task());
+        // The earlier navigations' interceptors stop once this one answers
+        // (both would answer the same requests, each by its own document).
+        let earlier = std::mem::replace(
+            &mut *self.tasks.lock().expect("tasks"),
+            vec![interceptor.into_task()],
+        );
+        for task in earlier {
+            task.abort();
+        }
 
         let (nav_tx, mut nav_rx) = tokio::sync::oneshot::channel();
         let sender = page.clone();
         let target = url.to_string();
-        self.tasks.lock().expect("tasks").push(tokio::spawn(async move {
+        *self.nav_task.lock().expect("nav task") = Some(tokio::spawn(async move {
             let _ = nav_tx.send(sender.execute(NavigateParams::new(target)).await);
         }));
 

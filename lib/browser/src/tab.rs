@@ -14,8 +14,8 @@ use chromiumoxide::cdp::browser_protocol::emulation::SetScriptExecutionDisabledP
 use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
 use chromiumoxide::cdp::browser_protocol::network::{ClearBrowserCacheParams, ClearBrowserCookiesParams};
 use chromiumoxide::cdp::browser_protocol::page::{
-    CaptureScreenshotFormat, CaptureScreenshotParams, CrashParams, NavigateParams,
-    ResetNavigationHistoryParams,
+    CaptureScreenshotFormat, CaptureScreenshotParams, CrashParams, CreateIsolatedWorldParams, NavigateParams,
+    ResetNavigationHistoryParams, StopLoadingParams,
 };
 use chromiumoxide::cdp::browser_protocol::storage::ClearDataForOriginParams;
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
@@ -28,6 +28,11 @@ use tokio::task::JoinHandle;
 use crate::BrowserError;
 use crate::error::{cdp, deadline};
 use crate::handle::BrowserHandle;
+
+/// How long [`Tab::unstick_navigation`] waits for the held navigation to
+/// end once its load is stopped, then once the frame has a new document.
+const STOP_WAIT: Duration = Duration::from_millis(500);
+const UNSTICK_WAIT: Duration = Duration::from_secs(2);
 
 /// A page on its own browser context.
 ///
@@ -46,8 +51,13 @@ pub struct Tab {
     crashed: watch::Receiver<bool>,
     crashed_flag: Arc<AtomicBool>,
     watcher: JoinHandle<()>,
-    /// Tasks of the current job (interception, navigation commands).
+    /// Tasks of the current job (interception).
     pub(crate) tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
+    /// The last `Page.navigate` sent: chromiumoxide answers it only once
+    /// the navigated document's `load` fired (or after 30 s), and queues
+    /// every later `Page.navigate` of the page behind it. See
+    /// [`Tab::unstick_navigation`].
+    pub(crate) nav_task: std::sync::Mutex<Option<JoinHandle<()>>>,
     /// Origins the page requested during the current job: whose storage a reset clears.
     pub(crate) origins: Arc<std::sync::Mutex<BTreeSet<String>>>,
     /// Set when a call failed: the page's state is unknown.
@@ -108,6 +118,7 @@ impl Tab {
             crashed_flag: flag,
             watcher,
             tasks: std::sync::Mutex::new(Vec::new()),
+            nav_task: std::sync::Mutex::new(None),
             origins: Arc::new(std::sync::Mutex::new(BTreeSet::new())),
             failed: AtomicBool::new(false),
             tainted: AtomicBool::new(false),
@@ -377,6 +388,66 @@ impl Tab {
         .await;
     }
 
+    /// Whether the last `Page.navigate` is still unanswered.
+    fn navigation_pending(&self) -> bool {
+        self.nav_task
+            .lock()
+            .expect("nav task")
+            .as_ref()
+            .is_some_and(|t| !t.is_finished())
+    }
+
+    /// Lets the next `Page.navigate` go out at once. chromiumoxide holds a
+    /// page's navigations in a queue until the one before reaches `load`
+    /// (30 s at most): after a navigation that timed out, or a `ready`
+    /// read before `load`, the next one would wait that out — and take the
+    /// late response of the old one for its own document. So the old load
+    /// is stopped and the frame given a new document (`about:blank`, from
+    /// an isolated world, in place of the current history entry), whose
+    /// `load` ends chromiumoxide's wait. A renderer too busy to run that
+    /// leaves the queue as it is; the caller's deadline then says so.
+    pub(crate) async fn unstick_navigation(&self) {
+        if !self.navigation_pending() {
+            return;
+        }
+        // A navigation not yet committed ends here (aborted), and a
+        // document still loading usually fires `load` when stopped.
+        let _ = self.call_unnoted(StopLoadingParams::default()).await;
+        if self.navigation_ended_within(STOP_WAIT).await {
+            return;
+        }
+        let frame = self.page.target_id().as_ref().to_string();
+        if let Ok(world) = CreateIsolatedWorldParams::builder()
+            .frame_id(frame)
+            .world_name("oxwright-unstick")
+            .build()
+            && let Ok(out) = self.call_unnoted(world).await
+        {
+            let replace = EvaluateParams::builder()
+                .expression("location.replace('about:blank')")
+                .context_id(out.execution_context_id)
+                .build();
+            if let Ok(replace) = replace {
+                let _ = self.call_unnoted(replace).await;
+            }
+        }
+        if !self.navigation_ended_within(UNSTICK_WAIT).await {
+            tracing::debug!("an earlier navigation still holds the page's navigation queue");
+        }
+    }
+
+    /// Waits at most `limit` for the last `Page.navigate` to be answered.
+    async fn navigation_ended_within(&self, limit: Duration) -> bool {
+        let until = tokio::time::Instant::now() + limit;
+        while self.navigation_pending() {
+            if tokio::time::Instant::now() >= until {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        true
+    }
+
     /// Stops the current job's background tasks.
     fn stop_job_tasks(&self) {
         for task in self.tasks.lock().expect("tasks").drain(..) {
@@ -422,6 +493,8 @@ impl Tab {
         // Interception stays on: the next job's interceptor answers it, and
         // until then nothing the old document asks for is let through.
         self.stop_job_tasks();
+        // Its Page.navigate below must not queue behind the job's last one.
+        self.unstick_navigation().await;
         if let Some(context) = &self.context {
             // Popups the job opened live in this context: they go with it.
             self.browser

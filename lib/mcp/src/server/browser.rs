@@ -20,7 +20,7 @@ impl OxwrightMcp {
     pub(super) async fn navigate(&self, raw: &str, snapshot: bool) -> Result<Reply, String> {
         let url = parse_url(raw)?;
         let t = self.config().navigation_timeout;
-        self.with_tab_as(snapshot, true, move |tab| {
+        self.with_tab(snapshot, move |tab| {
             Box::pin(async move {
                 let nav = tab.page.goto(&url, &GotoOptions::load(t)).await?;
                 tab.last_snapshot = None;
@@ -496,7 +496,7 @@ impl OxwrightMcp {
                     let t = self.config().navigation_timeout;
                     let tab = session.existing().ok_or("no tab")?;
                     if let Err(e) = tab.page.goto(&url, &GotoOptions::load(t)).await {
-                        return Err(self.fail(&mut session, e, true).await);
+                        return Err(self.fail(&mut session, e).await);
                     }
                 }
                 format!("Opened tab {i}.\n")

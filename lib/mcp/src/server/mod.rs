@@ -217,7 +217,7 @@ impl OxwrightMcp {
             "browser_navigate_back" => {
                 let a: BackArgs = parse(name, args)?;
                 let t = self.config().navigation_timeout;
-                self.with_tab_as(a.snap.snapshot, true, move |tab| {
+                self.with_tab(a.snap.snapshot, move |tab| {
                     Box::pin(async move {
                         tab.page.back(t).await?;
                         Ok("Went back.".to_string())
@@ -363,15 +363,6 @@ impl OxwrightMcp {
     where
         F: for<'a> FnOnce(&'a mut Tab) -> BoxFuture<'a, Result<String, EngineError>> + Send,
     {
-        self.with_tab_as(snapshot, false, f).await
-    }
-
-    /// [`with_tab`] for navigations: a navigation that timed out leaves the
-    /// tab with a fresh page.
-    async fn with_tab_as<F>(&self, snapshot: bool, navigating: bool, f: F) -> Result<Reply, String>
-    where
-        F: for<'a> FnOnce(&'a mut Tab) -> BoxFuture<'a, Result<String, EngineError>> + Send,
-    {
         let mut session = self.session.lock().await;
         let open = self.open_options();
         let engine = &self.shared.services.engine;
@@ -381,7 +372,7 @@ impl OxwrightMcp {
                 let state = self.page_state(tab, snapshot).await;
                 Ok(Reply::text(format!("{summary}\n{state}")))
             }
-            Err(err) => Err(self.fail(&mut session, err, navigating).await),
+            Err(err) => Err(self.fail(&mut session, err).await),
         }
     }
 
@@ -396,24 +387,13 @@ impl OxwrightMcp {
         let tab = session.current(engine, &open).await.map_err(|e| explain(&e))?;
         match f(tab).await {
             Ok(reply) => Ok(reply),
-            Err(err) => Err(self.fail(&mut session, err, false).await),
+            Err(err) => Err(self.fail(&mut session, err).await),
         }
     }
 
     /// Explains `err`; replaces the page when it crashed.
-    async fn fail(&self, session: &mut Session, err: EngineError, navigating: bool) -> String {
+    async fn fail(&self, session: &mut Session, err: EngineError) -> String {
         let mut message = explain(&err);
-        if navigating && err.kind == EngineErrorKind::Timeout && session.existing().is_some() {
-            // A navigation still in flight in a page poisons its next one (its late
-            // response is taken for the new document): the tab gets a fresh page.
-            let open = self.open_options();
-            match session.replace_current(&self.shared.services.engine, &open).await {
-                Ok(()) => message.push_str(
-                    "\nThe page did not settle in time, so this tab was given a fresh blank page (its cookies and storage start empty): navigate again.",
-                ),
-                Err(e) => message.push_str(&format!("\nNo fresh page could be opened: {}", explain(&e))),
-            }
-        }
         if err.kind == EngineErrorKind::Crashed {
             let open = self.open_options();
             match session.replace_current(&self.shared.services.engine, &open).await {
