@@ -13,7 +13,7 @@ use std::time::Duration;
 use common::pool_config;
 use oxwright_browser::{BrowserPool, UrlPolicy};
 use oxwright_fetch::fetch_page;
-use oxwright_jobs::{ErrorKind, FetchSpec};
+use oxwright_jobs::{ErrorKind, FetchSpec, WaitUntil};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -337,6 +337,24 @@ async fn no_vector_reaches_the_canary_and_none_ends_silently() {
                 if err.kind != ErrorKind::PolicyDenied {
                     silent.push(format!("{name}: ended {:?} ({err}), not policy_denied", err.kind));
                 }
+            }
+        }
+    }
+    // Hints are read while `load` is awaited too (at DOMContentLoaded).
+    if only.is_none() {
+        for path in ["/preconnect-only", "/speculation-prefetch"] {
+            let mut spec = FetchSpec::new(format!("http://{a}{path}").parse().unwrap());
+            spec.timeout_ms = 10_000;
+            spec.retry_count = 0;
+            spec.wait_for_load_state = WaitUntil::Load;
+            let out = fetch_page(&pool, &policy, &spec).await.expect(path);
+            if !out
+                .result
+                .warnings
+                .iter()
+                .any(|w| w.contains("url policy refused"))
+            {
+                silent.push(format!("{path} (load): ok without a policy warning"));
             }
         }
     }

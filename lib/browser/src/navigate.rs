@@ -101,6 +101,13 @@ impl Tab {
         let limit = opts.timeout;
         // The loader of the navigated document, once committed.
         let mut committed: Option<String> = None;
+        // When `load` (or network idle) is awaited, the document's resource
+        // hints are read as soon as it reached `DOMContentLoaded` (its head
+        // is parsed by then), while the sub-resources still load.
+        let early_hints = matches!(opts.wait_until, WaitUntil::Load | WaitUntil::Networkidle);
+        let mut hints: Option<std::pin::Pin<Box<dyn std::future::Future<Output = Vec<String>> + Send + '_>>> =
+            None;
+        let mut hints_read: Option<Vec<String>> = None;
         let waited = self
             .guard(&what, limit, async {
                 let mut seen: HashSet<String> = HashSet::new();
@@ -173,11 +180,18 @@ impl Tab {
                                 }
                             }
                         }
+                        read = async { hints.as_mut().expect("hints pending").await }, if hints.is_some() => {
+                            hints_read = Some(read);
+                            hints = None;
+                        }
                         else => return Err(BrowserError::Crashed("event streams ended".into())),
                     }
                     if committed.as_ref().is_some_and(|loader| dom_ready.contains(loader)) {
                         // From here on, a failed navigation of the page keeps this document.
                         doc.lock().expect("doc").rendered = true;
+                        if early_hints && hints.is_none() && hints_read.is_none() {
+                            hints = Some(Box::pin(self.refused_hints(opts)));
+                        }
                     }
                     if committed.as_ref().is_some_and(|loader| seen.contains(loader)) {
                         return Ok(());
@@ -233,7 +247,12 @@ impl Tab {
         let mut nav = finish(url, doc);
         nav.refused
             .extend(self.egress_refusals().into_iter().map(|r| r.target));
-        for hint in self.refused_hints(opts).await {
+        let hints = match (hints_read, hints) {
+            (Some(read), _) => read,
+            (None, Some(pending)) => pending.await,
+            (None, None) => self.refused_hints(opts).await,
+        };
+        for hint in hints {
             if !nav.refused.contains(&hint) {
                 nav.refused.push(hint);
             }

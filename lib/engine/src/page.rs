@@ -338,6 +338,12 @@ pub trait Page: Send + Sync + std::fmt::Debug {
     /// Returns the document's title.
     async fn title(&self) -> Result<String, EngineError>;
 
+    /// Returns the main document's URL and its title, in one call where
+    /// the engine can.
+    async fn location(&self) -> Result<(String, String), EngineError> {
+        Ok((self.url().await?, self.title().await?))
+    }
+
     /// Takes an accessibility snapshot (refs renumbered per document).
     async fn snapshot(&self, opts: &SnapshotOptions) -> Result<Snapshot, EngineError>;
 

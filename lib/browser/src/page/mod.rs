@@ -330,6 +330,15 @@ impl Page for ChromiumPage {
         Ok(v.as_str().unwrap_or_default().to_string())
     }
 
+    async fn location(&self) -> Result<(String, String), EngineError> {
+        let v = self
+            .lease
+            .evaluate("[location.href, document.title]", self.lease.call_timeout())
+            .await?;
+        let part = |i: usize| v[i].as_str().unwrap_or_default().to_string();
+        Ok((part(0), part(1)))
+    }
+
     async fn snapshot(&self, opts: &SnapshotOptions) -> Result<Snapshot, EngineError> {
         let mut snaps = self.snapshots.lock().await;
         Ok(snaps.capture(&self.lease, opts.max_chars).await?)

@@ -533,8 +533,7 @@ impl OxwrightMcp {
             out.push_str("No tabs open; the next tool opens one.\n");
         }
         for (i, tab) in tabs.iter().enumerate() {
-            let url = tab.page.url().await.unwrap_or_default();
-            let title = tab.page.title().await.unwrap_or_default();
+            let (url, title) = tab.page.location().await.unwrap_or_default();
             let mark = if i == current { " (current)" } else { "" };
             out.push_str(&format!("- {i}:{mark} [{title}] ({url})\n"));
             // Popups a page opened are listed under it (not driven).

@@ -413,8 +413,7 @@ impl OxwrightMcp {
     /// the snapshot when asked.
     async fn page_state(&self, tab: &mut Tab, snapshot: bool) -> String {
         let mut out = String::new();
-        let url = tab.page.url().await.unwrap_or_default();
-        let title = tab.page.title().await.unwrap_or_default();
+        let (url, title) = tab.page.location().await.unwrap_or_default();
         out.push_str(&format!("- Page URL: {url}\n- Page Title: {title}\n"));
         let console = drain_console(tab).await;
         if !console.is_empty() {
