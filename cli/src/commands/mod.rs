@@ -8,6 +8,7 @@ pub mod sample_site;
 pub mod scheduler;
 pub mod sitemap;
 pub mod submit;
+mod submit_wait;
 pub mod worker;
 
 use std::io::Read;
