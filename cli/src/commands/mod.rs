@@ -1,6 +1,7 @@
 //! The subcommands, one file each.
 
 pub mod batch;
+pub mod config;
 pub mod fetch;
 pub mod mcp;
 pub mod run;
