@@ -41,6 +41,8 @@ enum Command {
     Mcp(commands::mcp::McpCmd),
     /// Serve the bundled sample site on loopback (for demos).
     SampleSite(commands::sample_site::SampleSiteCmd),
+    /// Show the configuration in effect (`config show`).
+    Config(commands::config::ConfigCmd),
 }
 
 fn main() {
@@ -87,5 +89,6 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Scheduler(cmd) => commands::scheduler::run(setup()?, cmd).await,
         Command::Run(cmd) => commands::run::run(setup()?, cmd).await,
         Command::Mcp(cmd) => commands::mcp::run(setup()?, cmd).await,
+        Command::Config(cmd) => commands::config::run(setup()?, cmd).await,
     }
 }

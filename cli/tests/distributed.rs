@@ -552,3 +552,73 @@ async fn a_broker_restart_mid_batch_is_survived() {
     drop(cluster);
     drop(broker);
 }
+
+/// Runs `oxwright submit fetch` of `paths` with `extra` flags off the
+/// runtime; returns its output (stderr included).
+async fn submit_output(cluster: &Cluster, paths: &[String], extra: &[&str]) -> std::process::Output {
+    let list: String = paths
+        .iter()
+        .map(|p| format!("{}\n", cluster.site.url(p)))
+        .collect();
+    let file = cluster.dir.path().join("wait-urls.txt");
+    std::fs::write(&file, list).unwrap();
+    let mut cmd = cluster.command("submit-wait");
+    cmd.args(["submit", "fetch", "--file"])
+        .arg(&file)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    tokio::task::spawn_blocking(move || cmd.output().expect("oxwright submit runs"))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submit_wait_shows_progress_with_failures_by_kind() {
+    let mut cluster = Cluster::start().await;
+    cluster.scheduler();
+    cluster.worker(2, &[]);
+    // A 404 fails at once (not retried); the slow pages keep the batch open.
+    let mut paths = vec!["/status/404".to_string()];
+    paths.extend(slow_pages(3, 4000));
+    let out = submit_output(&cluster, &paths, &["--wait", "--wait-timeout-s", "300"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let batch = stdout.lines().next().unwrap_or_default().to_string();
+    assert!(
+        stderr.contains(&format!("batch {batch}: 0/4 done")),
+        "no first progress line:\n{stderr}"
+    );
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("/4 done, 1 failed (http_status 1)") && !l.contains(" 4/4 ")),
+        "no progress line with the failure by kind before the end:\n{stderr}"
+    );
+    assert!(stdout.contains("4 jobs, 3 ok, 1 failed"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submit_wait_that_runs_out_says_how_far_the_batch_got() {
+    // No scheduler, no worker: nothing will ever report.
+    let cluster = Cluster::start().await;
+    let started = std::time::Instant::now();
+    let out = submit_output(&cluster, &["/".to_string()], &["--wait", "--wait-timeout-s", "2"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        stderr.contains("stopped waiting for batch")
+            && stderr.contains("after 2 s (--wait-timeout-s) at 0/1 done"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("are `oxwright scheduler` and `oxwright worker` running"),
+        "{stderr}"
+    );
+}

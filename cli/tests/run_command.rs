@@ -172,3 +172,74 @@ async fn structured_run(browser: &'static str) {
     );
     assert!(stdout.contains("completed: 2/2 steps"), "{stdout}");
 }
+
+/// Runs `oxwright run` on `workflow` with no browser able to start
+/// (`CHROME_PATH` names nothing): what it reports must come before Chromium.
+fn run_without_a_browser(workflow: &str, extra: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("flow.steps");
+    std::fs::write(&file, workflow).unwrap();
+    oxwright()
+        .args(["--allow-host", "127.0.0.1:9", "--out"])
+        .arg(dir.path().join("out"))
+        .arg("run")
+        .arg(&file)
+        .args(["--url", "http://127.0.0.1:9/app/login"])
+        .args(extra)
+        .env("CHROME_PATH", dir.path().join("no-chromium"))
+        .env_remove("OXWRIGHT_CONFIG")
+        .env_remove("OXWRIGHT_SECRET_PASSWORD")
+        .env_remove("OXWRIGHT_SECRET_LOGIN_ID")
+        .env_remove("OXWRIGHT_LLM_BASE_URL")
+        .env_remove("OXWRIGHT_LLM_MODEL")
+        .output()
+        .expect("oxwright runs")
+}
+
+#[test]
+fn missing_secrets_are_reported_before_a_browser_starts() {
+    let out = run_without_a_browser(
+        "fill: textbox \"Username\" = {{LOGIN_ID}}\nfill: textbox \"Password\" = {{PASSWORD}}\n",
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the workflow needs {{LOGIN_ID}}, {{PASSWORD}}"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--secrets FILE"), "{stderr}");
+    assert!(
+        stderr.contains("OXWRIGHT_SECRET_LOGIN_ID, OXWRIGHT_SECRET_PASSWORD"),
+        "{stderr}"
+    );
+    assert!(!stderr.to_lowercase().contains("chromium"), "{stderr}");
+
+    // A secrets file that has one of the two names: only the other is missing.
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = dir.path().join("secrets.env");
+    std::fs::write(&secrets, "LOGIN_ID=alice\n").unwrap();
+    let out = run_without_a_browser(
+        "fill: textbox \"Username\" = {{LOGIN_ID}}\nfill: textbox \"Password\" = {{PASSWORD}}\n",
+        &["--secrets", secrets.to_str().unwrap()],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the workflow needs {{PASSWORD}}, not found in secrets file"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_typo_in_the_first_verb_is_an_unknown_verb() {
+    let out = run_without_a_browser("clik: button \"Sign in\"\nexpect: text \"Welcome\"\n", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("line 1: unknown verb \"clik\": did you mean `click:`?"),
+        "{stderr}"
+    );
+    // Not sent to an LLM as plain language.
+    assert!(!stderr.contains("need an LLM"), "{stderr}");
+}

@@ -55,8 +55,48 @@ async fn structured_flow(wf: Wf) {
     assert_eq!(lines[1]["metadataPresent"], true);
     assert_eq!(lines[1]["currentStepMeta"]["value"], "{{PASSWORD}}");
     assert_eq!(lines[1]["decision"]["value"]["kind"], "placeholder");
-    let keys: Vec<String> = wf.all_artifacts().await.into_iter().map(|(k, _)| k).collect();
+    let artifacts = wf.all_artifacts().await;
+    let keys: Vec<&String> = artifacts.iter().map(|(k, _)| k).collect();
     assert!(!keys.iter().any(|k| k.ends_with("llm.jsonl")), "{keys:?}");
+    // A completed run keeps the page it ended on: a screenshot and its Markdown.
+    let png = format!("sessions/structured/{}", oxwright_workflow::FINAL_SCREENSHOT);
+    let md = format!("sessions/structured/{}", oxwright_workflow::FINAL_MARKDOWN);
+    assert!(result.artifacts.contains(&png), "{:?}", result.artifacts);
+    assert!(result.artifacts.contains(&md), "{:?}", result.artifacts);
+    let (_, png_body) = artifacts
+        .iter()
+        .find(|(k, _)| *k == png)
+        .expect("final.png stored");
+    assert!(png_body.contains("PNG"), "not a PNG");
+    let (_, markdown) = artifacts.iter().find(|(k, _)| *k == md).expect("final.md stored");
+    assert!(markdown.contains("Ships to Japan"), "{markdown}");
+    assert!(markdown.contains("Rust in Action"), "{markdown}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_that_matches_nothing_names_the_closest_on_the_page() {
+    let wf = Wf::start().await;
+    let (result, _lease) = wf
+        .run("nomatch", "/app/login", "click: button \"Sign on\"", None)
+        .await;
+    assert_eq!(result.status, RunStatus::Failed);
+    let reasons = &result.steps[0].reasons;
+    assert_eq!(reasons.len(), 3, "{reasons:?}");
+    for reason in reasons {
+        assert!(
+            reason.starts_with("PRECHECK_NO_MATCH: ")
+                && reason.contains("matched 0 elements; closest names on the page: button \"Sign in\""),
+            "{reason}"
+        );
+    }
+    let lines = wf.jsonl("nomatch", "steps.jsonl").await;
+    assert!(lines.iter().all(|l| l["result"]["error"] == "PRECHECK_NO_MATCH"));
+    // A failed run keeps no final page: its failure screenshot is the artefact.
+    assert!(
+        !result.artifacts.iter().any(|k| k.ends_with("final.md")),
+        "{:?}",
+        result.artifacts
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,11 @@
 //! The `oxwright` configuration shared by every binary (the CLI, workers,
 //! the Lambda entrypoint): a TOML file, then environment overrides read
-//! from an injected map, then the binary's own overrides (flags).
+//! from an injected map, then the binary's own overrides (flags). The file
+//! is the one `--config` / `OXWRIGHT_CONFIG` names, else the first found of
+//! `./oxwright.toml` and `$XDG_CONFIG_HOME/oxwright/config.toml`
+//! (`~/.config/oxwright/config.toml` when `XDG_CONFIG_HOME` is unset);
+//! `oxwright.example.toml` at the repository root lists every key with its
+//! default.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,10 +14,10 @@ use std::time::Duration;
 use anyhow::Context;
 use oxwright_browser::{Isolation, PoolConfig};
 use oxwright_policy::{HostRule, UrlPolicy};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The whole configuration file.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// The browser pool.
@@ -32,16 +37,16 @@ pub struct Config {
     pub store: StoreSection,
     /// The scheduler daemon's section, parsed (strictly) by the scheduler
     /// command, which owns its types.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<toml::Value>,
 }
 
 /// `[queue]`: RabbitMQ.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueSection {
     /// AMQP URL; `OXWRIGHT_AMQP_URL` or `--amqp` override.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amqp_url: Option<String>,
     /// Prefix of every exchange and queue name; `OXWRIGHT_QUEUE_PREFIX`
     /// or `--queue-prefix` override.
@@ -56,19 +61,19 @@ pub struct QueueSection {
 }
 
 /// `[store]`: S3.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoreSection {
     /// `s3://bucket/prefix`; `OXWRIGHT_S3` or `--s3` override. Without it
     /// artefacts go to `out_dir`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s3: Option<String>,
     /// A custom S3 endpoint; `OXWRIGHT_S3_ENDPOINT` / `AWS_ENDPOINT_URL`
     /// or `--s3-endpoint` override.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s3_endpoint: Option<String>,
     /// The region (else `AWS_REGION`, else us-east-1).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s3_region: Option<String>,
 }
 
@@ -109,7 +114,7 @@ fn default_retry_delay_ms() -> u64 {
 }
 
 /// `[browser]`: how many warm browsers, and which Chromium.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BrowserSection {
     /// Warm browsers kept running.
@@ -119,10 +124,10 @@ pub struct BrowserSection {
     #[serde(default = "default_pages")]
     pub pages_per_browser: usize,
     /// Chromium executable; `CHROME_PATH` overrides.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chrome_path: Option<PathBuf>,
     /// Remote browser DevTools URL; `CHROME_URL` overrides.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chrome_url: Option<String>,
     /// Jobs a browser serves before it is replaced.
     #[serde(default = "default_recycle")]
@@ -176,6 +181,44 @@ impl Default for BrowserSection {
             extra_args: Vec::new(),
         }
     }
+}
+
+/// The environment variables that override the file, with the key each sets.
+pub const ENV_OVERRIDES: &[(&str, &str)] = &[
+    ("OXWRIGHT_OUT", "out_dir"),
+    ("CHROME_PATH", "browser.chrome_path"),
+    ("CHROME_URL", "browser.chrome_url"),
+    ("OXWRIGHT_ALLOW_HOSTS", "policy.allow_hosts (added)"),
+    ("OXWRIGHT_AMQP_URL", "queue.amqp_url"),
+    ("OXWRIGHT_QUEUE_PREFIX", "queue.prefix"),
+    ("OXWRIGHT_S3", "store.s3"),
+    ("OXWRIGHT_S3_ENDPOINT", "store.s3_endpoint"),
+    (
+        "AWS_ENDPOINT_URL",
+        "store.s3_endpoint (when OXWRIGHT_S3_ENDPOINT is unset)",
+    ),
+];
+
+/// The configuration file's name in the current directory.
+pub const LOCAL_CONFIG: &str = "oxwright.toml";
+
+/// Returns the places a configuration file is looked for when no flag
+/// names one, in order: `<cwd>/oxwright.toml`, then
+/// `$XDG_CONFIG_HOME/oxwright/config.toml` (`$HOME/.config/…` when
+/// `XDG_CONFIG_HOME` is unset or empty).
+pub fn config_candidates(cwd: &Path, env: &BTreeMap<String, String>) -> Vec<PathBuf> {
+    let mut out = vec![cwd.join(LOCAL_CONFIG)];
+    let set = |name: &str| env.get(name).filter(|v| !v.trim().is_empty()).map(PathBuf::from);
+    let base = set("XDG_CONFIG_HOME").or_else(|| set("HOME").map(|h| h.join(".config")));
+    if let Some(base) = base {
+        out.push(base.join("oxwright").join("config.toml"));
+    }
+    out
+}
+
+/// Returns the first of [`config_candidates`] that exists.
+pub fn discover_config(cwd: &Path, env: &BTreeMap<String, String>) -> Option<PathBuf> {
+    config_candidates(cwd, env).into_iter().find(|p| p.is_file())
 }
 
 impl Config {
@@ -313,6 +356,98 @@ job = { kind = "sitemap", urls = ["example.com"] }
         let cfg = Config::load(None, &BTreeMap::new()).unwrap();
         assert_eq!(cfg.out_dir, PathBuf::from("oxwright-out"));
         assert_eq!(Config::default().out_dir, PathBuf::from("oxwright-out"));
+    }
+
+    const EXAMPLE: &str = include_str!("../../oxwright.example.toml");
+
+    /// Returns `text` with its commented-out settings (`# key = value`,
+    /// `# [[table]]`) turned on.
+    fn uncommented(text: &str) -> String {
+        let setting = |rest: &str| {
+            let key = rest.split(" = ").next().unwrap_or_default();
+            (rest.contains(" = ")
+                && !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+                || (rest.starts_with("[[") && rest.ends_with("]]"))
+        };
+        text.lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(rest) if setting(rest) => rest,
+                _ => l,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Collects the dotted paths of every leaf key of `v`.
+    fn leaf_keys(v: &toml::Value, prefix: &str, out: &mut std::collections::BTreeSet<String>) {
+        if let toml::Value::Table(t) = v {
+            for (k, v) in t {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                if matches!(v, toml::Value::Table(_)) {
+                    leaf_keys(v, &path, out);
+                } else {
+                    out.insert(path);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_example_documents_every_key_with_its_default() {
+        // As shipped, the example is the defaults.
+        let mut example: Config = toml::from_str(EXAMPLE).expect("the example parses strictly");
+        assert!(example.scheduler.is_some(), "the example documents [scheduler]");
+        example.scheduler = None;
+        let defaults = toml::Value::try_from(Config::default()).unwrap();
+        assert_eq!(toml::Value::try_from(&example).unwrap(), defaults);
+        // With its commented-out settings on, it still parses strictly (every
+        // documented key is real) and holds every key a default has.
+        let full: Config = toml::from_str(&uncommented(EXAMPLE)).expect("the uncommented example parses");
+        assert!(full.queue.amqp_url.is_some() && full.store.s3_region.is_some());
+        assert!(full.browser.chrome_path.is_some() && full.browser.chrome_url.is_some());
+        let mut documented = std::collections::BTreeSet::new();
+        leaf_keys(&toml::Value::try_from(&full).unwrap(), "", &mut documented);
+        let mut needed = std::collections::BTreeSet::new();
+        leaf_keys(&defaults, "", &mut needed);
+        let missing: Vec<_> = needed.difference(&documented).collect();
+        assert!(missing.is_empty(), "oxwright.example.toml lacks {missing:?}");
+    }
+
+    #[test]
+    fn a_config_file_is_found_without_a_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().join("project");
+        let xdg = dir.path().join("xdg");
+        let home = dir.path().join("home");
+        for d in [&cwd, &xdg.join("oxwright"), &home.join(".config/oxwright")] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let env = |pairs: &[(&str, &std::path::Path)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.display().to_string()))
+                .collect()
+        };
+        let both = env(&[("XDG_CONFIG_HOME", &xdg), ("HOME", &home)]);
+        assert_eq!(discover_config(&cwd, &both), None);
+        let home_file = home.join(".config/oxwright/config.toml");
+        std::fs::write(&home_file, "").unwrap();
+        // XDG_CONFIG_HOME replaces ~/.config when it is set.
+        assert_eq!(discover_config(&cwd, &both), None);
+        assert_eq!(discover_config(&cwd, &env(&[("HOME", &home)])), Some(home_file));
+        let xdg_file = xdg.join("oxwright/config.toml");
+        std::fs::write(&xdg_file, "").unwrap();
+        assert_eq!(discover_config(&cwd, &both), Some(xdg_file));
+        let local = cwd.join("oxwright.toml");
+        std::fs::write(&local, "").unwrap();
+        assert_eq!(discover_config(&cwd, &both), Some(local));
     }
 
     #[test]

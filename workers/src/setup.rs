@@ -68,12 +68,21 @@ pub struct Setup {
     pub policy: Arc<UrlPolicy>,
     /// The process environment, read once.
     pub env: BTreeMap<String, String>,
+    /// The configuration file read: the one named by `--config`, else the
+    /// one found ([`crate::config::discover_config`]); `None` means defaults.
+    pub config_file: Option<PathBuf>,
 }
 
 impl Setup {
-    /// Merges file, environment (`env`, read once by the binary) and overrides.
+    /// Merges file, environment (`env`, read once by the binary) and
+    /// overrides. Without `common.config` the file is looked for from the
+    /// current directory ([`crate::config::discover_config`]).
     pub fn new(common: &Overrides, env: BTreeMap<String, String>) -> anyhow::Result<Self> {
-        let mut config = Config::load(common.config.as_deref(), &env).map_err(UsageError::from_any)?;
+        let config_file = common.config.clone().or_else(|| {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            crate::config::discover_config(&cwd, &env)
+        });
+        let mut config = Config::load(config_file.as_deref(), &env).map_err(UsageError::from_any)?;
         if let Some(out) = &common.out {
             config.out_dir = out.clone();
         }
@@ -101,7 +110,12 @@ impl Setup {
             .allow_hosts
             .extend(common.allow_hosts.iter().cloned());
         let policy = Arc::new(config.policy.clone());
-        Ok(Self { config, policy, env })
+        Ok(Self {
+            config,
+            policy,
+            env,
+            config_file,
+        })
     }
 
     /// Returns the S3 store when one is configured, else the file store

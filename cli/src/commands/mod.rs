@@ -1,6 +1,7 @@
 //! The subcommands, one file each.
 
 pub mod batch;
+pub mod config;
 pub mod fetch;
 pub mod mcp;
 pub mod run;
@@ -8,6 +9,7 @@ pub mod sample_site;
 pub mod scheduler;
 pub mod sitemap;
 pub mod submit;
+mod submit_wait;
 pub mod worker;
 
 use std::io::Read;

@@ -75,6 +75,14 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
         Some(path) => Arc::new(FileSecrets::load(path).map_err(usage)?),
         None => Arc::new(EnvSecrets::new(setup.env.clone(), EnvSecrets::DEFAULT_PREFIX)),
     };
+    // Checked before a browser starts: a missing secret would fail the run
+    // only when its step is reached, after the earlier steps ran.
+    let missing = oxwright_workflow::missing_secrets(&workflow.placeholders(), secrets.as_ref())
+        .await
+        .map_err(usage)?;
+    if !missing.is_empty() {
+        return Err(usage(missing_secrets_message(&missing, &secrets.describe())));
+    }
     let llm = cmd.llm.model(&setup.env)?;
     let session = cmd.session.clone().unwrap_or_else(|| JobId::new().to_string());
     let sanitizer = Sanitizer::new();
@@ -136,6 +144,21 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
     } else {
         exit::JOBS_FAILED
     })
+}
+
+/// Says which secrets are missing and the two ways to give them.
+fn missing_secrets_message(missing: &[String], store: &str) -> String {
+    let names: Vec<String> = missing.iter().map(|n| format!("{{{{{n}}}}}")).collect();
+    let vars: Vec<String> = missing
+        .iter()
+        .map(|n| format!("{}{n}", EnvSecrets::DEFAULT_PREFIX))
+        .collect();
+    format!(
+        "the workflow needs {}, not found in {store}; give NAME=value lines in a file with \
+         --secrets FILE, or set {}",
+        names.join(", "),
+        vars.join(", ")
+    )
 }
 
 /// Returns the exit code of a run that ended with `err`: 2 when the

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use oxwright_scheduler::{ScheduleConfig, SchedulerOptions, WebhookConfig, run_scheduler};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use oxwright_worker::Setup;
 
@@ -26,7 +26,7 @@ pub struct SchedulerCmd {
 }
 
 /// `[scheduler]`: the daemon's API, schedules and webhooks.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SchedulerSection {
     /// Address of the HTTP API.
@@ -138,5 +138,40 @@ job = { kind = "sitemap", urls = ["example.com"] }
             SchedulerSection::from_config(None).unwrap().flush_interval_ms,
             500
         );
+    }
+
+    #[test]
+    fn the_example_config_documents_the_scheduler_section() {
+        let example = include_str!("../../../oxwright.example.toml");
+        let cfg: oxwright_worker::Config = toml::from_str(example).unwrap();
+        let shipped = SchedulerSection::from_config(cfg.scheduler.as_ref()).unwrap();
+        let defaults = SchedulerSection::from_config(None).unwrap();
+        assert_eq!(
+            toml::Value::try_from(&shipped).unwrap(),
+            toml::Value::try_from(&defaults).unwrap()
+        );
+        // The commented-out schedule and webhook are valid as written.
+        let on: String = example
+            .lines()
+            .map(|l| {
+                let block = [
+                    "# [[scheduler.",
+                    "# name = ",
+                    "# cron = ",
+                    "# job = ",
+                    "# secret_env = ",
+                ];
+                if block.iter().any(|p| l.starts_with(p)) {
+                    &l[2..]
+                } else {
+                    l
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let cfg: oxwright_worker::Config = toml::from_str(&on).unwrap();
+        let section = SchedulerSection::from_config(cfg.scheduler.as_ref()).unwrap();
+        assert_eq!(section.schedules.len(), 1);
+        assert_eq!(section.webhooks[0].secret_env.as_deref(), Some("DEPLOY_SECRET"));
     }
 }

@@ -1,15 +1,15 @@
 //! `oxwright submit`: puts a batch of jobs on RabbitMQ for the workers and
 //! prints its batch id. The batch record goes to the store first, so the
 //! scheduler daemon (which writes the manifest) knows what to expect.
-//! `--wait` polls the store until the scheduler has written the summary.
+//! `--wait` polls the store until the scheduler has written the summary
+//! (`submit_wait`).
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::Context;
 use clap::{Args, Subcommand};
-use oxwright_jobs::{JobKind, keys};
-use oxwright_scheduler::{BatchSummary, JobTemplate, fetch_jobs, new_batch_id, parse_url_list, submit_batch};
+use oxwright_jobs::JobKind;
+use oxwright_scheduler::{JobTemplate, fetch_jobs, new_batch_id, parse_url_list, submit_batch};
 
 use crate::options::FetchArgs;
 use oxwright_worker::Setup;
@@ -22,11 +22,13 @@ pub struct SubmitCmd {
     /// Print the receipt (and with --wait, the summary) as JSON.
     #[arg(long, global = true)]
     pub json: bool,
-    /// Wait until the scheduler daemon has written the batch summary.
+    /// Wait until the scheduler daemon has written the batch summary,
+    /// showing progress (done/total, failed by kind) on stderr.
     #[arg(long, global = true)]
     pub wait: bool,
-    /// Give up waiting after this many seconds.
-    #[arg(long, global = true, default_value_t = 3600)]
+    /// With --wait, stop waiting after this many seconds (exit 3, saying
+    /// how far the batch got); the batch itself goes on.
+    #[arg(long, global = true, default_value_t = 3600, value_name = "SECONDS")]
     pub wait_timeout_s: u64,
 }
 
@@ -107,8 +109,13 @@ pub async fn run(setup: Setup, cmd: SubmitCmd) -> anyhow::Result<i32> {
     if !cmd.wait {
         return Ok(crate::exit::OK);
     }
-    let summary =
-        wait_for_summary(store.as_ref(), &batch_id, Duration::from_secs(cmd.wait_timeout_s)).await?;
+    let summary = super::submit_wait::wait_for_summary(
+        store.as_ref(),
+        &batch_id,
+        receipt.total,
+        Duration::from_secs(cmd.wait_timeout_s),
+    )
+    .await?;
     if cmd.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
@@ -121,27 +128,4 @@ pub async fn run(setup: Setup, cmd: SubmitCmd) -> anyhow::Result<i32> {
         }
     }
     Ok(crate::exit::of_outcome(summary.failed, false))
-}
-
-/// Polls the store until the batch summary exists.
-async fn wait_for_summary(
-    store: &dyn oxwright_artifacts::ArtifactStore,
-    batch_id: &str,
-    limit: Duration,
-) -> anyhow::Result<BatchSummary> {
-    let key = keys::batch_summary(batch_id);
-    let started = Instant::now();
-    loop {
-        match store.get(&key).await {
-            Ok(body) => return serde_json::from_slice(&body).context("reading the batch summary"),
-            Err(oxwright_artifacts::ArtifactError::NotFound { .. }) => {}
-            Err(err) => tracing::warn!(error = %err, "reading the batch summary failed; retrying"),
-        }
-        anyhow::ensure!(
-            started.elapsed() < limit,
-            "batch {batch_id} has no summary after {} s (is `oxwright scheduler` running?)",
-            limit.as_secs()
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
 }

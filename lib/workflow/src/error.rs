@@ -99,7 +99,16 @@ pub enum AttemptError {
     /// The LLM said the step's target is not on the page.
     #[error("TARGET_NOT_FOUND: the LLM found no target for the step")]
     TargetNotFound,
-    /// The locator did not match exactly one element.
+    /// The locator matched nothing; `closest` lists the page's accessible
+    /// names nearest to what it asked for (`button "Sign in"` …).
+    #[error("PRECHECK_NO_MATCH: {locator} matched 0 elements; {}", closest_text(closest))]
+    NoMatch {
+        /// The locator, as text.
+        locator: String,
+        /// The nearest `role "name"` pairs on the page, best first.
+        closest: Vec<String>,
+    },
+    /// The locator matched more than one element.
     #[error("PRECHECK_NOT_UNIQUE: {locator} matched {count} elements")]
     NotUnique {
         /// The locator, as text.
@@ -124,11 +133,20 @@ impl AttemptError {
         match self {
             AttemptError::Unusable(_) => "LLM_FALLBACK_DISABLED",
             AttemptError::TargetNotFound => "TARGET_NOT_FOUND",
+            AttemptError::NoMatch { .. } => "PRECHECK_NO_MATCH",
             AttemptError::NotUnique { .. } => "PRECHECK_NOT_UNIQUE",
             AttemptError::Action(_) => "ACTION_FAILED",
             AttemptError::NotCompleted => "NOT_COMPLETED",
             AttemptError::Llm(_) => "LLM_ERROR",
         }
+    }
+}
+
+fn closest_text(closest: &[String]) -> String {
+    if closest.is_empty() {
+        "the page has no named elements".into()
+    } else {
+        format!("closest names on the page: {}", closest.join(", "))
     }
 }
 

@@ -13,9 +13,13 @@ use oxwright_engine::{
     SnapshotOptions, Target,
 };
 
+use crate::closest::closest_names;
 use crate::decision::{Action, ActionValue};
 use crate::secrets::resolve as resolve_secret;
 use crate::{AttemptError, Locator, Sanitizer, SecretStore, WorkflowError};
+
+/// Names listed when a locator matches nothing.
+const CLOSEST_NAMES: usize = 3;
 
 /// Poll interval of auto-waits.
 const POLL: Duration = Duration::from_millis(50);
@@ -123,12 +127,34 @@ impl<'a> Executor<'a> {
                 return Ok(found.into_iter().next().expect("one element"));
             }
             if Instant::now() >= deadline {
+                if found.is_empty() {
+                    return Err(self.no_match(locator).await);
+                }
                 return Err(AttemptError::NotUnique {
                     locator: locator.to_string(),
                     count: found.len(),
                 });
             }
             tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Returns the error of `locator` matching nothing, with the page's
+    /// accessible names nearest to it (sanitised like every snapshot line).
+    pub async fn no_match(&self, locator: &Locator) -> AttemptError {
+        let closest = match self.snapshot().await {
+            Ok(snap) => closest_names(locator, &snap, CLOSEST_NAMES)
+                .into_iter()
+                .map(|n| self.sanitizer.clean(&n))
+                .collect(),
+            Err(e) => {
+                tracing::debug!(error = %e, "no snapshot for the closest names");
+                Vec::new()
+            }
+        };
+        AttemptError::NoMatch {
+            locator: locator.to_string(),
+            closest,
         }
     }
 

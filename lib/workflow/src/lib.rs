@@ -9,6 +9,7 @@
 //! one [`Sanitizer`] cleans every line that leaves the process. See
 //! `design.md` beside this crate for the choices.
 
+mod closest;
 mod decision;
 mod error;
 mod executor;
@@ -24,10 +25,10 @@ pub use error::{AttemptError, WorkflowError};
 pub use executor::{ActError, Executor};
 pub use oxwright_engine::{Locator, Snapshot};
 pub use prompts::{CHECKLIST_MAX_TOKENS, STEP_TOKEN_BUDGET, parse_checklist};
-pub use runner::{ConsoleSink, RunDeps, WorkflowOptions, run_workflow};
+pub use runner::{ConsoleSink, FINAL_MARKDOWN, FINAL_SCREENSHOT, RunDeps, WorkflowOptions, run_workflow};
 pub use sanitize::Sanitizer;
 pub use secrets::{
-    EnvSecrets, FileSecrets, MemorySecrets, Secret, SecretError, SecretStore, placeholders,
-    resolve as resolve_placeholders,
+    EnvSecrets, FileSecrets, MemorySecrets, Secret, SecretError, SecretStore, missing as missing_secrets,
+    placeholders, resolve as resolve_placeholders,
 };
 pub use steps::{StepAction, StructuredStep, Workflow, WorkflowBody};

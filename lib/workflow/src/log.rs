@@ -120,6 +120,17 @@ impl SessionLog {
         Ok(key)
     }
 
+    /// Stores text (sanitised) under `sessions/<id>/<name>`.
+    pub(crate) async fn put_text(
+        &self,
+        name: &str,
+        text: &str,
+        content_type: &str,
+    ) -> Result<String, WorkflowError> {
+        let cleaned = self.sanitizer.clean(text);
+        self.put_bytes(name, cleaned.into_bytes(), content_type).await
+    }
+
     /// Stores bytes under `sessions/<id>/<name>`.
     pub(crate) async fn put_bytes(
         &self,

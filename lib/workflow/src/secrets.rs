@@ -226,6 +226,18 @@ pub fn placeholders(text: &str) -> Vec<String> {
     out
 }
 
+/// Returns the names among `names` that `store` has no value for, so a run
+/// can refuse before it starts a browser. Values are read and dropped at once.
+pub async fn missing(names: &[String], store: &dyn SecretStore) -> Result<Vec<String>, SecretError> {
+    let mut out = Vec::new();
+    for name in names {
+        if store.get(name).await?.is_none() {
+            out.push(name.clone());
+        }
+    }
+    Ok(out)
+}
+
 /// Replaces every placeholder in `text` with its value, registering each
 /// value with `sanitizer` first; says whether there was any. Runs only
 /// where the result is typed.

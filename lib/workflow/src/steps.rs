@@ -13,8 +13,10 @@
 //! ```
 //!
 //! A target is `ROLE "NAME"`, `text "TEXT"` or `testid "ID"`, optionally
-//! followed by `exact`. A file is structured when its first step line starts
-//! with one of the verbs; then every line must parse.
+//! followed by `exact`. A file is structured when any line starts with
+//! `word:` where the word is a verb or a near miss of one (`clik:`), so a
+//! typo is reported as an unknown verb instead of sending the file to the
+//! LLM as plain language; then every line must parse.
 
 use std::time::Duration;
 
@@ -74,6 +76,17 @@ pub struct Workflow {
 }
 
 impl Workflow {
+    /// Returns the `{{NAME}}` placeholders the workflow uses, in order, without repeats.
+    pub fn placeholders(&self) -> Vec<String> {
+        match &self.body {
+            WorkflowBody::Plain(text) => crate::placeholders(text),
+            WorkflowBody::Structured(steps) => {
+                let text: Vec<&str> = steps.iter().map(|s| s.text.as_str()).collect();
+                crate::placeholders(&text.join("\n"))
+            }
+        }
+    }
+
     /// Parses a workflow file's text. `#` lines are comments.
     pub fn parse(text: &str) -> Result<Self, WorkflowError> {
         let lines: Vec<(usize, &str)> = text
@@ -82,15 +95,13 @@ impl Workflow {
             .map(|(i, l)| (i + 1, l.trim()))
             .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
             .collect();
-        let Some((_, first)) = lines.first() else {
+        if lines.is_empty() {
             return Err(WorkflowError::Parse {
                 line: 1,
                 message: "the workflow is empty".into(),
             });
-        };
-        let structured = first
-            .split_once(':')
-            .is_some_and(|(verb, _)| VERBS.contains(&verb.trim().to_ascii_lowercase().as_str()));
+        }
+        let structured = lines.iter().any(|(_, l)| looks_structured(l));
         if !structured {
             let body: Vec<&str> = lines.iter().map(|(_, l)| *l).collect();
             return Ok(Self {
@@ -113,6 +124,48 @@ impl Workflow {
             body: WorkflowBody::Structured(steps),
         })
     }
+}
+
+/// Tells whether `line` starts `word:` with a verb or a near miss of one.
+fn looks_structured(line: &str) -> bool {
+    line.split_once(':').is_some_and(|(word, _)| {
+        let word = word.trim().to_ascii_lowercase();
+        !word.is_empty()
+            && word.chars().all(|c| c.is_ascii_alphabetic())
+            && (VERBS.contains(&word.as_str()) || nearest_verb(&word).is_some())
+    })
+}
+
+/// Returns the verb `word` is a near miss of: one letter added, dropped,
+/// changed or two neighbours swapped (`clik`, `clcik`, `slect`). Two edits
+/// would catch words people write in plain language (`expected:`).
+fn nearest_verb(word: &str) -> Option<&'static str> {
+    VERBS.iter().copied().find(|v| edit_distance(word, v) == 1)
+}
+
+/// Returns the optimal-string-alignment distance between `a` and `b` (by
+/// characters): insertions, deletions, substitutions and adjacent swaps.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 /// Parses one structured line.
@@ -161,10 +214,13 @@ pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
             })
         }
         "expect" => Ok(StepAction::Expect(parse_target(rest)?)),
-        other => Err(format!(
-            "unknown verb {other:?}; expected one of {}",
-            VERBS.join(", ")
-        )),
+        other => Err(match nearest_verb(other) {
+            Some(verb) => format!(
+                "unknown verb {other:?}: did you mean `{verb}:`? (verbs: {})",
+                VERBS.join(", ")
+            ),
+            None => format!("unknown verb {other:?}; expected one of {}", VERBS.join(", ")),
+        }),
     }
 }
 
@@ -314,5 +370,25 @@ mod tests {
         assert!(matches!(err, WorkflowError::Parse { line: 2, .. }), "{err}");
         assert!(Workflow::parse("  \n# only comments\n").is_err());
         assert!(Workflow::parse("click: button \"unterminated").is_err());
+        // Words before a colon that are no verb's near miss stay plain language.
+        let wf = Workflow::parse("Note: log in first\nExpected: the plan says Pro").unwrap();
+        assert!(matches!(wf.body, WorkflowBody::Plain(_)));
+    }
+
+    #[test]
+    fn a_typo_in_the_first_verb_is_an_unknown_verb() {
+        let err = Workflow::parse("clik: button \"Sign in\"\nexpect: text \"Welcome\"").unwrap_err();
+        let WorkflowError::Parse { line, message } = &err else {
+            panic!("{err}")
+        };
+        assert_eq!(*line, 1);
+        assert!(message.contains("unknown verb \"clik\""), "{message}");
+        assert!(message.contains("did you mean `click:`"), "{message}");
+        // A near miss alone (no correct verb anywhere) is still structured.
+        let err = Workflow::parse("slect: combobox \"Country\" = Japan").unwrap_err();
+        assert!(err.to_string().contains("did you mean `select:`"), "{err}");
+        assert_eq!(edit_distance("expct", "expect"), 1);
+        assert_eq!(nearest_verb("clcik"), Some("click"));
+        assert_eq!(nearest_verb("note"), None);
     }
 }

@@ -35,6 +35,11 @@ pub const MAX_ATTEMPTS: u32 = 3;
 /// Largest snapshot kept in an error artefact (seed: 50 KB).
 const ERROR_SNAPSHOT_BYTES: usize = 50_000;
 
+/// The screenshot a completed run keeps of its last page (`sessions/<id>/…`).
+pub const FINAL_SCREENSHOT: &str = "final.png";
+/// The Markdown a completed run keeps of its last page (`sessions/<id>/…`).
+pub const FINAL_MARKDOWN: &str = "final.md";
+
 /// Receives console lines (already sanitised).
 pub type ConsoleSink = Arc<dyn Fn(&str) + Send + Sync>;
 
@@ -193,6 +198,9 @@ pub async fn run_workflow(
     } else {
         RunStatus::Failed
     };
+    if status == RunStatus::Completed {
+        run.keep_final_page().await;
+    }
     let mut result = WorkflowResult {
         session_id: opts.session_id.clone(),
         name: opts.name.clone(),
@@ -427,6 +435,7 @@ impl Run<'_> {
             } else {
                 match self.exec.locate(&locator).await {
                     Ok(found) if found.len() == 1 => Ok((found[0].clone(), 1)),
+                    Ok(found) if found.is_empty() => Err(self.exec.no_match(&locator).await),
                     Ok(found) => Err(AttemptError::NotUnique {
                         locator: locator.to_string(),
                         count: found.len(),
@@ -660,6 +669,51 @@ impl Run<'_> {
             Err(ActError::Workflow(e)) => Err(e),
             Err(ActError::Engine(e)) => Err(e.into()),
             Err(e) => Ok(Err(AttemptError::Action(e.to_string()))),
+        }
+    }
+
+    /// Keeps the page a completed run ended on: `final.png` (viewport) and
+    /// `final.md` (the whole page as Markdown, sanitised). Either failing
+    /// is logged and does not fail the run.
+    async fn keep_final_page(&mut self) {
+        match self.exec.screenshot().await {
+            Ok(png) => {
+                if let Err(e) = self.log.put_bytes(FINAL_SCREENSHOT, png, "image/png").await {
+                    tracing::warn!(error = %e, "final screenshot not stored");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "final screenshot failed"),
+        }
+        let html = match self.exec.page().html().await {
+            Ok(html) => html,
+            Err(e) => {
+                tracing::warn!(error = %e, "final page html failed");
+                return;
+            }
+        };
+        let base = self
+            .exec
+            .page()
+            .url()
+            .await
+            .ok()
+            .and_then(|u| url::Url::parse(&u).ok());
+        let converted = tokio::task::spawn_blocking(move || {
+            oxwright_markdown::html_to_markdown(&html, base.as_ref(), oxwright_markdown::ContentMode::Full)
+        })
+        .await;
+        match converted {
+            Ok(Ok(c)) => {
+                if let Err(e) = self
+                    .log
+                    .put_text(FINAL_MARKDOWN, &c.markdown, "text/markdown; charset=utf-8")
+                    .await
+                {
+                    tracing::warn!(error = %e, "final markdown not stored");
+                }
+            }
+            Ok(Err(e)) => tracing::warn!(error = %e, "final page markdown failed"),
+            Err(e) => tracing::warn!(error = %e, "final page markdown task failed"),
         }
     }
 

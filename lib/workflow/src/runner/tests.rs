@@ -177,9 +177,16 @@ async fn missing_target_fails_after_three_attempts_in_virtual_time() {
     assert!(
         records
             .iter()
-            .all(|r| r.result.error.as_deref() == Some("PRECHECK_NOT_UNIQUE"))
+            .all(|r| r.result.error.as_deref() == Some("PRECHECK_NO_MATCH"))
     );
     assert!(records.iter().all(|r| r.precheck_count == Some(0)));
+    // Matching nothing is its own error, naming what the page has instead.
+    let reason = &result.steps[0].reasons[0];
+    assert!(
+        reason.contains("matched 0 elements; closest names on the page: ")
+            && reason.contains("button \"Sign in\""),
+        "{reason}"
+    );
     // The auto-waits ran their full (virtual) deadline.
     assert!(
         started.elapsed() >= Duration::from_secs(9),
