@@ -76,6 +76,10 @@ pub struct CommonArgs {
     /// Pages per browser at once (overrides the config file).
     #[arg(long, global = true)]
     pub pages_per_browser: Option<usize>,
+    /// The most pages per browser at once when the CPU has room (default:
+    /// twice --pages-per-browser; equal to it keeps the number fixed).
+    #[arg(long, global = true)]
+    pub max_pages_per_browser: Option<usize>,
     /// RabbitMQ URL of the distributed mode (else `[queue] amqp_url`,
     /// `OXWRIGHT_AMQP_URL`).
     #[arg(long, global = true, value_name = "URL")]
@@ -103,6 +107,7 @@ impl CommonArgs {
             allow_private: self.allow_private,
             browsers: self.browsers,
             pages_per_browser: self.pages_per_browser,
+            max_pages_per_browser: self.max_pages_per_browser,
             amqp: self.amqp.clone(),
             queue_prefix: self.queue_prefix.clone(),
             s3: self.s3.clone(),

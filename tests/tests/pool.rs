@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{Env, pool_config, wait_until};
-use oxwright_browser::{BrowserError, NavigateOptions, PoolConfig};
+use oxwright_browser::{Admission, BrowserError, NavigateOptions, PoolConfig};
 use oxwright_fetch::fetch_page;
 
 fn proc_exists(pid: i32) -> bool {
@@ -88,6 +88,7 @@ async fn concurrent_fetches_never_exceed_capacity() {
     let env = Env::with_config(PoolConfig {
         browsers: 1,
         pages_per_browser: 2,
+        max_pages_per_browser: Some(2),
         ..pool_config()
     })
     .await;
@@ -139,4 +140,75 @@ async fn shutdown_kills_browsers_and_refuses_leases() {
     }
     let err = env.pool.acquire(true).await.unwrap_err();
     assert!(matches!(err, BrowserError::Unavailable(_)), "{err:?}");
+}
+
+/// Adaptive admission: with jobs waiting and the CPU counted as idle, the
+/// pool admits pages beyond its start up to the maximum, never more; with
+/// the CPU counted as saturated it takes pages back down to half the start.
+/// (The thresholds make the CPU reading decide one way, so the test does
+/// not depend on this machine's load.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admission_follows_the_cpu_between_its_bounds() {
+    let always_idle = Admission {
+        interval: Duration::from_millis(100),
+        idle_below: 1.01,
+        busy_above: 1.01,
+        min_free_mib: 0,
+    };
+    let env = Env::with_config(PoolConfig {
+        browsers: 1,
+        pages_per_browser: 1,
+        max_pages_per_browser: Some(3),
+        admission: always_idle,
+        ..pool_config()
+    })
+    .await;
+    assert_eq!((env.pool.limit(), env.pool.capacity()), (1, 3));
+    let done = Arc::new(AtomicBool::new(false));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let sampler = {
+        let (pool, done, peak) = (env.pool.clone(), done.clone(), peak.clone());
+        tokio::spawn(async move {
+            while !done.load(Ordering::SeqCst) {
+                peak.fetch_max(pool.in_use(), Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+    };
+    let specs: Vec<_> = (0..6).map(|_| env.spec("/slow?ms=1500")).collect();
+    let results =
+        futures::future::join_all(specs.iter().map(|spec| fetch_page(&env.pool, &env.policy, spec))).await;
+    done.store(true, Ordering::SeqCst);
+    sampler.await.unwrap();
+    for (i, r) in results.into_iter().enumerate() {
+        r.unwrap_or_else(|e| panic!("fetch {i}: {e}"));
+    }
+    assert_eq!(
+        peak.load(Ordering::SeqCst),
+        3,
+        "admitted beyond the start, up to the maximum"
+    );
+    env.pool.shutdown().await;
+
+    let always_busy = Admission {
+        interval: Duration::from_millis(100),
+        idle_below: -1.0,
+        busy_above: -1.0,
+        min_free_mib: 0,
+    };
+    let env = Env::with_config(PoolConfig {
+        browsers: 1,
+        pages_per_browser: 4,
+        admission: always_busy,
+        ..pool_config()
+    })
+    .await;
+    assert_eq!((env.pool.limit(), env.pool.capacity()), (4, 8));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while env.pool.limit() > 2 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(env.pool.limit(), 2, "taken back to half the start");
+    // Still serves.
+    fetch_page(&env.pool, &env.policy, &env.spec("/")).await.unwrap();
 }

@@ -120,9 +120,15 @@ pub struct BrowserSection {
     /// Warm browsers kept running.
     #[serde(default = "default_browsers")]
     pub browsers: usize,
-    /// Pages each browser serves at once (each in its own context).
+    /// Pages each browser serves at once (each in its own context) to
+    /// begin with; adaptive admission moves it with the CPU.
     #[serde(default = "default_pages")]
     pub pages_per_browser: usize,
+    /// The most pages each browser serves at once when the CPU has room
+    /// (default: twice `pages_per_browser`; equal to it turns adaptive
+    /// admission off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pages_per_browser: Option<usize>,
     /// Chromium executable; `CHROME_PATH` overrides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chrome_path: Option<PathBuf>,
@@ -172,6 +178,7 @@ impl Default for BrowserSection {
         Self {
             browsers: default_browsers(),
             pages_per_browser: default_pages(),
+            max_pages_per_browser: None,
             chrome_path: None,
             chrome_url: None,
             recycle_after: default_recycle(),
@@ -264,6 +271,7 @@ impl Config {
         let mut pool = PoolConfig {
             browsers: b.browsers.max(1),
             pages_per_browser: b.pages_per_browser.max(1),
+            max_pages_per_browser: b.max_pages_per_browser,
             chrome_url: b.chrome_url.clone(),
             recycle_after: b.recycle_after.max(1),
             context_reuse: b.context_reuse.max(1),

@@ -49,6 +49,8 @@ pub struct Overrides {
     pub browsers: Option<usize>,
     /// Pages per browser.
     pub pages_per_browser: Option<usize>,
+    /// The most pages per browser at once (adaptive admission's ceiling).
+    pub max_pages_per_browser: Option<usize>,
     /// RabbitMQ URL.
     pub amqp: Option<String>,
     /// Queue name prefix.
@@ -91,6 +93,9 @@ impl Setup {
         }
         if let Some(n) = common.pages_per_browser {
             config.browser.pages_per_browser = n;
+        }
+        if let Some(n) = common.max_pages_per_browser {
+            config.browser.max_pages_per_browser = Some(n);
         }
         if let Some(url) = &common.amqp {
             config.queue.amqp_url = Some(url.clone());

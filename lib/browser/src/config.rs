@@ -26,8 +26,17 @@ pub enum Isolation {
 pub struct PoolConfig {
     /// Warm browsers kept running.
     pub browsers: usize,
-    /// Pages (each in its own browser context) one browser serves at once.
+    /// Pages (each in its own browser context) one browser serves at once
+    /// to begin with; adaptive admission moves this between half of it
+    /// and `max_pages_per_browser` (see [`crate::Admission`]).
     pub pages_per_browser: usize,
+    /// The most pages one browser serves at once when the CPU has room;
+    /// `None` is twice `pages_per_browser`, and `pages_per_browser` itself
+    /// turns adaptive admission off. A remote browser (`chrome_url`) is
+    /// never adaptive: this machine's CPU is not its.
+    pub max_pages_per_browser: Option<usize>,
+    /// The adaptive admission controller's settings.
+    pub admission: crate::Admission,
     /// Jobs one browser context and its page serve before they are disposed.
     /// `1` gives every job a fresh context. Above 1, a context whose job went
     /// well is reset (document left, history, cookies, cache, permissions
@@ -67,6 +76,8 @@ impl Default for PoolConfig {
         Self {
             browsers: 1,
             pages_per_browser: 4,
+            max_pages_per_browser: None,
+            admission: crate::Admission::default(),
             context_reuse: 50,
             isolation: Isolation::Context,
             chrome_path: PathBuf::from("/usr/bin/chromium"),
@@ -98,8 +109,23 @@ impl PoolConfig {
         self
     }
 
-    /// Returns how many pages the pool serves at once.
+    /// Returns how many pages the pool serves at once to begin with.
     pub fn capacity(&self) -> usize {
         self.browsers.max(1) * self.pages_per_browser.max(1)
+    }
+
+    /// The most pages one browser serves at once (adaptive admission's ceiling).
+    pub fn max_pages(&self) -> usize {
+        if self.chrome_url.is_some() {
+            return self.pages_per_browser.max(1);
+        }
+        self.max_pages_per_browser
+            .unwrap_or(self.pages_per_browser.max(1) * 2)
+            .max(self.pages_per_browser.max(1))
+    }
+
+    /// The most pages the pool serves at once.
+    pub fn max_capacity(&self) -> usize {
+        self.browsers.max(1) * self.max_pages()
     }
 }

@@ -3,6 +3,7 @@
 //! resource blocking, content extraction and screenshots. Every DevTools call
 //! has a deadline.
 
+mod admission;
 mod config;
 mod error;
 mod handle;
@@ -17,6 +18,7 @@ mod tab;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use admission::Admission;
 pub use config::{Isolation, PoolConfig};
 pub use error::BrowserError;
 pub use page::ChromiumPage;

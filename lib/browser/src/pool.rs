@@ -7,14 +7,16 @@
 //! on its browser's slot, and the next lease there takes it instead of
 //! creating a context and page, which is most of Chromium's work per page.
 //! The lease's capacity returns only once the page is parked or disposed, so
-//! a browser never holds more than `pages_per_browser` pages.
+//! a browser never holds more pages than the admission limit (see
+//! `admission.rs`: between half of `pages_per_browser` and
+//! `max_pages_per_browser`, moved with the CPU).
 //!
 //! With [`Isolation::Shared`] the pages live in the browser's default
 //! context and are parked without a reset: jobs share cookies and storage.
 
 use std::ops::Deref;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
@@ -54,7 +56,31 @@ struct Group {
     headless: bool,
     slots: Vec<Mutex<Slot>>,
     active: std::sync::Mutex<Vec<usize>>,
+    /// `max` permits; those in `reserve` are not admitted right now.
     permits: Arc<Semaphore>,
+    /// Capacity held back by adaptive admission (see `admission.rs`).
+    reserve: std::sync::Mutex<Vec<OwnedSemaphorePermit>>,
+    /// Leases waiting for a permit.
+    waiting: AtomicUsize,
+    /// The fewest and the most pages admitted at once.
+    min: usize,
+    max: usize,
+}
+
+/// Counts a lease waiting for a permit while it waits (cancel-safe).
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(n: &'a AtomicUsize) -> Self {
+        n.fetch_add(1, Ordering::SeqCst);
+        Self(n)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 #[derive(Debug)]
@@ -118,14 +144,53 @@ impl Drop for Lease {
 }
 
 impl Group {
-    fn new(headless: bool, browsers: usize, pages: usize) -> Self {
+    /// `pages` per browser admitted to begin with, `max_pages` at most.
+    fn new(headless: bool, browsers: usize, pages: usize, max_pages: usize) -> Self {
+        let browsers = browsers.max(1);
+        let start = browsers * pages.max(1);
+        let max = (browsers * max_pages).max(start);
+        let permits = Arc::new(Semaphore::new(max));
+        let reserve = (start..max)
+            .map(|_| {
+                permits
+                    .clone()
+                    .try_acquire_owned()
+                    .expect("a new semaphore has its permits")
+            })
+            .collect();
         Self {
             headless,
-            slots: (0..browsers.max(1))
-                .map(|_| Mutex::new(Slot::default()))
-                .collect(),
-            active: std::sync::Mutex::new(vec![0; browsers.max(1)]),
-            permits: Arc::new(Semaphore::new(browsers.max(1) * pages.max(1))),
+            slots: (0..browsers).map(|_| Mutex::new(Slot::default())).collect(),
+            active: std::sync::Mutex::new(vec![0; browsers]),
+            permits,
+            reserve: std::sync::Mutex::new(reserve),
+            waiting: AtomicUsize::new(0),
+            min: (start / 2).max(1),
+            max,
+        }
+    }
+
+    /// Pages admitted at once right now.
+    fn limit(&self) -> usize {
+        self.max - self.reserve.lock().expect("reserve").len()
+    }
+
+    /// Pages on loan.
+    fn in_use(&self) -> usize {
+        self.limit().saturating_sub(self.permits.available_permits())
+    }
+
+    /// Moves the limit to `to` (one step at a time; taking a page back
+    /// waits until one is free).
+    fn set_limit(&self, to: usize) {
+        let mut reserve = self.reserve.lock().expect("reserve");
+        let limit = self.max - reserve.len();
+        if to > limit {
+            reserve.pop();
+        } else if to < limit
+            && let Ok(permit) = self.permits.clone().try_acquire_owned()
+        {
+            reserve.push(permit);
         }
     }
 }
@@ -133,7 +198,7 @@ impl Group {
 impl BrowserPool {
     /// Builds the pool and launches its browsers (warm start).
     pub async fn start(cfg: PoolConfig) -> Result<Self, BrowserError> {
-        let main = Group::new(cfg.headless, cfg.browsers, cfg.pages_per_browser);
+        let main = Group::new(cfg.headless, cfg.browsers, cfg.pages_per_browser, cfg.max_pages());
         let pool = Self {
             inner: Arc::new(Inner {
                 cfg,
@@ -152,7 +217,45 @@ impl BrowserPool {
             result?;
         }
         pool.spawn_health_monitor();
+        if pool.inner.main.max > pool.inner.main.min {
+            pool.spawn_admission();
+        }
         Ok(pool)
+    }
+
+    /// Moves the main group's limit with the CPU (see `admission.rs`).
+    /// Stops when the pool is dropped or shut down.
+    fn spawn_admission(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let cfg = self.inner.cfg.admission.clone();
+        tokio::spawn(async move {
+            let mut before = crate::admission::cpu_jiffies();
+            loop {
+                tokio::time::sleep(cfg.interval).await;
+                let Some(inner) = weak.upgrade() else { return };
+                let group = &inner.main;
+                if group.permits.is_closed() {
+                    return;
+                }
+                let now = crate::admission::cpu_jiffies();
+                let busy = before
+                    .zip(now)
+                    .and_then(|(b, a)| crate::admission::busy_between(b, a));
+                before = now;
+                let sample = crate::admission::Sample {
+                    busy,
+                    free_mib: crate::admission::free_mib(),
+                    waiting: group.waiting.load(Ordering::SeqCst),
+                    in_use: group.in_use(),
+                };
+                let limit = group.limit();
+                let next = crate::admission::next_limit(&cfg, limit, group.min, group.max, sample);
+                if next != limit {
+                    group.set_limit(next);
+                    tracing::debug!(from = limit, to = group.limit(), ?sample, "admission limit moved");
+                }
+            }
+        });
     }
 
     /// Pings every browser every `health_interval`; dead ones are replaced
@@ -177,9 +280,15 @@ impl BrowserPool {
         &self.inner.cfg
     }
 
-    /// Returns how many pages the pool serves at once.
+    /// Returns the most pages the pool serves at once (adaptive admission
+    /// admits between half of `PoolConfig::capacity` and this).
     pub fn capacity(&self) -> usize {
-        self.inner.cfg.capacity()
+        self.inner.main.max
+    }
+
+    /// Returns how many pages the pool admits at once right now.
+    pub fn limit(&self) -> usize {
+        self.inner.main.limit()
     }
 
     /// Returns the pool's counters.
@@ -196,7 +305,7 @@ impl BrowserPool {
 
     /// Returns how many pages are on loan right now.
     pub fn in_use(&self) -> usize {
-        self.inner.cfg.capacity() - self.inner.main.permits.available_permits()
+        self.inner.main.in_use()
     }
 
     /// Returns the process ids of the browsers launched by this pool.
@@ -219,7 +328,10 @@ impl BrowserPool {
         // The other mode gets one browser, created on first use.
         self.inner
             .other
-            .get_or_init(|| async { Group::new(headless, 1, self.inner.cfg.pages_per_browser) })
+            .get_or_init(|| async {
+                let pages = self.inner.cfg.pages_per_browser;
+                Group::new(headless, 1, pages, pages)
+            })
             .await
     }
 
@@ -228,12 +340,15 @@ impl BrowserPool {
     pub async fn acquire(&self, headless: bool) -> Result<Lease, BrowserError> {
         let started = Instant::now();
         let group = self.group(headless).await;
-        let permit = group
-            .permits
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| BrowserError::Unavailable("pool is shut down".into()))?;
+        let permit = {
+            let _waiting = Waiting::new(&group.waiting);
+            group
+                .permits
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|_| BrowserError::Unavailable("pool is shut down".into()))?
+        };
         let slot = {
             let mut active = group.active.lock().expect("active counts");
             let (idx, _) = active
