@@ -229,6 +229,11 @@ pub struct ScreenshotOptions {
     pub full_page: bool,
     /// Only this element.
     pub element: Option<Target>,
+    /// Black out every field that holds a secret (filled with `secret: true`,
+    /// or a password field) before the capture. An engine that cannot draw
+    /// over them refuses with `unsupported` when there is such a field,
+    /// rather than return a picture that shows it.
+    pub mask_secrets: bool,
 }
 
 /// A console message or uncaught page error.

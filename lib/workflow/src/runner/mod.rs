@@ -22,8 +22,11 @@ use crate::{AttemptError, Locator, Sanitizer, SecretStore, WorkflowError};
 use oxwright_engine::{DEFAULT_MAX_CHARS, Snapshot};
 
 mod attempt;
+mod failure;
 #[cfg(test)]
 mod tests;
+
+use failure::{StepKind, Tried};
 
 use attempt::{
     AttemptLine, act_decision, describe_decision, llm_decision, ms, precheck_count, structured_meta,
@@ -32,8 +35,6 @@ use oxwright_jobs::{StepDecision, StepDurations as Durations};
 
 /// Attempts per step (seed: at most 3).
 pub const MAX_ATTEMPTS: u32 = 3;
-/// Largest snapshot kept in an error artefact (seed: 50 KB).
-const ERROR_SNAPSHOT_BYTES: usize = 50_000;
 
 /// Receives console lines (already sanitised).
 pub type ConsoleSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -111,6 +112,9 @@ struct Run<'a> {
     outcomes: Vec<StepOutcome>,
     totals: WorkflowTotals,
     history: Vec<Value>,
+    /// The current step's kind and attempts, for its error artefact.
+    kind: StepKind,
+    tried: Vec<Tried>,
 }
 
 /// Runs `workflow` on `page` (any engine) and returns its result. A failed step or a fatal
@@ -157,6 +161,8 @@ pub async fn run_workflow(
         outcomes: Vec::new(),
         totals: WorkflowTotals::default(),
         history: Vec::new(),
+        kind: StepKind::Llm,
+        tried: Vec::new(),
     };
     let outcome = run.run(workflow).await;
     let error = match outcome {
@@ -356,6 +362,8 @@ impl Run<'_> {
         self.log
             .say(&format!("step {number}/{}: {step}", self.checklist.len()));
         let step_started = Instant::now();
+        self.kind = StepKind::Llm;
+        self.tried.clear();
         let (mut p_tokens, mut c_tokens) = (0u64, 0u64);
         let mut reasons: Vec<String> = Vec::new();
         let mut cached: Option<Snapshot> = None;
@@ -420,10 +428,18 @@ impl Run<'_> {
             line.decision = Some(llm_decision(&decision, &locator));
             let t = Instant::now();
             let target = if decision.action == Action::Wait {
+                let limit = self.exec.timeout();
                 self.exec
-                    .wait_for_one(&locator, self.exec.timeout())
+                    .wait_for_one(&locator, limit)
                     .await
                     .map(|t| (t, 1))
+                    .map_err(|e| match e {
+                        AttemptError::NotUnique { locator, count } => AttemptError::Timeout(format!(
+                            "waited {} ms for {locator}; it matched {count} elements",
+                            limit.as_millis()
+                        )),
+                        other => other,
+                    })
             } else {
                 match self.exec.locate(&locator).await {
                     Ok(found) if found.len() == 1 => Ok((found[0].clone(), 1)),
@@ -432,7 +448,10 @@ impl Run<'_> {
                         count: found.len(),
                     }),
                     Err(e) if e.is_fatal() => return Err(e.into()),
-                    Err(e) => Err(AttemptError::Action(self.sanitizer.clean(&e.to_string()))),
+                    Err(e) => Err(AttemptError::from_engine(
+                        &e,
+                        self.sanitizer.clean(&e.to_string()),
+                    )),
                 }
             };
             d.precheck_ms = ms(t.elapsed());
@@ -464,7 +483,7 @@ impl Run<'_> {
                 Err(ActError::Workflow(e)) => return Err(e),
                 Err(ActError::Engine(e)) => return Err(e.into()),
                 Err(e) => {
-                    let err = AttemptError::Action(e.to_string());
+                    let err = e.attempt();
                     reasons.push(err.to_string());
                     line.fail(&err);
                     self.finish_attempt(line, d, attempt_started).await?;
@@ -531,6 +550,13 @@ impl Run<'_> {
         self.log
             .say(&format!("step {number}/{}: {}", self.checklist.len(), step.text));
         let step_started = Instant::now();
+        self.kind = match &step.action {
+            StepAction::Goto(_) => StepKind::Goto,
+            StepAction::Sleep(_) => StepKind::Sleep,
+            StepAction::Expect(_) => StepKind::Expect,
+            StepAction::Act { .. } => StepKind::Act,
+        };
+        self.tried.clear();
         let mut reasons = Vec::new();
         let mut completed = false;
         let mut attempt = 0;
@@ -562,7 +588,10 @@ impl Run<'_> {
                             match self.exec.goto(&url).await {
                                 Ok(()) => Ok(()),
                                 Err(e) if e.is_fatal() => return Err(e.into()),
-                                Err(e) => Err(AttemptError::Action(self.sanitizer.clean(&e.to_string()))),
+                                Err(e) => Err(AttemptError::from_engine(
+                                    &e,
+                                    self.sanitizer.clean(&e.to_string()),
+                                )),
                             }
                         }
                         Err(e) => {
@@ -659,7 +688,7 @@ impl Run<'_> {
             }
             Err(ActError::Workflow(e)) => Err(e),
             Err(ActError::Engine(e)) => Err(e.into()),
-            Err(e) => Ok(Err(AttemptError::Action(e.to_string()))),
+            Err(e) => Ok(Err(e.attempt())),
         }
     }
 
@@ -671,6 +700,28 @@ impl Run<'_> {
     ) -> Result<(), WorkflowError> {
         line.durations = d;
         line.durations.total_ms = ms(started.elapsed());
+        let code = line.result.as_ref().and_then(|r| r.error.clone()).or_else(|| {
+            line.reason
+                .as_deref()
+                .and_then(|r| r.split(':').next())
+                .map(str::to_owned)
+        });
+        self.tried.push(Tried {
+            attempt: line.attempt,
+            code,
+            precheck: line.precheck,
+            locator: line.decision.as_ref().and_then(|d| d.locator.clone()),
+            action: line
+                .decision
+                .as_ref()
+                .map(|d| d.action.clone())
+                .unwrap_or_default(),
+            success: line.result.as_ref().is_some_and(|r| r.success),
+            duration_ms: ms(Duration::from_secs_f64(
+                (d.precheck_ms + d.action_ms + d.settle_ms).max(0.0) / 1000.0,
+            )),
+            message: line.reason.clone(),
+        });
         let record = line.record(&self.opts.session_id);
         self.history.push(json!({
             "step": record.step_id, "decision": record.decision,
@@ -727,45 +778,18 @@ impl Run<'_> {
             self.outcomes.push(outcome);
             return Ok(());
         }
-        let ts = Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
-        let screenshot = match self.exec.screenshot().await {
-            Ok(png) => self
-                .log
-                .put_bytes(&format!("screenshots/step-{number}-{ts}.png"), png, "image/png")
-                .await
-                .ok(),
-            Err(e) => {
-                tracing::warn!(error = %e, "failure screenshot failed");
-                None
+        let intent = match self.tried.iter().rev().find(|t| !t.action.is_empty()) {
+            Some(t) if self.kind == StepKind::Llm => {
+                format!("{}: {}", t.action, instruction.trim_start_matches("[]").trim())
             }
+            _ => instruction.trim_start_matches("[]").trim().to_string(),
         };
-        outcome.screenshot = screenshot.clone();
-        let mut aria = snapshot.to_string();
-        if aria.len() > ERROR_SNAPSHOT_BYTES {
-            let mut cut = ERROR_SNAPSHOT_BYTES;
-            while !aria.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            aria.truncate(cut);
-            aria.push_str("...<truncated>");
-        }
-        let page_url = self.exec.snapshot().await.map(|s| s.url).unwrap_or_default();
-        let error = json!({
-            "sessionId": self.opts.session_id,
-            "step": number,
-            "intent": instruction,
-            "errorType": if reasons.iter().all(|r| r.starts_with("PRECHECK") || r.starts_with("TARGET")) { "ELEMENT_NOT_FOUND" } else { "STEP_NOT_COMPLETED" },
-            "pageUrl": page_url,
-            "timestamp": Utc::now().to_rfc3339(),
-            "details": { "attempted": self.history.iter().rev().take(attempts as usize).rev().collect::<Vec<_>>(),
-                         "reasons": reasons, "ariaSnapshot": aria, "screenshotPath": screenshot },
-        });
-        self.log
-            .put_json(&format!("errors/step-{number}-{ts}.json"), &error)
-            .await?;
+        let written = self.write_failure(number, &intent, &reasons, snapshot).await?;
+        outcome.screenshot = written.screenshot;
         let reason = reasons.last().cloned().unwrap_or_default();
         self.log.say(&format!(
-            "❌ step {number} failed after {attempts} attempts: {reason}"
+            "❌ step {number} failed after {attempts} attempts ({}): {reason}",
+            written.error_type.as_str()
         ));
         self.outcomes.push(outcome);
         Err(WorkflowError::StepFailed {

@@ -251,6 +251,10 @@ async fn a_judge_that_never_agrees_fails_the_step_at_the_attempt_limit() {
             .iter()
             .all(|r| r.starts_with("NOT_COMPLETED"))
     );
+    let e = h.error().await;
+    assert_eq!(e["errorType"], "STEP_NOT_COMPLETED");
+    assert_eq!(e["details"]["attempted"][0]["success"], true);
+    assert_eq!(e["intent"], "fill: Sign in");
 }
 
 #[tokio::test(start_paused = true)]
@@ -276,4 +280,150 @@ async fn decision_prompts_fit_the_step_token_budget() {
         text.contains("pruned to fit"),
         "the prompt says the snapshot was shrunk"
     );
+}
+
+impl Harness {
+    /// The one error artefact of the session.
+    async fn error(&self) -> Value {
+        let errors: Vec<String> = self.store.list("sessions/unit/errors/").await.unwrap();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        serde_json::from_slice(&self.store.get(&errors[0]).await.unwrap()).unwrap()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn element_not_found_artefact_has_the_seed_fields() {
+    let h = Harness::new(0);
+    let result = h.run("click: button \"Nowhere\"", None).await;
+    assert_eq!(result.status, RunStatus::Failed);
+    let e = h.error().await;
+    assert_eq!(e["errorType"], "ELEMENT_NOT_FOUND");
+    assert_eq!(e["sessionId"], "unit");
+    assert_eq!(e["step"], 1);
+    assert_eq!(e["intent"], "click: button \"Nowhere\"");
+    assert_eq!(e["pageUrl"], format!("{ORIGIN}/login"));
+    let attempted = e["details"]["attempted"].as_array().unwrap();
+    assert_eq!(attempted.len(), 3);
+    for a in attempted {
+        assert_eq!(a["method"], "getByRole");
+        assert_eq!(a["selector"]["role"], "button");
+        assert_eq!(a["selector"]["name"], "Nowhere");
+        assert_eq!(a["success"], false);
+        // Durations are wall-clock (this test runs in virtual time).
+        assert!(a["durationMs"].as_f64().unwrap() > 0.0, "{a}");
+        assert!(
+            a["errorMessage"]
+                .as_str()
+                .unwrap()
+                .starts_with("PRECHECK_NOT_UNIQUE")
+        );
+    }
+    assert!(e["details"]["console"].is_array());
+    let shot = e["details"]["screenshotPath"].as_str().unwrap();
+    assert!(shot.starts_with("sessions/unit/screenshots/step-1-"), "{shot}");
+    assert!(h.store.get(shot).await.is_ok());
+    let hint = e["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("\"Sign in\""),
+        "the hint names the buttons there are: {hint}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn several_matches_give_precheck_not_unique() {
+    let h = Harness::new(0);
+    h.run("click: button \"Twin\"", None).await;
+    let e = h.error().await;
+    assert_eq!(e["errorType"], "PRECHECK_NOT_UNIQUE");
+    assert_eq!(e["details"]["attempted"][2]["precheckCount"], 2);
+    assert!(e["hint"].as_str().unwrap().contains("2 elements"), "{e}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_expect_is_an_assertion_failure() {
+    let h = Harness::new(0);
+    h.run("expect: heading \"Dashboard\"", None).await;
+    let e = h.error().await;
+    assert_eq!(e["errorType"], "ASSERTION_FAILED");
+    assert!(e["hint"].as_str().unwrap().contains("heading"), "{e}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_page_that_does_not_load_is_a_navigation_failure() {
+    let h = Harness::new(0);
+    h.run("goto: /nowhere", None).await;
+    let e = h.error().await;
+    assert_eq!(e["errorType"], "NAVIGATION_FAILED", "{e}");
+    let records = h.records().await;
+    assert_eq!(records[0].result.error.as_deref(), Some("NAVIGATION_FAILED"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_wait_that_runs_out_is_a_timeout() {
+    let h = Harness::new(0);
+    let wait =
+        r#"{"method":"getByText","selector":{"text":"Report ready"},"action":"wait","confidence":0.8}"#;
+    let chat = ScriptedChat::new(&[r#"["[] Wait for the report"]"#, wait, wait, wait]);
+    let result = h.run("Wait for the report", Some(chat)).await;
+    assert_eq!(result.status, RunStatus::Failed);
+    let e = h.error().await;
+    assert_eq!(e["errorType"], "TIMEOUT", "{e}");
+    assert_eq!(e["intent"], "wait: Wait for the report");
+    assert_eq!(e["details"]["attempted"][0]["method"], "getByText");
+}
+
+#[tokio::test(start_paused = true)]
+async fn unusable_answers_are_llm_fallback_disabled() {
+    let h = Harness::new(0);
+    let chat = ScriptedChat::new(&[
+        r#"["[] Sign in"]"#,
+        "I would click the button",
+        "Sure!",
+        r#"{"method":"locator","selector":{},"action":"click"}"#,
+    ]);
+    h.run("Sign in", Some(chat)).await;
+    let e = h.error().await;
+    assert_eq!(e["errorType"], "LLM_FALLBACK_DISABLED", "{e}");
+    assert_eq!(e["details"]["attempted"][0]["method"], Value::Null);
+}
+
+#[tokio::test(start_paused = true)]
+async fn secrets_stay_out_of_the_error_artefact() {
+    let h = Harness::new(0);
+    h.run(
+        "fill: textbox \"Username\" = {{PASSWORD}}\nclick: button \"Nowhere\"",
+        None,
+    )
+    .await;
+    let e = h.error().await;
+    let snapshot = e["details"]["ariaSnapshot"].as_str().unwrap();
+    assert!(snapshot.contains("textbox \"Username\""), "{snapshot}");
+    assert!(!h.all_text().await.contains("s3cret-pass"));
+    // The scripted page draws nothing, so it cannot black the field out:
+    // it refuses, and no picture is stored.
+    assert_eq!(e["details"]["screenshotPath"], Value::Null);
+    assert!(
+        e["details"]["screenshotError"]
+            .as_str()
+            .unwrap()
+            .contains("masking secret fields"),
+        "{e}"
+    );
+    assert!(
+        h.store
+            .list("sessions/unit/screenshots/")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn long_snapshots_are_cut_at_50_kb() {
+    let h = Harness::new(1_000);
+    h.run("click: button \"Nowhere\"", None).await;
+    let e = h.error().await;
+    let snapshot = e["details"]["ariaSnapshot"].as_str().unwrap();
+    assert!(snapshot.ends_with("...<truncated>"), "{}", snapshot.len());
+    assert!(snapshot.len() <= 50_000 + "...<truncated>".len());
 }
