@@ -139,7 +139,7 @@ impl<'a> Executor<'a> {
     /// Placeholders in `value` are resolved here, at the moment of typing.
     pub async fn perform(
         &self,
-        target: &ElementId,
+        target: &Target,
         action: Action,
         value: Option<&ActionValue>,
     ) -> Result<Acted, ActError> {
@@ -164,29 +164,24 @@ impl<'a> Executor<'a> {
             timeout: self.timeout,
             settle: true,
         };
-        self.page
-            .act(&Target::Element(target.clone()), &act, &opts)
-            .await
-            .map_err(|e| {
-                if e.is_fatal() {
-                    ActError::Engine(e)
+        self.page.act(target, &act, &opts).await.map_err(|e| {
+            if e.is_fatal() {
+                ActError::Engine(e)
+            } else {
+                // The engine never repeats a typed value, but the
+                // sanitiser still sees every message that leaves.
+                let detail = self.sanitizer.clean(&e.message);
+                let detail = if action == Action::Select {
+                    format!("{detail} (wanted {text:?})")
                 } else {
-                    // The engine never repeats a typed value, but the
-                    // sanitiser still sees every message that leaves.
-                    let detail = self.sanitizer.clean(&e.message);
-                    let detail = if action == Action::Select {
-                        format!("{detail} (wanted {text:?})")
-                    } else {
-                        detail
-                    };
-                    match e.kind {
-                        EngineErrorKind::Timeout | EngineErrorKind::WaitForTimeout => {
-                            ActError::Timeout(detail)
-                        }
-                        _ => ActError::Page(detail),
-                    }
+                    detail
+                };
+                match e.kind {
+                    EngineErrorKind::Timeout | EngineErrorKind::WaitForTimeout => ActError::Timeout(detail),
+                    _ => ActError::Page(detail),
                 }
-            })
+            }
+        })
     }
 
     /// Takes a PNG of the viewport with every secret-filled field blacked

@@ -19,7 +19,9 @@ mod sanitize;
 mod secrets;
 mod steps;
 
-pub use decision::{Action, ActionDecision, ActionValue, DecisionAnswer, Method, Selector, parse_decision};
+pub use decision::{
+    Action, ActionDecision, ActionValue, DecisionAnswer, Method, Selector, parse_decision, parse_decision_in,
+};
 pub use error::{AttemptError, ErrorType, WorkflowError};
 pub use executor::{ActError, Executor};
 pub use oxwright_engine::{Locator, Snapshot};

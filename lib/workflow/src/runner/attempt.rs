@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::Utc;
-use oxwright_jobs::{StepAttemptResult, StepDecision, StepDurations, StepRecord, StepTokens, StepValue};
+use oxwright_jobs::{
+    StepAttemptResult, StepDecision, StepDurations, StepEmergency, StepRecord, StepTokens, StepValue,
+};
 use oxwright_llm::Usage;
 use serde_json::{Value, json};
 
@@ -121,6 +123,7 @@ pub(super) struct AttemptLine {
     pub(super) url: String,
     pub(super) url_after: Option<String>,
     pub(super) durations: StepDurations,
+    pub(super) emergency: Option<StepEmergency>,
 }
 
 impl AttemptLine {
@@ -149,6 +152,7 @@ impl AttemptLine {
             url: url.to_string(),
             url_after: None,
             durations: StepDurations::default(),
+            emergency: None,
         }
     }
 
@@ -198,6 +202,7 @@ impl AttemptLine {
             snapshot_bytes: self.snapshot_bytes,
             url: self.url.clone(),
             url_after: self.url_after.clone(),
+            emergency: self.emergency.clone(),
             artifacts: BTreeMap::new(),
             timestamp: Utc::now(),
         }

@@ -13,15 +13,16 @@ use oxwright_llm::{ChatModel, Message, Usage};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
-use crate::decision::{Action, ActionValue, DecisionAnswer, parse_decision};
+use crate::decision::{Action, ActionValue, DecisionAnswer, parse_decision_in};
 use crate::executor::{ActError, Executor};
 use crate::log::SessionLog;
 use crate::prompts::{self, DECISION_MAX_TOKENS, JUDGE_MAX_TOKENS, STEP_TOKEN_BUDGET, prompt_tokens};
 use crate::steps::{StepAction, StructuredStep, Workflow, WorkflowBody};
 use crate::{AttemptError, Locator, Sanitizer, SecretStore, WorkflowError};
-use oxwright_engine::{DEFAULT_MAX_CHARS, Snapshot};
+use oxwright_engine::{DEFAULT_MAX_CHARS, Snapshot, Target};
 
 mod attempt;
+mod emergency;
 mod failure;
 #[cfg(test)]
 mod tests;
@@ -31,7 +32,7 @@ use failure::{StepKind, Tried};
 use attempt::{
     AttemptLine, act_decision, describe_decision, llm_decision, ms, precheck_count, structured_meta,
 };
-use oxwright_jobs::{StepDecision, StepDurations as Durations};
+use oxwright_jobs::{StepDecision, StepDurations as Durations, StepEmergency};
 
 /// Attempts per step (seed: at most 3).
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -115,6 +116,8 @@ struct Run<'a> {
     /// The current step's kind and attempts, for its error artefact.
     kind: StepKind,
     tried: Vec<Tried>,
+    /// The small model's recent confidences (emergency mode's third trigger).
+    confidence: emergency::Confidence,
 }
 
 /// Runs `workflow` on `page` (any engine) and returns its result. A failed step or a fatal
@@ -163,6 +166,7 @@ pub async fn run_workflow(
         history: Vec::new(),
         kind: StepKind::Llm,
         tried: Vec::new(),
+        confidence: emergency::Confidence::default(),
     };
     let outcome = run.run(workflow).await;
     let error = match outcome {
@@ -274,13 +278,25 @@ impl Run<'_> {
             .ok_or_else(|| WorkflowError::Config("no LLM configured".into()))
     }
 
-    /// Sends `messages` (sanitised) and logs the exchange.
+    /// Sends `messages` (sanitised) to the small model and logs the exchange.
     async fn ask(
         &mut self,
         kind: &str,
         step: Option<u32>,
         messages: Vec<Message>,
         max_tokens: u32,
+    ) -> Result<(String, Usage), oxwright_llm::LlmError> {
+        self.ask_model(kind, step, messages, max_tokens, false).await
+    }
+
+    /// [`Run::ask`], to the larger model when `large`.
+    async fn ask_model(
+        &mut self,
+        kind: &str,
+        step: Option<u32>,
+        messages: Vec<Message>,
+        max_tokens: u32,
+        large: bool,
     ) -> Result<(String, Usage), oxwright_llm::LlmError> {
         let messages: Vec<Message> = messages
             .into_iter()
@@ -293,7 +309,11 @@ impl Run<'_> {
             .llm()
             .map_err(|e| oxwright_llm::LlmError::Config(e.to_string()))?
             .clone();
-        let answer = client.chat(&messages, max_tokens).await;
+        let answer = if large {
+            client.chat_large(&messages, max_tokens).await
+        } else {
+            client.chat(&messages, max_tokens).await
+        };
         self.totals.llm_calls += 1;
         match answer {
             Ok(c) => {
@@ -370,8 +390,24 @@ impl Run<'_> {
         let mut last_snapshot = String::new();
         let mut completed = false;
         let mut attempt = 0;
-        while attempt < MAX_ATTEMPTS && !completed {
+        let mut limit = MAX_ATTEMPTS;
+        let mut emergency: Option<StepEmergency> = None;
+        // The last successful action (or the step's start), for the stall trigger.
+        let mut progress = tokio::time::Instant::now();
+        while !completed {
+            // Every attempt so far failed (a completed one ends the loop).
+            if emergency.is_none()
+                && let Some((trigger, reason)) =
+                    emergency::trigger(attempt, progress.elapsed(), &self.confidence)
+            {
+                emergency = Some(self.emergency_on(number, trigger, reason));
+                limit = attempt + emergency::EMERGENCY_ATTEMPTS;
+            }
+            if attempt >= limit {
+                break;
+            }
             attempt += 1;
+            let large = emergency.is_some();
             let attempt_started = Instant::now();
             let mut d = Durations::default();
             let t = Instant::now();
@@ -385,10 +421,22 @@ impl Run<'_> {
             let meta = json!({ "id": format!("step_{number}_{attempt}"), "originalInstruction": step, "attempt": attempt });
             let hint_keys: Vec<&str> = Vec::new();
             let failure = reasons.last().cloned();
-            let messages = self.decision_prompt(index, &step, &meta, failure.as_deref(), &snap);
+            let (messages, max_tokens) = if large {
+                let html = self.exec.page().html().await.unwrap_or_default();
+                let dom = emergency::light_dom(&html, emergency::LIGHT_DOM_MAX_CHARS);
+                (
+                    prompts::emergency_decision(&self.checklist, index, &step, &reasons, &dom),
+                    prompts::EMERGENCY_MAX_TOKENS,
+                )
+            } else {
+                (
+                    self.decision_prompt(index, &step, &meta, failure.as_deref(), &snap),
+                    DECISION_MAX_TOKENS,
+                )
+            };
             let t = Instant::now();
             let answer = self
-                .ask("decision", Some(number), messages, DECISION_MAX_TOKENS)
+                .ask_model("decision", Some(number), messages, max_tokens, large)
                 .await;
             d.decision_ms = ms(t.elapsed());
             let mut line = AttemptLine::new(
@@ -400,14 +448,15 @@ impl Run<'_> {
                 snap.text.len(),
                 &snap.url,
             );
+            line.emergency = emergency.clone();
             let decision = match answer {
                 Err(e) => Err(AttemptError::Llm(e.to_string())),
                 Ok((text, usage)) => {
                     p_tokens += usage.prompt_tokens;
                     c_tokens += usage.completion_tokens;
                     line.tokens(&usage);
-                    match parse_decision(&text) {
-                        Ok(DecisionAnswer::Act(decision)) => Ok(decision),
+                    match parse_decision_in(&text, large) {
+                        Ok(DecisionAnswer::Act(decision)) => Ok(*decision),
                         Ok(DecisionAnswer::TargetNotFound) => Err(AttemptError::TargetNotFound),
                         Err(reason) => Err(AttemptError::Unusable(reason)),
                     }
@@ -422,36 +471,33 @@ impl Run<'_> {
                     continue;
                 }
             };
-            let locator = decision
-                .locator()
-                .map_err(|e| WorkflowError::Config(e.to_string()))?;
-            line.decision = Some(llm_decision(&decision, &locator));
+            if !large && let Some(c) = decision.confidence {
+                self.confidence.push(c);
+            }
             let t = Instant::now();
-            let target = if decision.action == Action::Wait {
-                let limit = self.exec.timeout();
-                self.exec
-                    .wait_for_one(&locator, limit)
-                    .await
-                    .map(|t| (t, 1))
-                    .map_err(|e| match e {
-                        AttemptError::NotUnique { locator, count } => AttemptError::Timeout(format!(
-                            "waited {} ms for {locator}; it matched {count} elements",
-                            limit.as_millis()
-                        )),
-                        other => other,
-                    })
-            } else {
-                match self.exec.locate(&locator).await {
-                    Ok(found) if found.len() == 1 => Ok((found[0].clone(), 1)),
-                    Ok(found) => Err(AttemptError::NotUnique {
-                        locator: locator.to_string(),
-                        count: found.len(),
-                    }),
-                    Err(e) if e.is_fatal() => return Err(e.into()),
-                    Err(e) => Err(AttemptError::from_engine(
-                        &e,
-                        self.sanitizer.clean(&e.to_string()),
-                    )),
+            let (target, locator) = match decision.near() {
+                Some((text, role)) => {
+                    // Proximity resolves on this attempt's snapshot, to a ref.
+                    let text_locator = Locator::Text {
+                        text: text.clone(),
+                        exact: false,
+                    };
+                    line.decision = Some(llm_decision(&decision, &text_locator));
+                    let found = emergency::near_ref(&snap.text, &text, role.as_deref());
+                    (
+                        found.map(|r| (Target::Ref(r), 1)).ok_or(AttemptError::NotUnique {
+                            locator: format!("near {text:?}"),
+                            count: 0,
+                        }),
+                        text_locator,
+                    )
+                }
+                None => {
+                    let locator = decision
+                        .locator()
+                        .map_err(|e| WorkflowError::Config(e.to_string()))?;
+                    line.decision = Some(llm_decision(&decision, &locator));
+                    (self.llm_target(&locator, decision.action).await?, locator)
                 }
             };
             d.precheck_ms = ms(t.elapsed());
@@ -476,6 +522,7 @@ impl Run<'_> {
                 .await
             {
                 Ok(acted) => {
+                    progress = tokio::time::Instant::now();
                     d.action_ms = ms(acted.action);
                     d.settle_ms = ms(acted.settle);
                     line.succeeded(Some(acted.navigated));
@@ -497,11 +544,12 @@ impl Run<'_> {
             let action_text = format!("{} {}", locator, decision.action.as_str());
             let t = Instant::now();
             let verdict = self
-                .ask(
+                .ask_model(
                     "judge",
                     Some(number),
                     prompts::judge(&step, &action_text, &fresh.text),
                     JUDGE_MAX_TOKENS,
+                    large,
                 )
                 .await;
             d.judge_ms = ms(t.elapsed());
@@ -532,6 +580,9 @@ impl Run<'_> {
             cached = Some(fresh);
             self.finish_attempt(line, d, attempt_started).await?;
         }
+        if let Some(e) = &emergency {
+            self.emergency_off(number, e);
+        }
         self.close_step(
             index,
             completed,
@@ -543,6 +594,68 @@ impl Run<'_> {
             &last_snapshot,
         )
         .await
+    }
+
+    /// The precheck of an LLM decision: exactly one match now (a `wait`
+    /// polls until the deadline and then is a timeout).
+    async fn llm_target(
+        &self,
+        locator: &Locator,
+        action: Action,
+    ) -> Result<Result<(Target, usize), AttemptError>, WorkflowError> {
+        if action == Action::Wait {
+            let limit = self.exec.timeout();
+            return Ok(self
+                .exec
+                .wait_for_one(locator, limit)
+                .await
+                .map(|t| (Target::Element(t), 1))
+                .map_err(|e| match e {
+                    AttemptError::NotUnique { locator, count } => AttemptError::Timeout(format!(
+                        "waited {} ms for {locator}; it matched {count} elements",
+                        limit.as_millis()
+                    )),
+                    other => other,
+                }));
+        }
+        Ok(match self.exec.locate(locator).await {
+            Ok(found) if found.len() == 1 => Ok((Target::Element(found[0].clone()), 1)),
+            Ok(found) => Err(AttemptError::NotUnique {
+                locator: locator.to_string(),
+                count: found.len(),
+            }),
+            Err(e) if e.is_fatal() => return Err(e.into()),
+            Err(e) => Err(AttemptError::from_engine(
+                &e,
+                self.sanitizer.clean(&e.to_string()),
+            )),
+        })
+    }
+
+    /// Switches step `number` to emergency mode and says why.
+    fn emergency_on(&mut self, number: u32, trigger: emergency::Trigger, reason: String) -> StepEmergency {
+        let model = self.llm.as_ref().map(|m| m.model_name(true)).unwrap_or_default();
+        tracing::info!(step = number, trigger = trigger.as_str(), reason = %reason, model = %model, "emergency mode on");
+        self.log.say(&format!(
+            "  ⚠ emergency mode for step {number} ({}): {reason}; deciding with {model} from the light DOM",
+            trigger.as_str()
+        ));
+        StepEmergency {
+            trigger: trigger.as_str().to_string(),
+            reason,
+            model,
+        }
+    }
+
+    /// Back to the small model after an emergency step.
+    fn emergency_off(&mut self, number: u32, e: &StepEmergency) {
+        // The small model starts again with a clean slate.
+        self.confidence.clear();
+        let model = self.llm.as_ref().map(|m| m.model_name(false)).unwrap_or_default();
+        tracing::info!(step = number, trigger = %e.trigger, model = %model, "emergency mode off");
+        self.log.say(&format!(
+            "  emergency mode off after step {number}: back to {model}"
+        ));
     }
 
     async fn structured_step(&mut self, index: usize, step: &StructuredStep) -> Result<(), WorkflowError> {
@@ -679,7 +792,7 @@ impl Run<'_> {
                 return Ok(Err(err));
             }
         };
-        match self.exec.perform(&target, action, value).await {
+        match self.exec.perform(&Target::Element(target), action, value).await {
             Ok(acted) => {
                 d.action_ms = ms(acted.action);
                 d.settle_ms = ms(acted.settle);
