@@ -251,7 +251,26 @@ impl Run<'_> {
             self.opts.session_id, self.opts.start_url
         ));
         let start = self.opts.start_url.clone();
-        self.exec.goto(&start).await?;
+        if let Err(e) = self.exec.goto(&start).await {
+            if !e.is_fatal() {
+                // The start page is step 0 of the error artefacts.
+                let err = AttemptError::from_engine(&e, self.sanitizer.clean(&e.to_string()));
+                self.kind = StepKind::Goto;
+                self.tried = vec![Tried {
+                    attempt: 1,
+                    code: Some(err.code().to_string()),
+                    precheck: None,
+                    locator: None,
+                    action: "goto".into(),
+                    success: false,
+                    duration_ms: 0.0,
+                    message: Some(err.to_string()),
+                }];
+                self.write_failure(0, &format!("goto: {start}"), &[err.to_string()], "")
+                    .await?;
+            }
+            return Err(e.into());
+        }
         match &workflow.body {
             WorkflowBody::Plain(text) => {
                 self.checklist = self.convert(text).await?;

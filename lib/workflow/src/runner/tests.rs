@@ -130,13 +130,17 @@ impl Harness {
     }
 
     async fn run(&self, text: &str, chat: Option<Arc<ScriptedChat>>) -> WorkflowResult {
+        self.run_at("/login", text, chat).await
+    }
+
+    async fn run_at(&self, path: &str, text: &str, chat: Option<Arc<ScriptedChat>>) -> WorkflowResult {
         let deps = RunDeps {
             llm: chat.map(|c| c as Arc<dyn ChatModel>),
             secrets: Arc::new(MemorySecrets::new([("PASSWORD", "s3cret-pass")])),
             store: Arc::new(self.store.clone()),
             sanitizer: Sanitizer::new(),
         };
-        let opts = WorkflowOptions::new("unit", format!("{ORIGIN}/login").parse().unwrap());
+        let opts = WorkflowOptions::new("unit", format!("{ORIGIN}{path}").parse().unwrap());
         run_workflow(&self.page, &Workflow::parse(text).unwrap(), deps, opts)
             .await
             .expect("the run starts")
@@ -571,4 +575,17 @@ async fn low_confidence_over_five_decisions_switches_the_step() {
     assert!(records[5].completed);
     assert!(!h.all_text().await.contains("s3cret-pass"));
     assert_eq!(chat.models().last(), Some(&"large"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_start_page_that_does_not_load_leaves_a_step_0_artefact() {
+    let h = Harness::new(0);
+    let result = h.run_at("/gone", "click: button \"Sign in\"", None).await;
+    assert_eq!(result.status, RunStatus::Failed);
+    let e = h.error().await;
+    assert_eq!(e["errorType"], "NAVIGATION_FAILED", "{e}");
+    assert_eq!(e["step"], 0);
+    assert_eq!(e["intent"], format!("goto: {ORIGIN}/gone"));
+    assert_eq!(e["details"]["attempted"][0]["action"], "goto");
+    assert!(e["hint"].as_str().unwrap().contains("URL policy"));
 }
