@@ -153,9 +153,9 @@ async fn failure_screenshot_blacks_out_secret_fields() {
     assert_eq!(error["details"]["attempted"].as_array().unwrap().len(), 3);
     let console = error["details"]["console"].as_array().unwrap();
     assert!(
-        console
-            .iter()
-            .any(|c| c["type"] == "warn" && c["text"] == "deprecated API used"),
+        console.iter().any(|c| c["type"] == "warn"
+            && c["text"] == "deprecated API used"
+            && c["timestamp"].as_str().is_some_and(|t| t.ends_with('Z'))),
         "{console:?}"
     );
     assert!(

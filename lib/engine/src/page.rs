@@ -246,6 +246,9 @@ pub struct ConsoleMessage {
     /// Where it came from, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// When the page logged it, in milliseconds since the Unix epoch, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp_ms: Option<i64>,
 }
 
 /// What to do with JavaScript dialogs (`alert`, `confirm`, `prompt`,

@@ -130,12 +130,17 @@ impl ChromiumPage {
                             None => a.description.clone().unwrap_or_default(),
                         }).collect::<Vec<_>>().join(" ");
                         let level = format!("{:?}", ev.r#type).to_ascii_lowercase();
-                        ConsoleMessage { level, text, url: None }
+                        ConsoleMessage { level, text, url: None, timestamp_ms: Some(*ev.timestamp.inner() as i64) }
                     }
                     Some(ev) = thrown.next() => {
                         let d = &ev.exception_details;
                         let text = d.exception.as_ref().and_then(|e| e.description.clone()).unwrap_or_else(|| d.text.clone());
-                        ConsoleMessage { level: "pageerror".into(), text, url: d.url.clone() }
+                        ConsoleMessage {
+                            level: "pageerror".into(),
+                            text,
+                            url: d.url.clone(),
+                            timestamp_ms: Some(*ev.timestamp.inner() as i64),
+                        }
                     }
                     else => break,
                 };

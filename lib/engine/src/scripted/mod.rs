@@ -140,6 +140,10 @@ impl ScriptedPage {
             level: level.into(),
             text: text.into(),
             url: None,
+            timestamp_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .map(|d| d.as_millis() as i64),
         });
     }
 

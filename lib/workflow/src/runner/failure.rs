@@ -236,6 +236,9 @@ fn console_entries(messages: Vec<ConsoleMessage>) -> Vec<Value> {
             if let Some(url) = m.url {
                 v["url"] = json!(url);
             }
+            if let Some(at) = m.timestamp_ms.and_then(chrono::DateTime::from_timestamp_millis) {
+                v["timestamp"] = json!(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+            }
             v
         })
         .collect()

@@ -333,6 +333,7 @@ impl Harness {
 #[tokio::test(start_paused = true)]
 async fn element_not_found_artefact_has_the_seed_fields() {
     let h = Harness::new(0);
+    h.page.push_console("warning", "Deprecated API used");
     let result = h.run("click: button \"Nowhere\"", None).await;
     assert_eq!(result.status, RunStatus::Failed);
     let e = h.error().await;
@@ -357,7 +358,10 @@ async fn element_not_found_artefact_has_the_seed_fields() {
                 .starts_with("PRECHECK_NOT_UNIQUE")
         );
     }
-    assert!(e["details"]["console"].is_array());
+    let console = &e["details"]["console"][0];
+    assert_eq!(console["type"], "warn", "{e}");
+    assert_eq!(console["text"], "Deprecated API used");
+    assert!(console["timestamp"].as_str().unwrap().ends_with('Z'), "{console}");
     let shot = e["details"]["screenshotPath"].as_str().unwrap();
     assert!(shot.starts_with("sessions/unit/screenshots/step-1-"), "{shot}");
     assert!(h.store.get(shot).await.is_ok());
