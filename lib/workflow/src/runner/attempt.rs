@@ -12,9 +12,11 @@ use oxwright_jobs::{
 use oxwright_llm::Usage;
 use serde_json::{Value, json};
 
+use super::Run;
 use crate::decision::{Action, ActionDecision, ActionValue};
 use crate::steps::{StepAction, StructuredStep};
-use crate::{AttemptError, Locator};
+use crate::{AttemptError, Locator, WorkflowError};
+use oxwright_engine::Target;
 
 pub(super) fn precheck_count<T>(r: &Result<T, AttemptError>) -> usize {
     match r {
@@ -206,5 +208,43 @@ impl AttemptLine {
             artifacts: BTreeMap::new(),
             timestamp: Utc::now(),
         }
+    }
+}
+
+impl Run<'_> {
+    /// The precheck of an LLM decision: exactly one match now (a `wait`
+    /// polls until the deadline and then is a timeout).
+    pub(super) async fn llm_target(
+        &self,
+        locator: &Locator,
+        action: Action,
+    ) -> Result<Result<(Target, usize), AttemptError>, WorkflowError> {
+        if action == Action::Wait {
+            let limit = self.exec.timeout();
+            return Ok(self
+                .exec
+                .wait_for_one(locator, limit)
+                .await
+                .map(|t| (Target::Element(t), 1))
+                .map_err(|e| match e {
+                    AttemptError::NotUnique { locator, count } => AttemptError::Timeout(format!(
+                        "waited {} ms for {locator}; it matched {count} elements",
+                        limit.as_millis()
+                    )),
+                    other => other,
+                }));
+        }
+        Ok(match self.exec.locate(locator).await {
+            Ok(found) if found.len() == 1 => Ok((Target::Element(found[0].clone()), 1)),
+            Ok(found) => Err(AttemptError::NotUnique {
+                locator: locator.to_string(),
+                count: found.len(),
+            }),
+            Err(e) if e.is_fatal() => return Err(e.into()),
+            Err(e) => Err(AttemptError::from_engine(
+                &e,
+                self.sanitizer.clean(&e.to_string()),
+            )),
+        })
     }
 }

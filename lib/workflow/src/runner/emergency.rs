@@ -10,7 +10,10 @@ use std::collections::VecDeque;
 use std::sync::LazyLock;
 use std::time::Duration;
 
+use oxwright_jobs::StepEmergency;
 use regex::Regex;
+
+use super::Run;
 
 /// Failed attempts that switch a step to emergency mode (seed: 3).
 pub(super) const FAILURE_LIMIT: u32 = 3;
@@ -166,6 +169,34 @@ pub(super) fn near_ref(snapshot: &str, text: &str, role: Option<&str>) -> Option
         }
     }
     None
+}
+
+impl Run<'_> {
+    /// Switches step `number` to emergency mode and says why.
+    pub(super) fn emergency_on(&mut self, number: u32, trigger: Trigger, reason: String) -> StepEmergency {
+        let model = self.llm.as_ref().map(|m| m.model_name(true)).unwrap_or_default();
+        tracing::info!(step = number, trigger = trigger.as_str(), reason = %reason, model = %model, "emergency mode on");
+        self.log.say(&format!(
+            "  ⚠ emergency mode for step {number} ({}): {reason}; deciding with {model} from the light DOM",
+            trigger.as_str()
+        ));
+        StepEmergency {
+            trigger: trigger.as_str().to_string(),
+            reason,
+            model,
+        }
+    }
+
+    /// Back to the small model after an emergency step.
+    pub(super) fn emergency_off(&mut self, number: u32, e: &StepEmergency) {
+        // The small model starts again with a clean slate.
+        self.confidence.clear();
+        let model = self.llm.as_ref().map(|m| m.model_name(false)).unwrap_or_default();
+        tracing::info!(step = number, trigger = %e.trigger, model = %model, "emergency mode off");
+        self.log.say(&format!(
+            "  emergency mode off after step {number}: back to {model}"
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use oxwright_engine::{ConsoleMessage, SnapshotOptions};
 use serde_json::{Value, json};
 
 use super::Run;
-use crate::{ErrorType, Locator, WorkflowError};
+use crate::{AttemptError, ErrorType, Locator, WorkflowError};
 
 /// Largest snapshot kept in an error artefact (seed: 50 KB).
 pub(super) const ERROR_SNAPSHOT_BYTES: usize = 50_000;
@@ -315,6 +315,31 @@ impl Run<'_> {
             error_type,
             screenshot,
         })
+    }
+}
+
+impl Run<'_> {
+    /// Writes the artefact of a start page that did not load (step 0).
+    pub(super) async fn start_failed(
+        &mut self,
+        start: &url::Url,
+        e: &oxwright_engine::EngineError,
+    ) -> Result<(), WorkflowError> {
+        let err = AttemptError::from_engine(e, self.sanitizer.clean(&e.to_string()));
+        self.kind = StepKind::Goto;
+        self.tried = vec![Tried {
+            attempt: 1,
+            code: Some(err.code().to_string()),
+            precheck: None,
+            locator: None,
+            action: "goto".into(),
+            success: false,
+            duration_ms: 0.0,
+            message: Some(err.to_string()),
+        }];
+        self.write_failure(0, &format!("goto: {start}"), &[err.to_string()], "")
+            .await
+            .map(|_| ())
     }
 }
 

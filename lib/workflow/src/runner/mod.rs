@@ -9,7 +9,7 @@ use chrono::Utc;
 use oxwright_artifacts::ArtifactStore;
 use oxwright_engine::Page;
 use oxwright_jobs::{JobError, RunStatus, StepOutcome, WorkflowMode, WorkflowResult, WorkflowTotals};
-use oxwright_llm::{ChatModel, Message, Usage};
+use oxwright_llm::{ChatModel, Message};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
@@ -21,6 +21,7 @@ use crate::steps::{StepAction, StructuredStep, Workflow, WorkflowBody};
 use crate::{AttemptError, Locator, Sanitizer, SecretStore, WorkflowError};
 use oxwright_engine::{DEFAULT_MAX_CHARS, Snapshot, Target};
 
+mod ask;
 mod attempt;
 mod emergency;
 mod failure;
@@ -253,21 +254,7 @@ impl Run<'_> {
         let start = self.opts.start_url.clone();
         if let Err(e) = self.exec.goto(&start).await {
             if !e.is_fatal() {
-                // The start page is step 0 of the error artefacts.
-                let err = AttemptError::from_engine(&e, self.sanitizer.clean(&e.to_string()));
-                self.kind = StepKind::Goto;
-                self.tried = vec![Tried {
-                    attempt: 1,
-                    code: Some(err.code().to_string()),
-                    precheck: None,
-                    locator: None,
-                    action: "goto".into(),
-                    success: false,
-                    duration_ms: 0.0,
-                    message: Some(err.to_string()),
-                }];
-                self.write_failure(0, &format!("goto: {start}"), &[err.to_string()], "")
-                    .await?;
+                self.start_failed(&start, &e).await?;
             }
             return Err(e.into());
         }
@@ -295,63 +282,6 @@ impl Run<'_> {
         self.llm
             .as_ref()
             .ok_or_else(|| WorkflowError::Config("no LLM configured".into()))
-    }
-
-    /// Sends `messages` (sanitised) to the small model and logs the exchange.
-    async fn ask(
-        &mut self,
-        kind: &str,
-        step: Option<u32>,
-        messages: Vec<Message>,
-        max_tokens: u32,
-    ) -> Result<(String, Usage), oxwright_llm::LlmError> {
-        self.ask_model(kind, step, messages, max_tokens, false).await
-    }
-
-    /// [`Run::ask`], to the larger model when `large`.
-    async fn ask_model(
-        &mut self,
-        kind: &str,
-        step: Option<u32>,
-        messages: Vec<Message>,
-        max_tokens: u32,
-        large: bool,
-    ) -> Result<(String, Usage), oxwright_llm::LlmError> {
-        let messages: Vec<Message> = messages
-            .into_iter()
-            .map(|m| Message {
-                role: m.role,
-                content: self.sanitizer.clean(&m.content),
-            })
-            .collect();
-        let client = self
-            .llm()
-            .map_err(|e| oxwright_llm::LlmError::Config(e.to_string()))?
-            .clone();
-        let answer = if large {
-            client.chat_large(&messages, max_tokens).await
-        } else {
-            client.chat(&messages, max_tokens).await
-        };
-        self.totals.llm_calls += 1;
-        match answer {
-            Ok(c) => {
-                self.totals.prompt_tokens += c.usage.prompt_tokens;
-                self.totals.completion_tokens += c.usage.completion_tokens;
-                let _ = self
-                    .log
-                    .llm(kind, step, &messages, Ok(&c.text), Some(&c.usage))
-                    .await;
-                Ok((self.sanitizer.clean(&c.text), c.usage))
-            }
-            Err(e) => {
-                let _ = self
-                    .log
-                    .llm(kind, step, &messages, Err(&e.to_string()), None)
-                    .await;
-                Err(e)
-            }
-        }
     }
 
     async fn convert(&mut self, text: &str) -> Result<Vec<String>, WorkflowError> {
@@ -613,68 +543,6 @@ impl Run<'_> {
             &last_snapshot,
         )
         .await
-    }
-
-    /// The precheck of an LLM decision: exactly one match now (a `wait`
-    /// polls until the deadline and then is a timeout).
-    async fn llm_target(
-        &self,
-        locator: &Locator,
-        action: Action,
-    ) -> Result<Result<(Target, usize), AttemptError>, WorkflowError> {
-        if action == Action::Wait {
-            let limit = self.exec.timeout();
-            return Ok(self
-                .exec
-                .wait_for_one(locator, limit)
-                .await
-                .map(|t| (Target::Element(t), 1))
-                .map_err(|e| match e {
-                    AttemptError::NotUnique { locator, count } => AttemptError::Timeout(format!(
-                        "waited {} ms for {locator}; it matched {count} elements",
-                        limit.as_millis()
-                    )),
-                    other => other,
-                }));
-        }
-        Ok(match self.exec.locate(locator).await {
-            Ok(found) if found.len() == 1 => Ok((Target::Element(found[0].clone()), 1)),
-            Ok(found) => Err(AttemptError::NotUnique {
-                locator: locator.to_string(),
-                count: found.len(),
-            }),
-            Err(e) if e.is_fatal() => return Err(e.into()),
-            Err(e) => Err(AttemptError::from_engine(
-                &e,
-                self.sanitizer.clean(&e.to_string()),
-            )),
-        })
-    }
-
-    /// Switches step `number` to emergency mode and says why.
-    fn emergency_on(&mut self, number: u32, trigger: emergency::Trigger, reason: String) -> StepEmergency {
-        let model = self.llm.as_ref().map(|m| m.model_name(true)).unwrap_or_default();
-        tracing::info!(step = number, trigger = trigger.as_str(), reason = %reason, model = %model, "emergency mode on");
-        self.log.say(&format!(
-            "  ⚠ emergency mode for step {number} ({}): {reason}; deciding with {model} from the light DOM",
-            trigger.as_str()
-        ));
-        StepEmergency {
-            trigger: trigger.as_str().to_string(),
-            reason,
-            model,
-        }
-    }
-
-    /// Back to the small model after an emergency step.
-    fn emergency_off(&mut self, number: u32, e: &StepEmergency) {
-        // The small model starts again with a clean slate.
-        self.confidence.clear();
-        let model = self.llm.as_ref().map(|m| m.model_name(false)).unwrap_or_default();
-        tracing::info!(step = number, trigger = %e.trigger, model = %model, "emergency mode off");
-        self.log.say(&format!(
-            "  emergency mode off after step {number}: back to {model}"
-        ));
     }
 
     async fn structured_step(&mut self, index: usize, step: &StructuredStep) -> Result<(), WorkflowError> {
