@@ -218,6 +218,10 @@ pub struct LlmArgs {
     /// Environment variable holding the API key.
     #[arg(long, env = "OXWRIGHT_LLM_API_KEY_ENV")]
     pub api_key_env: Option<String>,
+    /// Larger model on the same endpoint for emergency mode (a step that
+    /// keeps failing, stalls or decides with low confidence).
+    #[arg(long, env = "OXWRIGHT_LLM_LARGE_MODEL")]
+    pub large_model: Option<String>,
     /// Deadline of one LLM request, in milliseconds.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub llm_timeout_ms: u64,
@@ -234,6 +238,7 @@ impl LlmArgs {
                 let mut cfg = oxwright_llm::LlmConfig::new(base.clone(), model.clone());
                 cfg.model.api_key_env = self.api_key_env.clone();
                 cfg.timeout_ms = self.llm_timeout_ms;
+                let cfg = cfg.with_large_model(self.large_model.clone());
                 let client = oxwright_llm::LlmClient::new(cfg, env).map_err(crate::exit::usage)?;
                 Ok(Some(std::sync::Arc::new(client)))
             }

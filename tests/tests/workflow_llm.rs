@@ -207,20 +207,21 @@ async fn ambiguous_decision_is_refused_then_retried_on(playwright_mcp: bool) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn step_that_never_completes_fails_after_three_attempts() {
-    step_that_never_completes_fails_after_three_attempts_on(false).await;
+async fn step_that_never_completes_fails_after_emergency_mode() {
+    step_that_never_completes_fails_after_emergency_mode_on(false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn step_that_never_completes_fails_after_three_attempts_on_playwright_mcp() {
-    step_that_never_completes_fails_after_three_attempts_on(true).await;
+async fn step_that_never_completes_fails_after_emergency_mode_on_playwright_mcp() {
+    step_that_never_completes_fails_after_emergency_mode_on(true).await;
 }
 
-async fn step_that_never_completes_fails_after_three_attempts_on(playwright_mcp: bool) {
+async fn step_that_never_completes_fails_after_emergency_mode_on(playwright_mcp: bool) {
     let wf = Wf::start_on(playwright_mcp).await;
     let llm = ScriptedLlm::start().await.expect("scripted llm starts");
     llm.push(checklist(&["Make the status say done", "Sign out"]));
-    for _ in 0..3 {
+    // Three attempts on the small model, two in emergency mode on the large one.
+    for _ in 0..5 {
         llm.push(role("button", "Refresh", "click", None));
         llm.push(Reply::text("false"));
     }
@@ -239,15 +240,28 @@ async fn step_that_never_completes_fails_after_three_attempts_on(playwright_mcp:
     assert!(!err.is_retryable());
     let step = &result.steps[0];
     assert_eq!(step.status, RunStatus::Failed);
-    assert_eq!(step.attempts, 3);
-    assert_eq!(step.reasons.len(), 3);
+    assert_eq!(step.attempts, 5);
+    assert_eq!(step.reasons.len(), 5);
     assert!(
         step.reasons.iter().all(|r| r.starts_with("NOT_COMPLETED")),
         "{:?}",
         step.reasons
     );
     assert_eq!(result.steps[1].status, RunStatus::Skipped);
-    assert_eq!(llm.received().len(), 7, "no call after the failed step");
+    let calls = llm.received();
+    assert_eq!(calls.len(), 11, "no call after the failed step");
+    // The server saw the switch: decisions and judgements of attempts 4 and 5 name the large model.
+    let models: Vec<String> = calls
+        .iter()
+        .map(|c| c.json()["model"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(models[..7].iter().all(|m| m == "scripted-small"), "{models:?}");
+    assert!(models[7..].iter().all(|m| m == "scripted-large"), "{models:?}");
+    let light_dom = calls[7].prompt();
+    assert!(
+        light_dom.contains("Light DOM") && !light_dom.contains("<script"),
+        "{light_dom}"
+    );
 
     let shot = step.screenshot.clone().expect("a failure screenshot");
     assert!(shot.starts_with("sessions/stuck/screenshots/step-1-") && shot.ends_with(".png"));
@@ -261,7 +275,8 @@ async fn step_that_never_completes_fails_after_three_attempts_on(playwright_mcp:
         .find(|(k, _)| k.starts_with("sessions/stuck/errors/step-1-"))
         .expect("an error artefact");
     let error: serde_json::Value = serde_json::from_str(error_json).unwrap();
-    assert_eq!(error["details"]["reasons"].as_array().unwrap().len(), 3);
+    assert_eq!(error["details"]["reasons"].as_array().unwrap().len(), 5);
+    assert_eq!(error["errorType"], "STEP_NOT_COMPLETED");
     assert!(
         error["details"]["ariaSnapshot"]
             .as_str()
@@ -271,14 +286,31 @@ async fn step_that_never_completes_fails_after_three_attempts_on(playwright_mcp:
     assert!(error["pageUrl"].as_str().unwrap().ends_with("/app/stuck"));
 
     let lines = wf.jsonl("stuck", "steps.jsonl").await;
-    assert_eq!(lines.len(), 3);
+    assert_eq!(lines.len(), 5);
+    for (i, l) in lines.iter().enumerate() {
+        let trigger = &l["emergency"]["trigger"];
+        assert_eq!(
+            *trigger,
+            if i < 3 {
+                serde_json::Value::Null
+            } else {
+                "failures".into()
+            },
+            "{l}"
+        );
+    }
+    assert_eq!(lines[3]["emergency"]["model"], "scripted-large");
     assert!(
         lines
             .iter()
             .all(|l| l["completed"] == false && l["reason"].as_str().unwrap().starts_with("NOT_COMPLETED"))
     );
     assert!(
-        wf.console_text().contains("step 1 failed after 3 attempts"),
+        wf.console_text().contains("emergency mode for step 1 (failures)")
+            && wf
+                .console_text()
+                .contains("emergency mode off after step 1: back to scripted-small")
+            && wf.console_text().contains("step 1 failed after 5 attempts"),
         "{}",
         wf.console_text()
     );

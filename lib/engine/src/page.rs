@@ -229,6 +229,11 @@ pub struct ScreenshotOptions {
     pub full_page: bool,
     /// Only this element.
     pub element: Option<Target>,
+    /// Black out every field that holds a secret (filled with `secret: true`,
+    /// or a password field) before the capture. An engine that cannot draw
+    /// over them refuses with `unsupported` when there is such a field,
+    /// rather than return a picture that shows it.
+    pub mask_secrets: bool,
 }
 
 /// A console message or uncaught page error.
@@ -241,6 +246,9 @@ pub struct ConsoleMessage {
     /// Where it came from, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// When the page logged it, in milliseconds since the Unix epoch, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp_ms: Option<i64>,
 }
 
 /// What to do with JavaScript dialogs (`alert`, `confirm`, `prompt`,

@@ -540,6 +540,7 @@ async fn screenshots(page: &dyn Page, base: &url::Url) {
         .screenshot(&ScreenshotOptions {
             full_page: true,
             element: None,
+            mask_secrets: false,
         })
         .await
         .expect("full page");
@@ -548,6 +549,7 @@ async fn screenshots(page: &dyn Page, base: &url::Url) {
         .screenshot(&ScreenshotOptions {
             full_page: false,
             element: Some(Target::locator(Locator::css("#plain"))),
+            mask_secrets: false,
         })
         .await
         .expect("element");

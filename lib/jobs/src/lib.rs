@@ -19,7 +19,9 @@ pub use job::{
     Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION, SitemapSpec,
 };
 pub use locator::Locator;
-pub use step::{StepAttemptResult, StepDecision, StepDurations, StepRecord, StepTokens, StepValue};
+pub use step::{
+    StepAttemptResult, StepDecision, StepDurations, StepEmergency, StepRecord, StepTokens, StepValue,
+};
 pub use workflow::{
     LlmSpec, RunStatus, StepOutcome, WorkflowMode, WorkflowResult, WorkflowSpec, WorkflowTotals,
 };

@@ -97,6 +97,19 @@ pub struct StepDurations {
     pub total_ms: f64,
 }
 
+/// Why an attempt was decided in emergency mode (seed 001): by the larger
+/// model, from the light DOM, with the wider selector set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepEmergency {
+    /// What switched it on: `failures`, `stall` or `low_confidence`.
+    pub trigger: String,
+    /// The reason, as logged.
+    pub reason: String,
+    /// The model the decision went to.
+    pub model: String,
+}
+
 /// One attempt at one step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -140,6 +153,9 @@ pub struct StepRecord {
     /// The page's URL after the attempt, when it was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url_after: Option<String>,
+    /// Set when the attempt was decided in emergency mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emergency: Option<StepEmergency>,
     /// Artefact keys this attempt wrote (`screenshot`, `error` …).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub artifacts: BTreeMap<String, String>,
@@ -184,6 +200,7 @@ mod tests {
             snapshot_bytes: 10,
             url: "http://a/".into(),
             url_after: None,
+            emergency: None,
             artifacts: BTreeMap::new(),
             timestamp: Utc::now(),
         };

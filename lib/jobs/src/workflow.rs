@@ -19,6 +19,10 @@ pub struct LlmSpec {
     /// Environment variable holding the API key, if the endpoint needs one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
+    /// The larger model on the same endpoint that emergency mode switches a
+    /// failing step to; the small model when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub large_model: Option<String>,
 }
 
 /// A workflow-run request.

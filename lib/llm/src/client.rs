@@ -290,6 +290,11 @@ pub trait ChatModel: Send + Sync {
     async fn chat_large(&self, messages: &[Message], max_tokens: u32) -> Result<Completion, LlmError> {
         self.chat(messages, max_tokens).await
     }
+
+    /// Names the model [`ChatModel::chat`] (or, with `large`, [`ChatModel::chat_large`]) talks to.
+    fn model_name(&self, large: bool) -> String {
+        if large { "large" } else { "small" }.to_string()
+    }
 }
 
 #[async_trait::async_trait]
@@ -300,5 +305,12 @@ impl ChatModel for LlmClient {
 
     async fn chat_large(&self, messages: &[Message], max_tokens: u32) -> Result<Completion, LlmError> {
         LlmClient::chat_large(self, messages, max_tokens).await
+    }
+
+    fn model_name(&self, large: bool) -> String {
+        match (&self.large, large) {
+            (Some((m, _, _)), true) => m.model.clone(),
+            _ => self.cfg.model.model.clone(),
+        }
     }
 }

@@ -27,7 +27,8 @@ pub struct ModelConfig {
 pub struct LlmConfig {
     /// The small model used for checklists, decisions and judgements.
     pub model: ModelConfig,
-    /// A larger model for later phases (emergency mode); unused in phase 1.
+    /// The larger model emergency mode switches a failing step to (the
+    /// small one when none is configured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub large_model: Option<ModelConfig>,
     /// Deadline of one HTTP request, in milliseconds.
@@ -57,6 +58,15 @@ fn default_backoff_ms() -> u64 {
 }
 
 impl LlmConfig {
+    /// Names `model` on the small model's endpoint and key as the larger model.
+    pub fn with_large_model(mut self, model: Option<String>) -> Self {
+        self.large_model = model.map(|m| ModelConfig {
+            model: m,
+            ..self.model.clone()
+        });
+        self
+    }
+
     /// Creates a configuration for `model` at `base_url` with default limits.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         Self {

@@ -298,6 +298,7 @@ pub fn parse_console(text: &str) -> Vec<ConsoleMessage> {
                 level: level.to_string(),
                 text,
                 url,
+                timestamp_ms: None,
             });
         } else if let Some(last) = out.last_mut()
             && !line.starts_with("Total messages:")

@@ -9,7 +9,8 @@ use serde_json::Value;
 use crate::Locator;
 use crate::secrets::placeholders;
 
-/// Locator methods the LLM may use in phase 1.
+/// Locator methods the LLM may use: the first three always, the rest only
+/// in emergency mode (the seed's wider set for the light DOM).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Method {
     /// Role and accessible name.
@@ -21,6 +22,25 @@ pub enum Method {
     /// `data-testid`.
     #[serde(rename = "getByTestId")]
     GetByTestId,
+    /// A label's text (emergency mode).
+    #[serde(rename = "getByLabel")]
+    GetByLabel,
+    /// A placeholder (emergency mode).
+    #[serde(rename = "getByPlaceholder")]
+    GetByPlaceholder,
+    /// A CSS selector (emergency mode).
+    #[serde(rename = "locator")]
+    Locator,
+    /// The control of `selector.role` nearest a text in reading order (emergency mode).
+    #[serde(rename = "near")]
+    Near,
+}
+
+impl Method {
+    /// Whether the method is offered only in emergency mode.
+    pub fn is_wide(self) -> bool {
+        !matches!(self, Method::GetByRole | Method::GetByText | Method::GetByTestId)
+    }
 }
 
 /// What the locator looks for.
@@ -39,6 +59,15 @@ pub struct Selector {
     /// Test id, for getByTestId.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_id: Option<String>,
+    /// Label text, for getByLabel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Placeholder, for getByPlaceholder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    /// CSS selector, for locator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locator: Option<String>,
     /// Exact, case-sensitive match instead of a case-insensitive substring.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exact: Option<bool>,
@@ -120,7 +149,21 @@ pub struct ActionDecision {
 }
 
 impl ActionDecision {
-    /// Returns the locator this decision names.
+    /// Returns the text and role of a `near` decision.
+    pub fn near(&self) -> Option<(String, Option<String>)> {
+        if self.method != Method::Near {
+            return None;
+        }
+        let text = self
+            .selector
+            .text
+            .clone()
+            .or_else(|| self.selector.name.clone())?;
+        Some((text, self.selector.role.clone()))
+    }
+
+    /// Returns the locator this decision names (a `near` decision has
+    /// none: it resolves to a snapshot ref).
     pub fn locator(&self) -> Result<Locator, String> {
         let exact = self.selector.exact.unwrap_or(false);
         let nonempty = |v: &Option<String>| {
@@ -144,6 +187,22 @@ impl ActionDecision {
             Method::GetByTestId => Ok(Locator::TestId {
                 test_id: nonempty(&self.selector.test_id).ok_or("getByTestId without selector.testId")?,
             }),
+            Method::GetByLabel => Ok(Locator::Label {
+                text: nonempty(&self.selector.label)
+                    .or_else(|| nonempty(&self.selector.text))
+                    .ok_or("getByLabel without selector.label")?,
+                exact,
+            }),
+            Method::GetByPlaceholder => Ok(Locator::Placeholder {
+                text: nonempty(&self.selector.placeholder)
+                    .or_else(|| nonempty(&self.selector.text))
+                    .ok_or("getByPlaceholder without selector.placeholder")?,
+                exact,
+            }),
+            Method::Locator => Ok(Locator::css(
+                &nonempty(&self.selector.locator).ok_or("locator without selector.locator")?,
+            )),
+            Method::Near => Err("near resolves through the snapshot, not a locator".into()),
         }
     }
 }
@@ -152,13 +211,18 @@ impl ActionDecision {
 #[derive(Debug, Clone, PartialEq)]
 pub enum DecisionAnswer {
     /// Act.
-    Act(ActionDecision),
+    Act(Box<ActionDecision>),
     /// `{ "error": "TARGET_NOT_FOUND" }`.
     TargetNotFound,
 }
 
 /// Parses the LLM's answer; the error says why it is unusable.
 pub fn parse_decision(text: &str) -> Result<DecisionAnswer, String> {
+    parse_decision_in(text, false)
+}
+
+/// Parses an answer; `wide` admits the emergency-mode methods.
+pub fn parse_decision_in(text: &str, wide: bool) -> Result<DecisionAnswer, String> {
     let mut v = extract_json_object(text).map_err(|e| e.to_string())?;
     if let Some(err) = v.get("error") {
         return match err.as_str() {
@@ -175,11 +239,23 @@ pub fn parse_decision(text: &str) -> Result<DecisionAnswer, String> {
     }
     let decision: ActionDecision =
         serde_json::from_value(v).map_err(|e| format!("decision does not fit the schema: {e}"))?;
-    decision.locator()?;
+    if decision.method.is_wide() && !wide {
+        return Err(format!(
+            "method {:?} is offered only in emergency mode",
+            decision.method
+        ));
+    }
+    if decision.method == Method::Near {
+        if decision.near().is_none_or(|(t, _)| t.trim().is_empty()) {
+            return Err("near without selector.text".into());
+        }
+    } else {
+        decision.locator()?;
+    }
     if matches!(decision.action, Action::Fill | Action::Select) && decision.value.is_none() {
         return Err(format!("{} without a value", decision.action.as_str()));
     }
-    Ok(DecisionAnswer::Act(decision))
+    Ok(DecisionAnswer::Act(Box::new(decision)))
 }
 
 #[cfg(test)]
@@ -218,5 +294,20 @@ mod tests {
         ] {
             assert!(parse_decision(bad).is_err(), "{bad}");
         }
+        let label = r#"{"method":"getByLabel","selector":{"label":"E-mail"},"action":"click"}"#;
+        assert!(parse_decision(label).unwrap_err().contains("emergency mode"));
+        let DecisionAnswer::Act(d) = parse_decision_in(label, true).unwrap() else {
+            panic!("not an action")
+        };
+        assert_eq!(
+            d.locator().unwrap(),
+            Locator::Label {
+                text: "E-mail".into(),
+                exact: false
+            }
+        );
+        let near = r#"{"method":"near","selector":{"text":"E-mail","role":"textbox"},"action":"click"}"#;
+        assert!(parse_decision_in(near, true).is_ok());
+        assert!(parse_decision_in(r#"{"method":"near","selector":{},"action":"click"}"#, true).is_err());
     }
 }

@@ -119,6 +119,12 @@ pub enum AttemptError {
     /// The action failed in the page.
     #[error("ACTION_FAILED: {0}")]
     Action(String),
+    /// A wait ran out (a `wait` decision whose element never came, an engine deadline).
+    #[error("TIMEOUT: {0}")]
+    Timeout(String),
+    /// Loading a page failed (network, DNS, HTTP status, the URL policy).
+    #[error("NAVIGATION_FAILED: {0}")]
+    Navigation(String),
     /// The action ran but the judge says the step is not complete.
     #[error("NOT_COMPLETED: the completion judge answered false")]
     NotCompleted,
@@ -136,6 +142,8 @@ impl AttemptError {
             AttemptError::NoMatch { .. } => "PRECHECK_NO_MATCH",
             AttemptError::NotUnique { .. } => "PRECHECK_NOT_UNIQUE",
             AttemptError::Action(_) => "ACTION_FAILED",
+            AttemptError::Timeout(_) => "TIMEOUT",
+            AttemptError::Navigation(_) => "NAVIGATION_FAILED",
             AttemptError::NotCompleted => "NOT_COMPLETED",
             AttemptError::Llm(_) => "LLM_ERROR",
         }
@@ -147,6 +155,65 @@ fn closest_text(closest: &[String]) -> String {
         "the page has no named elements".into()
     } else {
         format!("closest names on the page: {}", closest.join(", "))
+    }
+}
+
+impl AttemptError {
+    /// Types a page error that does not end the run (fatal ones are the caller's).
+    pub fn from_engine(err: &oxwright_engine::EngineError, message: String) -> Self {
+        use oxwright_engine::EngineErrorKind as K;
+        match err.kind {
+            K::Timeout | K::WaitForTimeout => AttemptError::Timeout(message),
+            K::Navigation | K::Dns | K::HttpStatus | K::NonHtml | K::PolicyDenied => {
+                AttemptError::Navigation(message)
+            }
+            _ => AttemptError::Action(message),
+        }
+    }
+}
+
+/// The `errorType` of a failed step's artefact (the seed's `ExecutionError`
+/// model, plus the codes phase 1 already reports per attempt).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorType {
+    /// No attempt's locator matched anything (or the LLM found no target).
+    ElementNotFound,
+    /// The last locator matched several elements.
+    PrecheckNotUnique,
+    /// A wait or a deadline ran out.
+    Timeout,
+    /// Loading a page failed.
+    NavigationFailed,
+    /// An `expect:` step's element is not on the page.
+    AssertionFailed,
+    /// The only target is inside a canvas, which has no elements to act on.
+    CanvasUnsupported,
+    /// The LLM's answers were not usable decisions; there is no heuristic fallback.
+    LlmFallbackDisabled,
+    /// The element was found but the action on it failed.
+    ActionFailed,
+    /// The actions ran but the completion judge said the step is not done.
+    StepNotCompleted,
+    /// The LLM endpoint itself failed.
+    LlmError,
+}
+
+impl ErrorType {
+    /// Returns the name written in artefacts.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorType::ElementNotFound => "ELEMENT_NOT_FOUND",
+            ErrorType::PrecheckNotUnique => "PRECHECK_NOT_UNIQUE",
+            ErrorType::Timeout => "TIMEOUT",
+            ErrorType::NavigationFailed => "NAVIGATION_FAILED",
+            ErrorType::AssertionFailed => "ASSERTION_FAILED",
+            ErrorType::CanvasUnsupported => "CANVAS_UNSUPPORTED",
+            ErrorType::LlmFallbackDisabled => "LLM_FALLBACK_DISABLED",
+            ErrorType::ActionFailed => "ACTION_FAILED",
+            ErrorType::StepNotCompleted => "STEP_NOT_COMPLETED",
+            ErrorType::LlmError => "LLM_ERROR",
+        }
     }
 }
 

@@ -9,8 +9,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use oxwright_engine::{
-    Act, ActOptions, Acted, ElementId, EngineError, GotoOptions, Page, ScreenshotOptions, Snapshot,
-    SnapshotOptions, Target,
+    Act, ActOptions, Acted, ElementId, EngineError, EngineErrorKind, GotoOptions, Page, ScreenshotOptions,
+    Snapshot, SnapshotOptions, Target,
 };
 
 use crate::closest::closest_names;
@@ -71,12 +71,15 @@ impl<'a> Executor<'a> {
 
     /// Takes an accessibility snapshot whose text (every line) has passed the sanitiser.
     pub async fn snapshot(&self) -> Result<Snapshot, EngineError> {
-        let mut snap = self
-            .page
-            .snapshot(&SnapshotOptions {
-                max_chars: self.max_chars,
-            })
-            .await?;
+        self.snapshot_with(&SnapshotOptions {
+            max_chars: self.max_chars,
+        })
+        .await
+    }
+
+    /// [`Executor::snapshot`] with other options (a larger cap for an error artefact).
+    pub async fn snapshot_with(&self, opts: &SnapshotOptions) -> Result<Snapshot, EngineError> {
+        let mut snap = self.page.snapshot(opts).await?;
         for line in &mut snap.lines {
             line.text = self.sanitizer.clean(&line.text);
         }
@@ -122,7 +125,7 @@ impl<'a> Executor<'a> {
             let found = self
                 .locate(locator)
                 .await
-                .map_err(|e| AttemptError::Action(self.sanitizer.clean(&e.to_string())))?;
+                .map_err(|e| AttemptError::from_engine(&e, self.sanitizer.clean(&e.to_string())))?;
             if found.len() == 1 {
                 return Ok(found.into_iter().next().expect("one element"));
             }
@@ -162,7 +165,7 @@ impl<'a> Executor<'a> {
     /// Placeholders in `value` are resolved here, at the moment of typing.
     pub async fn perform(
         &self,
-        target: &ElementId,
+        target: &Target,
         action: Action,
         value: Option<&ActionValue>,
     ) -> Result<Acted, ActError> {
@@ -187,28 +190,35 @@ impl<'a> Executor<'a> {
             timeout: self.timeout,
             settle: true,
         };
-        self.page
-            .act(&Target::Element(target.clone()), &act, &opts)
-            .await
-            .map_err(|e| {
-                if e.is_fatal() {
-                    ActError::Engine(e)
+        self.page.act(target, &act, &opts).await.map_err(|e| {
+            if e.is_fatal() {
+                ActError::Engine(e)
+            } else {
+                // The engine never repeats a typed value, but the
+                // sanitiser still sees every message that leaves.
+                let detail = self.sanitizer.clean(&e.message);
+                let detail = if action == Action::Select {
+                    format!("{detail} (wanted {text:?})")
                 } else {
-                    // The engine never repeats a typed value, but the
-                    // sanitiser still sees every message that leaves.
-                    let detail = self.sanitizer.clean(&e.message);
-                    ActError::Page(if action == Action::Select {
-                        format!("{detail} (wanted {text:?})")
-                    } else {
-                        detail
-                    })
+                    detail
+                };
+                match e.kind {
+                    EngineErrorKind::Timeout | EngineErrorKind::WaitForTimeout => ActError::Timeout(detail),
+                    _ => ActError::Page(detail),
                 }
-            })
+            }
+        })
     }
 
-    /// Takes a PNG of the viewport.
+    /// Takes a PNG of the viewport with every secret-filled field blacked
+    /// out; a page that cannot do that refuses (`unsupported`).
     pub async fn screenshot(&self) -> Result<Vec<u8>, EngineError> {
-        self.page.screenshot(&ScreenshotOptions::default()).await
+        self.page
+            .screenshot(&ScreenshotOptions {
+                mask_secrets: true,
+                ..ScreenshotOptions::default()
+            })
+            .await
     }
 }
 
@@ -218,10 +228,23 @@ pub enum ActError {
     /// The page refused (hidden, disabled, not a select, stale …); the next attempt may do better.
     #[error("{0}")]
     Page(String),
+    /// The action's deadline ran out.
+    #[error("{0}")]
+    Timeout(String),
     /// The engine failed for good (crash, browser gone).
     #[error(transparent)]
     Engine(EngineError),
     /// A fatal workflow error (a missing secret).
     #[error(transparent)]
     Workflow(WorkflowError),
+}
+
+impl ActError {
+    /// The attempt failure of an error that does not end the run.
+    pub fn attempt(&self) -> AttemptError {
+        match self {
+            ActError::Timeout(m) => AttemptError::Timeout(m.clone()),
+            other => AttemptError::Action(other.to_string()),
+        }
+    }
 }

@@ -20,8 +20,10 @@ mod sanitize;
 mod secrets;
 mod steps;
 
-pub use decision::{Action, ActionDecision, ActionValue, DecisionAnswer, Method, Selector, parse_decision};
-pub use error::{AttemptError, WorkflowError};
+pub use decision::{
+    Action, ActionDecision, ActionValue, DecisionAnswer, Method, Selector, parse_decision, parse_decision_in,
+};
+pub use error::{AttemptError, ErrorType, WorkflowError};
 pub use executor::{ActError, Executor};
 pub use oxwright_engine::{Locator, Snapshot};
 pub use prompts::{CHECKLIST_MAX_TOKENS, STEP_TOKEN_BUDGET, parse_checklist};

@@ -110,6 +110,55 @@ pub(crate) fn decision(
     ]
 }
 
+/// `maxTokens` of an emergency-mode decision.
+pub const EMERGENCY_MAX_TOKENS: u32 = 600;
+
+/// Builds the emergency-mode decision prompt (seed 001): the larger model
+/// sees the step, the failures so far and the light DOM, and may use the
+/// wider selector set.
+pub(crate) fn emergency_decision(
+    checklist: &[String],
+    index: usize,
+    step: &str,
+    failures: &[String],
+    light_dom: &str,
+) -> Vec<Message> {
+    let failures = if failures.is_empty() {
+        "none".to_string()
+    } else {
+        failures
+            .iter()
+            .map(|f| format!("- {f}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let user = format!(
+        "Analyse the situation and decide the next action.\n\n\
+         Task progress:\n{}\n\nCurrent step: {}\n\n\
+         Attempts at this step so far failed with:\n{failures}\n\n\
+         Light DOM (the page's body, scripts and styles removed):\n{light_dom}\n\n\
+         Usable methods: getByRole (selector.role, selector.name), getByLabel (selector.label), \
+         getByPlaceholder (selector.placeholder), getByText (selector.text), getByTestId (selector.testId), \
+         locator (selector.locator: a CSS selector), near (selector.text: a text on the page, selector.role: \
+         the control's role; picks the control of that role closest to the text).\n\
+         - The target must be exactly one element.\n\
+         - action is click, fill, select or wait; fill and select need a value. Secrets are placeholders such as \
+           {{{{PASSWORD}}}}: give them as {{\"kind\":\"placeholder\",\"value\":\"{{{{PASSWORD}}}}\"}}.\n\
+         - If the target is not on the page, answer {{\"error\":\"TARGET_NOT_FOUND\"}}.\n\
+         Answer with one JSON object and nothing else:\n\
+         {{\"method\":\"getByLabel\",\"selector\":{{\"label\":\"E-mail\"}},\"action\":\"fill\",\
+         \"value\":{{\"kind\":\"literal\",\"value\":\"...\"}},\"confidence\":0.8,\"rationale\":\"...\"}}\n",
+        progress(checklist, index),
+        serde_json::to_string(step).unwrap_or_default()
+    );
+    vec![
+        Message::system(
+            "You recover a web automation step that failed, from the page's DOM. Answer with JSON only.",
+        ),
+        Message::user(user),
+    ]
+}
+
 /// Builds the completion-judge prompt.
 pub(crate) fn judge(step: &str, action: &str, snapshot: &str) -> Vec<Message> {
     vec![

@@ -93,7 +93,8 @@ impl Wf {
     pub fn deps(&self, llm: Option<&ScriptedLlm>, secrets: Arc<dyn SecretStore>) -> RunDeps {
         RunDeps {
             llm: llm.map(|l| {
-                let mut cfg = LlmConfig::new(l.base_url(), "scripted-small");
+                let mut cfg = LlmConfig::new(l.base_url(), "scripted-small")
+                    .with_large_model(Some("scripted-large".into()));
                 cfg.backoff_ms = 10;
                 Arc::new(LlmClient::new(cfg, &Default::default()).expect("llm client"))
                     as Arc<dyn oxwright_llm::ChatModel>

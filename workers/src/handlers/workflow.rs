@@ -70,6 +70,7 @@ pub async fn run_workflow_job(
         Some(l) => {
             let mut cfg = LlmConfig::new(l.base_url.clone(), l.model.clone());
             cfg.model.api_key_env = l.api_key_env.clone();
+            let cfg = cfg.with_large_model(l.large_model.clone());
             let client = LlmClient::new(cfg, &ctx.workflow.env)
                 .map_err(|e| JobError::from(oxwright_workflow::WorkflowError::Llm(e)))?;
             Some(Arc::new(client) as Arc<dyn oxwright_llm::ChatModel>)

@@ -8,6 +8,7 @@
 mod act;
 mod locate;
 pub(crate) mod raw;
+mod screenshot;
 mod settle;
 mod snapshot;
 
@@ -129,12 +130,17 @@ impl ChromiumPage {
                             None => a.description.clone().unwrap_or_default(),
                         }).collect::<Vec<_>>().join(" ");
                         let level = format!("{:?}", ev.r#type).to_ascii_lowercase();
-                        ConsoleMessage { level, text, url: None }
+                        ConsoleMessage { level, text, url: None, timestamp_ms: Some(*ev.timestamp.inner() as i64) }
                     }
                     Some(ev) = thrown.next() => {
                         let d = &ev.exception_details;
                         let text = d.exception.as_ref().and_then(|e| e.description.clone()).unwrap_or_else(|| d.text.clone());
-                        ConsoleMessage { level: "pageerror".into(), text, url: d.url.clone() }
+                        ConsoleMessage {
+                            level: "pageerror".into(),
+                            text,
+                            url: d.url.clone(),
+                            timestamp_ms: Some(*ev.timestamp.inner() as i64),
+                        }
                     }
                     else => break,
                 };
@@ -398,69 +404,14 @@ impl Page for ChromiumPage {
     }
 
     async fn screenshot(&self, opts: &ScreenshotOptions) -> Result<Vec<u8>, EngineError> {
-        if !opts.full_page && opts.element.is_none() {
-            return Ok(self.lease.screenshot_png().await?);
+        if !opts.mask_secrets {
+            return self.capture(opts).await;
         }
-        let clip = match &opts.element {
-            Some(target) => {
-                let backend = self.resolve(target).await?;
-                let _ = raw::call(
-                    &self.lease,
-                    "DOM.scrollIntoViewIfNeeded",
-                    json!({ "backendNodeId": backend }),
-                )
-                .await;
-                let model = raw::call(
-                    &self.lease,
-                    "DOM.getBoxModel",
-                    json!({ "backendNodeId": backend }),
-                )
-                .await
-                .map_err(act::act_error)?;
-                let b: Vec<f64> = model["model"]["border"]
-                    .as_array()
-                    .map(|a| a.iter().filter_map(Value::as_f64).collect())
-                    .unwrap_or_default();
-                if b.len() != 8 {
-                    return Err(act::interactable("the element has no box to capture"));
-                }
-                let (xs, ys) = ([b[0], b[2], b[4], b[6]], [b[1], b[3], b[5], b[7]]);
-                let (x0, y0) = (
-                    xs.iter().cloned().fold(f64::MAX, f64::min),
-                    ys.iter().cloned().fold(f64::MAX, f64::min),
-                );
-                let (x1, y1) = (
-                    xs.iter().cloned().fold(f64::MIN, f64::max),
-                    ys.iter().cloned().fold(f64::MIN, f64::max),
-                );
-                let scroll = self
-                    .lease
-                    .evaluate("[window.scrollX, window.scrollY]", self.lease.call_timeout())
-                    .await?;
-                let (sx, sy) = (
-                    scroll[0].as_f64().unwrap_or(0.0),
-                    scroll[1].as_f64().unwrap_or(0.0),
-                );
-                json!({ "x": x0 + sx, "y": y0 + sy, "width": (x1 - x0).max(1.0), "height": (y1 - y0).max(1.0), "scale": 1 })
-            }
-            None => {
-                let m = raw::call(&self.lease, "Page.getLayoutMetrics", json!({})).await?;
-                let size = &m["cssContentSize"];
-                let w = size["width"].as_f64().unwrap_or(1280.0).min(16_384.0);
-                let h = size["height"].as_f64().unwrap_or(800.0).min(16_384.0);
-                json!({ "x": 0, "y": 0, "width": w, "height": h, "scale": 1 })
-            }
-        };
-        let shot = raw::call(
-            &self.lease,
-            "Page.captureScreenshot",
-            json!({ "format": "png", "clip": clip, "captureBeyondViewport": true }),
-        )
-        .await?;
-        use base64::Engine as _;
-        base64::engine::general_purpose::STANDARD
-            .decode(shot["data"].as_str().unwrap_or_default())
-            .map_err(|e| EngineError::new(EngineErrorKind::Protocol, format!("screenshot data: {e}")))
+        let masked = self.snapshots.lock().await.masked();
+        let covers = screenshot::cover(&self.lease, &masked).await?;
+        let shot = self.capture(opts).await;
+        covers.remove(&self.lease).await;
+        shot
     }
 
     async fn console(&self) -> Vec<ConsoleMessage> {

@@ -140,6 +140,10 @@ impl ScriptedPage {
             level: level.into(),
             text: text.into(),
             url: None,
+            timestamp_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .map(|d| d.as_millis() as i64),
         });
     }
 
@@ -675,7 +679,21 @@ impl Page for ScriptedPage {
         Ok(Self::doc(&self.lock())?.html.clone())
     }
 
-    async fn screenshot(&self, _opts: &ScreenshotOptions) -> Result<Vec<u8>, EngineError> {
+    async fn screenshot(&self, opts: &ScreenshotOptions) -> Result<Vec<u8>, EngineError> {
+        if opts.mask_secrets {
+            let st = self.lock();
+            let secret = Self::doc(&st).is_ok_and(|doc| {
+                doc.nodes
+                    .iter()
+                    .any(|n| n.masked || (n.input_type() == "password" && !n.value.is_empty()))
+            });
+            if secret {
+                // It draws nothing, so it cannot draw over a secret either.
+                return Err(EngineError::unsupported(
+                    "masking secret fields in a screenshot of a scripted page",
+                ));
+            }
+        }
         // A valid 1×1 PNG: callers store it like a real one.
         Ok(vec![
             0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 0, 0, 0,

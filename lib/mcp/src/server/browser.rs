@@ -335,6 +335,7 @@ impl OxwrightMcp {
         let opts = ScreenshotOptions {
             full_page: a.full_page,
             element,
+            mask_secrets: false,
         };
         let shared = self.shared.clone();
         let filename = a.filename.clone();

@@ -424,6 +424,12 @@ impl Page for McpPage {
     }
 
     async fn screenshot(&self, opts: &ScreenshotOptions) -> Result<Vec<u8>, EngineError> {
+        if opts.mask_secrets && !self.secrets.lock().expect("secrets lock").is_empty() {
+            // browser_take_screenshot has no mask; a picture of the field is not taken.
+            return Err(EngineError::unsupported(
+                "masking secret fields in a Playwright MCP screenshot",
+            ));
+        }
         let mut args = json!({ "type": "png", "scale": "css" });
         if let Some(t) = &opts.element {
             args["target"] = json!(self.resolve(t).await?.target);

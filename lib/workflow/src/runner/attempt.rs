@@ -6,17 +6,22 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::Utc;
-use oxwright_jobs::{StepAttemptResult, StepDecision, StepDurations, StepRecord, StepTokens, StepValue};
+use oxwright_jobs::{
+    StepAttemptResult, StepDecision, StepDurations, StepEmergency, StepRecord, StepTokens, StepValue,
+};
 use oxwright_llm::Usage;
 use serde_json::{Value, json};
 
+use super::Run;
 use crate::decision::{Action, ActionDecision, ActionValue};
 use crate::steps::{StepAction, StructuredStep};
-use crate::{AttemptError, Locator};
+use crate::{AttemptError, Locator, WorkflowError};
+use oxwright_engine::Target;
 
 pub(super) fn precheck_count<T>(r: &Result<T, AttemptError>) -> usize {
     match r {
         Err(AttemptError::NotUnique { count, .. }) => *count,
+        Err(AttemptError::NoMatch { .. }) => 0,
         Ok(_) => 1,
         Err(_) => 0,
     }
@@ -121,6 +126,7 @@ pub(super) struct AttemptLine {
     pub(super) url: String,
     pub(super) url_after: Option<String>,
     pub(super) durations: StepDurations,
+    pub(super) emergency: Option<StepEmergency>,
 }
 
 impl AttemptLine {
@@ -149,6 +155,7 @@ impl AttemptLine {
             url: url.to_string(),
             url_after: None,
             durations: StepDurations::default(),
+            emergency: None,
         }
     }
 
@@ -198,8 +205,51 @@ impl AttemptLine {
             snapshot_bytes: self.snapshot_bytes,
             url: self.url.clone(),
             url_after: self.url_after.clone(),
+            emergency: self.emergency.clone(),
             artifacts: BTreeMap::new(),
             timestamp: Utc::now(),
         }
+    }
+}
+
+impl Run<'_> {
+    /// The precheck of an LLM decision: exactly one match now (a `wait`
+    /// polls until the deadline and then is a timeout).
+    pub(super) async fn llm_target(
+        &self,
+        locator: &Locator,
+        action: Action,
+    ) -> Result<Result<(Target, usize), AttemptError>, WorkflowError> {
+        if action == Action::Wait {
+            let limit = self.exec.timeout();
+            return Ok(self
+                .exec
+                .wait_for_one(locator, limit)
+                .await
+                .map(|t| (Target::Element(t), 1))
+                .map_err(|e| match e {
+                    AttemptError::NotUnique { locator, count } => AttemptError::Timeout(format!(
+                        "waited {} ms for {locator}; it matched {count} elements",
+                        limit.as_millis()
+                    )),
+                    e @ AttemptError::NoMatch { .. } => {
+                        AttemptError::Timeout(format!("waited {} ms: {e}", limit.as_millis()))
+                    }
+                    other => other,
+                }));
+        }
+        Ok(match self.exec.locate(locator).await {
+            Ok(found) if found.len() == 1 => Ok((Target::Element(found[0].clone()), 1)),
+            Ok(found) if found.is_empty() => Err(self.exec.no_match(locator).await),
+            Ok(found) => Err(AttemptError::NotUnique {
+                locator: locator.to_string(),
+                count: found.len(),
+            }),
+            Err(e) if e.is_fatal() => return Err(e.into()),
+            Err(e) => Err(AttemptError::from_engine(
+                &e,
+                self.sanitizer.clean(&e.to_string()),
+            )),
+        })
     }
 }

@@ -9,31 +9,34 @@ use chrono::Utc;
 use oxwright_artifacts::ArtifactStore;
 use oxwright_engine::Page;
 use oxwright_jobs::{JobError, RunStatus, StepOutcome, WorkflowMode, WorkflowResult, WorkflowTotals};
-use oxwright_llm::{ChatModel, Message, Usage};
+use oxwright_llm::{ChatModel, Message};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
-use crate::decision::{Action, ActionValue, DecisionAnswer, parse_decision};
+use crate::decision::{Action, ActionValue, DecisionAnswer, parse_decision_in};
 use crate::executor::{ActError, Executor};
 use crate::log::SessionLog;
 use crate::prompts::{self, DECISION_MAX_TOKENS, JUDGE_MAX_TOKENS, STEP_TOKEN_BUDGET, prompt_tokens};
 use crate::steps::{StepAction, StructuredStep, Workflow, WorkflowBody};
 use crate::{AttemptError, Locator, Sanitizer, SecretStore, WorkflowError};
-use oxwright_engine::{DEFAULT_MAX_CHARS, Snapshot};
+use oxwright_engine::{DEFAULT_MAX_CHARS, Snapshot, Target};
 
+mod ask;
 mod attempt;
+mod emergency;
+mod failure;
 #[cfg(test)]
 mod tests;
+
+use failure::{StepKind, Tried};
 
 use attempt::{
     AttemptLine, act_decision, describe_decision, llm_decision, ms, precheck_count, structured_meta,
 };
-use oxwright_jobs::{StepDecision, StepDurations as Durations};
+use oxwright_jobs::{StepDecision, StepDurations as Durations, StepEmergency};
 
 /// Attempts per step (seed: at most 3).
 pub const MAX_ATTEMPTS: u32 = 3;
-/// Largest snapshot kept in an error artefact (seed: 50 KB).
-const ERROR_SNAPSHOT_BYTES: usize = 50_000;
 
 /// The screenshot a completed run keeps of its last page (`sessions/<id>/…`).
 pub const FINAL_SCREENSHOT: &str = "final.png";
@@ -116,6 +119,11 @@ struct Run<'a> {
     outcomes: Vec<StepOutcome>,
     totals: WorkflowTotals,
     history: Vec<Value>,
+    /// The current step's kind and attempts, for its error artefact.
+    kind: StepKind,
+    tried: Vec<Tried>,
+    /// The small model's recent confidences (emergency mode's third trigger).
+    confidence: emergency::Confidence,
 }
 
 /// Runs `workflow` on `page` (any engine) and returns its result. A failed step or a fatal
@@ -162,6 +170,9 @@ pub async fn run_workflow(
         outcomes: Vec::new(),
         totals: WorkflowTotals::default(),
         history: Vec::new(),
+        kind: StepKind::Llm,
+        tried: Vec::new(),
+        confidence: emergency::Confidence::default(),
     };
     let outcome = run.run(workflow).await;
     let error = match outcome {
@@ -249,7 +260,12 @@ impl Run<'_> {
             self.opts.session_id, self.opts.start_url
         ));
         let start = self.opts.start_url.clone();
-        self.exec.goto(&start).await?;
+        if let Err(e) = self.exec.goto(&start).await {
+            if !e.is_fatal() {
+                self.start_failed(&start, &e).await?;
+            }
+            return Err(e.into());
+        }
         match &workflow.body {
             WorkflowBody::Plain(text) => {
                 self.checklist = self.convert(text).await?;
@@ -274,47 +290,6 @@ impl Run<'_> {
         self.llm
             .as_ref()
             .ok_or_else(|| WorkflowError::Config("no LLM configured".into()))
-    }
-
-    /// Sends `messages` (sanitised) and logs the exchange.
-    async fn ask(
-        &mut self,
-        kind: &str,
-        step: Option<u32>,
-        messages: Vec<Message>,
-        max_tokens: u32,
-    ) -> Result<(String, Usage), oxwright_llm::LlmError> {
-        let messages: Vec<Message> = messages
-            .into_iter()
-            .map(|m| Message {
-                role: m.role,
-                content: self.sanitizer.clean(&m.content),
-            })
-            .collect();
-        let client = self
-            .llm()
-            .map_err(|e| oxwright_llm::LlmError::Config(e.to_string()))?
-            .clone();
-        let answer = client.chat(&messages, max_tokens).await;
-        self.totals.llm_calls += 1;
-        match answer {
-            Ok(c) => {
-                self.totals.prompt_tokens += c.usage.prompt_tokens;
-                self.totals.completion_tokens += c.usage.completion_tokens;
-                let _ = self
-                    .log
-                    .llm(kind, step, &messages, Ok(&c.text), Some(&c.usage))
-                    .await;
-                Ok((self.sanitizer.clean(&c.text), c.usage))
-            }
-            Err(e) => {
-                let _ = self
-                    .log
-                    .llm(kind, step, &messages, Err(&e.to_string()), None)
-                    .await;
-                Err(e)
-            }
-        }
     }
 
     async fn convert(&mut self, text: &str) -> Result<Vec<String>, WorkflowError> {
@@ -364,14 +339,32 @@ impl Run<'_> {
         self.log
             .say(&format!("step {number}/{}: {step}", self.checklist.len()));
         let step_started = Instant::now();
+        self.kind = StepKind::Llm;
+        self.tried.clear();
         let (mut p_tokens, mut c_tokens) = (0u64, 0u64);
         let mut reasons: Vec<String> = Vec::new();
         let mut cached: Option<Snapshot> = None;
         let mut last_snapshot = String::new();
         let mut completed = false;
         let mut attempt = 0;
-        while attempt < MAX_ATTEMPTS && !completed {
+        let mut limit = MAX_ATTEMPTS;
+        let mut emergency: Option<StepEmergency> = None;
+        // The last successful action (or the step's start), for the stall trigger.
+        let mut progress = tokio::time::Instant::now();
+        while !completed {
+            // Every attempt so far failed (a completed one ends the loop).
+            if emergency.is_none()
+                && let Some((trigger, reason)) =
+                    emergency::trigger(attempt, progress.elapsed(), &self.confidence)
+            {
+                emergency = Some(self.emergency_on(number, trigger, reason));
+                limit = attempt + emergency::EMERGENCY_ATTEMPTS;
+            }
+            if attempt >= limit {
+                break;
+            }
             attempt += 1;
+            let large = emergency.is_some();
             let attempt_started = Instant::now();
             let mut d = Durations::default();
             let t = Instant::now();
@@ -385,10 +378,22 @@ impl Run<'_> {
             let meta = json!({ "id": format!("step_{number}_{attempt}"), "originalInstruction": step, "attempt": attempt });
             let hint_keys: Vec<&str> = Vec::new();
             let failure = reasons.last().cloned();
-            let messages = self.decision_prompt(index, &step, &meta, failure.as_deref(), &snap);
+            let (messages, max_tokens) = if large {
+                let html = self.exec.page().html().await.unwrap_or_default();
+                let dom = emergency::light_dom(&html, emergency::LIGHT_DOM_MAX_CHARS);
+                (
+                    prompts::emergency_decision(&self.checklist, index, &step, &reasons, &dom),
+                    prompts::EMERGENCY_MAX_TOKENS,
+                )
+            } else {
+                (
+                    self.decision_prompt(index, &step, &meta, failure.as_deref(), &snap),
+                    DECISION_MAX_TOKENS,
+                )
+            };
             let t = Instant::now();
             let answer = self
-                .ask("decision", Some(number), messages, DECISION_MAX_TOKENS)
+                .ask_model("decision", Some(number), messages, max_tokens, large)
                 .await;
             d.decision_ms = ms(t.elapsed());
             let mut line = AttemptLine::new(
@@ -400,14 +405,15 @@ impl Run<'_> {
                 snap.text.len(),
                 &snap.url,
             );
+            line.emergency = emergency.clone();
             let decision = match answer {
                 Err(e) => Err(AttemptError::Llm(e.to_string())),
                 Ok((text, usage)) => {
                     p_tokens += usage.prompt_tokens;
                     c_tokens += usage.completion_tokens;
                     line.tokens(&usage);
-                    match parse_decision(&text) {
-                        Ok(DecisionAnswer::Act(decision)) => Ok(decision),
+                    match parse_decision_in(&text, large) {
+                        Ok(DecisionAnswer::Act(decision)) => Ok(*decision),
                         Ok(DecisionAnswer::TargetNotFound) => Err(AttemptError::TargetNotFound),
                         Err(reason) => Err(AttemptError::Unusable(reason)),
                     }
@@ -422,26 +428,33 @@ impl Run<'_> {
                     continue;
                 }
             };
-            let locator = decision
-                .locator()
-                .map_err(|e| WorkflowError::Config(e.to_string()))?;
-            line.decision = Some(llm_decision(&decision, &locator));
+            if !large && let Some(c) = decision.confidence {
+                self.confidence.push(c);
+            }
             let t = Instant::now();
-            let target = if decision.action == Action::Wait {
-                self.exec
-                    .wait_for_one(&locator, self.exec.timeout())
-                    .await
-                    .map(|t| (t, 1))
-            } else {
-                match self.exec.locate(&locator).await {
-                    Ok(found) if found.len() == 1 => Ok((found[0].clone(), 1)),
-                    Ok(found) if found.is_empty() => Err(self.exec.no_match(&locator).await),
-                    Ok(found) => Err(AttemptError::NotUnique {
-                        locator: locator.to_string(),
-                        count: found.len(),
-                    }),
-                    Err(e) if e.is_fatal() => return Err(e.into()),
-                    Err(e) => Err(AttemptError::Action(self.sanitizer.clean(&e.to_string()))),
+            let (target, locator) = match decision.near() {
+                Some((text, role)) => {
+                    // Proximity resolves on this attempt's snapshot, to a ref.
+                    let text_locator = Locator::Text {
+                        text: text.clone(),
+                        exact: false,
+                    };
+                    line.decision = Some(llm_decision(&decision, &text_locator));
+                    let found = emergency::near_ref(&snap.text, &text, role.as_deref());
+                    (
+                        found.map(|r| (Target::Ref(r), 1)).ok_or(AttemptError::NotUnique {
+                            locator: format!("near {text:?}"),
+                            count: 0,
+                        }),
+                        text_locator,
+                    )
+                }
+                None => {
+                    let locator = decision
+                        .locator()
+                        .map_err(|e| WorkflowError::Config(e.to_string()))?;
+                    line.decision = Some(llm_decision(&decision, &locator));
+                    (self.llm_target(&locator, decision.action).await?, locator)
                 }
             };
             d.precheck_ms = ms(t.elapsed());
@@ -451,8 +464,10 @@ impl Run<'_> {
                     target
                 }
                 Err(err) => {
-                    if let AttemptError::NotUnique { count, .. } = &err {
-                        line.precheck = Some(*count);
+                    match &err {
+                        AttemptError::NotUnique { count, .. } => line.precheck = Some(*count),
+                        AttemptError::NoMatch { .. } => line.precheck = Some(0),
+                        _ => {}
                     }
                     reasons.push(err.to_string());
                     line.fail(&err);
@@ -466,6 +481,7 @@ impl Run<'_> {
                 .await
             {
                 Ok(acted) => {
+                    progress = tokio::time::Instant::now();
                     d.action_ms = ms(acted.action);
                     d.settle_ms = ms(acted.settle);
                     line.succeeded(Some(acted.navigated));
@@ -473,7 +489,7 @@ impl Run<'_> {
                 Err(ActError::Workflow(e)) => return Err(e),
                 Err(ActError::Engine(e)) => return Err(e.into()),
                 Err(e) => {
-                    let err = AttemptError::Action(e.to_string());
+                    let err = e.attempt();
                     reasons.push(err.to_string());
                     line.fail(&err);
                     self.finish_attempt(line, d, attempt_started).await?;
@@ -487,11 +503,12 @@ impl Run<'_> {
             let action_text = format!("{} {}", locator, decision.action.as_str());
             let t = Instant::now();
             let verdict = self
-                .ask(
+                .ask_model(
                     "judge",
                     Some(number),
                     prompts::judge(&step, &action_text, &fresh.text),
                     JUDGE_MAX_TOKENS,
+                    large,
                 )
                 .await;
             d.judge_ms = ms(t.elapsed());
@@ -522,6 +539,9 @@ impl Run<'_> {
             cached = Some(fresh);
             self.finish_attempt(line, d, attempt_started).await?;
         }
+        if let Some(e) = &emergency {
+            self.emergency_off(number, e);
+        }
         self.close_step(
             index,
             completed,
@@ -540,6 +560,13 @@ impl Run<'_> {
         self.log
             .say(&format!("step {number}/{}: {}", self.checklist.len(), step.text));
         let step_started = Instant::now();
+        self.kind = match &step.action {
+            StepAction::Goto(_) => StepKind::Goto,
+            StepAction::Sleep(_) => StepKind::Sleep,
+            StepAction::Expect(_) => StepKind::Expect,
+            StepAction::Act { .. } => StepKind::Act,
+        };
+        self.tried.clear();
         let mut reasons = Vec::new();
         let mut completed = false;
         let mut attempt = 0;
@@ -571,7 +598,10 @@ impl Run<'_> {
                             match self.exec.goto(&url).await {
                                 Ok(()) => Ok(()),
                                 Err(e) if e.is_fatal() => return Err(e.into()),
-                                Err(e) => Err(AttemptError::Action(self.sanitizer.clean(&e.to_string()))),
+                                Err(e) => Err(AttemptError::from_engine(
+                                    &e,
+                                    self.sanitizer.clean(&e.to_string()),
+                                )),
                             }
                         }
                         Err(e) => {
@@ -659,7 +689,7 @@ impl Run<'_> {
                 return Ok(Err(err));
             }
         };
-        match self.exec.perform(&target, action, value).await {
+        match self.exec.perform(&Target::Element(target), action, value).await {
             Ok(acted) => {
                 d.action_ms = ms(acted.action);
                 d.settle_ms = ms(acted.settle);
@@ -668,7 +698,7 @@ impl Run<'_> {
             }
             Err(ActError::Workflow(e)) => Err(e),
             Err(ActError::Engine(e)) => Err(e.into()),
-            Err(e) => Ok(Err(AttemptError::Action(e.to_string()))),
+            Err(e) => Ok(Err(e.attempt())),
         }
     }
 
@@ -725,6 +755,28 @@ impl Run<'_> {
     ) -> Result<(), WorkflowError> {
         line.durations = d;
         line.durations.total_ms = ms(started.elapsed());
+        let code = line.result.as_ref().and_then(|r| r.error.clone()).or_else(|| {
+            line.reason
+                .as_deref()
+                .and_then(|r| r.split(':').next())
+                .map(str::to_owned)
+        });
+        self.tried.push(Tried {
+            attempt: line.attempt,
+            code,
+            precheck: line.precheck,
+            locator: line.decision.as_ref().and_then(|d| d.locator.clone()),
+            action: line
+                .decision
+                .as_ref()
+                .map(|d| d.action.clone())
+                .unwrap_or_default(),
+            success: line.result.as_ref().is_some_and(|r| r.success),
+            duration_ms: ms(Duration::from_secs_f64(
+                (d.precheck_ms + d.action_ms + d.settle_ms).max(0.0) / 1000.0,
+            )),
+            message: line.reason.clone(),
+        });
         let record = line.record(&self.opts.session_id);
         self.history.push(json!({
             "step": record.step_id, "decision": record.decision,
@@ -781,45 +833,18 @@ impl Run<'_> {
             self.outcomes.push(outcome);
             return Ok(());
         }
-        let ts = Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
-        let screenshot = match self.exec.screenshot().await {
-            Ok(png) => self
-                .log
-                .put_bytes(&format!("screenshots/step-{number}-{ts}.png"), png, "image/png")
-                .await
-                .ok(),
-            Err(e) => {
-                tracing::warn!(error = %e, "failure screenshot failed");
-                None
+        let intent = match self.tried.iter().rev().find(|t| !t.action.is_empty()) {
+            Some(t) if self.kind == StepKind::Llm => {
+                format!("{}: {}", t.action, instruction.trim_start_matches("[]").trim())
             }
+            _ => instruction.trim_start_matches("[]").trim().to_string(),
         };
-        outcome.screenshot = screenshot.clone();
-        let mut aria = snapshot.to_string();
-        if aria.len() > ERROR_SNAPSHOT_BYTES {
-            let mut cut = ERROR_SNAPSHOT_BYTES;
-            while !aria.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            aria.truncate(cut);
-            aria.push_str("...<truncated>");
-        }
-        let page_url = self.exec.snapshot().await.map(|s| s.url).unwrap_or_default();
-        let error = json!({
-            "sessionId": self.opts.session_id,
-            "step": number,
-            "intent": instruction,
-            "errorType": if reasons.iter().all(|r| r.starts_with("PRECHECK") || r.starts_with("TARGET")) { "ELEMENT_NOT_FOUND" } else { "STEP_NOT_COMPLETED" },
-            "pageUrl": page_url,
-            "timestamp": Utc::now().to_rfc3339(),
-            "details": { "attempted": self.history.iter().rev().take(attempts as usize).rev().collect::<Vec<_>>(),
-                         "reasons": reasons, "ariaSnapshot": aria, "screenshotPath": screenshot },
-        });
-        self.log
-            .put_json(&format!("errors/step-{number}-{ts}.json"), &error)
-            .await?;
+        let written = self.write_failure(number, &intent, &reasons, snapshot).await?;
+        outcome.screenshot = written.screenshot;
         let reason = reasons.last().cloned().unwrap_or_default();
         self.log.say(&format!(
-            "❌ step {number} failed after {attempts} attempts: {reason}"
+            "❌ step {number} failed after {attempts} attempts ({}): {reason}",
+            written.error_type.as_str()
         ));
         self.outcomes.push(outcome);
         Err(WorkflowError::StepFailed {

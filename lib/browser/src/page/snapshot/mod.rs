@@ -61,6 +61,11 @@ impl Snapshotter {
         self.masked.insert(backend);
     }
 
+    /// Returns the elements marked with [`Snapshotter::mask`] in this document.
+    pub(crate) fn masked(&self) -> Vec<i64> {
+        self.masked.iter().copied().collect()
+    }
+
     /// Reads the page's accessibility tree and renders it under `max_chars`.
     pub(crate) async fn capture(&mut self, tab: &Tab, max_chars: usize) -> Result<Snapshot, BrowserError> {
         let started = Instant::now();
