@@ -8,7 +8,9 @@
 //! page, every admitted page is busy and the CPU is below
 //! [`Admission::idle_below`], one more page is admitted (up to
 //! `max_pages_per_browser`); above [`Admission::busy_above`] one is taken
-//! back (down to half the start, at least one). No page is admitted while
+//! back, down to the start — never below it, since a lease may be held
+//! for long (an MCP tab, a workflow session) and a limit under the start
+//! could starve the next one while the CPU is busy. No page is admitted while
 //! the machine has less than [`Admission::min_free_mib`] of available
 //! memory. Capacity beyond the current limit is held as semaphore permits
 //! by the controller, so a lease never waits on anything but the semaphore.

@@ -27,8 +27,8 @@ pub struct PoolConfig {
     /// Warm browsers kept running.
     pub browsers: usize,
     /// Pages (each in its own browser context) one browser serves at once
-    /// to begin with; adaptive admission moves this between half of it
-    /// and `max_pages_per_browser` (see [`crate::Admission`]).
+    /// to begin with and at least; adaptive admission moves the number
+    /// between this and `max_pages_per_browser` (see [`crate::Admission`]).
     pub pages_per_browser: usize,
     /// The most pages one browser serves at once when the CPU has room;
     /// `None` is twice `pages_per_browser`, and `pages_per_browser` itself

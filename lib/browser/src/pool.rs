@@ -8,7 +8,7 @@
 //! creating a context and page, which is most of Chromium's work per page.
 //! The lease's capacity returns only once the page is parked or disposed, so
 //! a browser never holds more pages than the admission limit (see
-//! `admission.rs`: between half of `pages_per_browser` and
+//! `admission.rs`: between `pages_per_browser` and
 //! `max_pages_per_browser`, moved with the CPU).
 //!
 //! With [`Isolation::Shared`] the pages live in the browser's default
@@ -165,7 +165,10 @@ impl Group {
             permits,
             reserve: std::sync::Mutex::new(reserve),
             waiting: AtomicUsize::new(0),
-            min: (start / 2).max(1),
+            // Never below the start: a lease may be held for long (an MCP
+            // tab, a workflow), and a limit taken below it could starve
+            // the next one while the CPU is busy.
+            min: start,
             max,
         }
     }
@@ -281,7 +284,7 @@ impl BrowserPool {
     }
 
     /// Returns the most pages the pool serves at once (adaptive admission
-    /// admits between half of `PoolConfig::capacity` and this).
+    /// admits between `PoolConfig::capacity` and this).
     pub fn capacity(&self) -> usize {
         self.inner.main.max
     }

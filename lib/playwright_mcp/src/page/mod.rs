@@ -424,11 +424,22 @@ impl Page for McpPage {
     }
 
     async fn screenshot(&self, opts: &ScreenshotOptions) -> Result<Vec<u8>, EngineError> {
-        if opts.mask_secrets && !self.secrets.lock().expect("secrets lock").is_empty() {
-            // browser_take_screenshot has no mask; a picture of the field is not taken.
-            return Err(EngineError::unsupported(
-                "masking secret fields in a Playwright MCP screenshot",
-            ));
+        let secrets = self.secrets.lock().expect("secrets lock").clone();
+        if opts.mask_secrets && !secrets.is_empty() {
+            // browser_take_screenshot has no mask: the picture is taken only
+            // when no secret shows on the page (the snapshot holds every
+            // field's value and the page's text; password fields show dots).
+            let out = self
+                .call("browser_snapshot", json!({}), QUICK, Retry::Safe)
+                .await?;
+            if secrets
+                .iter()
+                .any(|v| !v.is_empty() && out.text.contains(v.as_str()))
+            {
+                return Err(EngineError::unsupported(
+                    "masking secret fields in a Playwright MCP screenshot (a secret shows on the page)",
+                ));
+            }
         }
         let mut args = json!({ "type": "png", "scale": "css" });
         if let Some(t) = &opts.element {
