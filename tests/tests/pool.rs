@@ -93,28 +93,12 @@ async fn concurrent_fetches_never_exceed_capacity() {
     })
     .await;
     assert_eq!(env.pool.capacity(), 2);
-    let done = Arc::new(AtomicBool::new(false));
-    let peak = Arc::new(AtomicUsize::new(0));
-    let sampler = {
-        let (pool, done, peak) = (env.pool.clone(), done.clone(), peak.clone());
-        tokio::spawn(async move {
-            while !done.load(Ordering::SeqCst) {
-                peak.fetch_max(pool.in_use(), Ordering::SeqCst);
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        })
-    };
-    let specs: Vec<_> = (0..4).map(|_| env.spec("/slow?ms=600")).collect();
-    let results =
-        futures::future::join_all(specs.iter().map(|spec| fetch_page(&env.pool, &env.policy, spec))).await;
-    done.store(true, Ordering::SeqCst);
-    sampler.await.unwrap();
+    let (results, peak) = fetch_all_sampling(&env, "/slow?ms=600", 4).await;
     for (i, r) in results.into_iter().enumerate() {
         let r = r.unwrap_or_else(|e| panic!("fetch {i}: {e}")).result;
         assert_eq!(r.status, 200, "fetch {i}");
         assert_eq!(r.attempts, 1, "fetch {i}");
     }
-    let peak = peak.load(Ordering::SeqCst);
     assert!(peak <= 2, "in_use peaked at {peak}");
     assert!(peak >= 1, "sampler never saw a lease");
     assert_eq!(env.site.hits("/slow"), 4);
@@ -165,30 +149,11 @@ async fn admission_follows_the_cpu_between_its_bounds() {
     })
     .await;
     assert_eq!((env.pool.limit(), env.pool.capacity()), (1, 3));
-    let done = Arc::new(AtomicBool::new(false));
-    let peak = Arc::new(AtomicUsize::new(0));
-    let sampler = {
-        let (pool, done, peak) = (env.pool.clone(), done.clone(), peak.clone());
-        tokio::spawn(async move {
-            while !done.load(Ordering::SeqCst) {
-                peak.fetch_max(pool.in_use(), Ordering::SeqCst);
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        })
-    };
-    let specs: Vec<_> = (0..6).map(|_| env.spec("/slow?ms=1500")).collect();
-    let results =
-        futures::future::join_all(specs.iter().map(|spec| fetch_page(&env.pool, &env.policy, spec))).await;
-    done.store(true, Ordering::SeqCst);
-    sampler.await.unwrap();
+    let (results, peak) = fetch_all_sampling(&env, "/slow?ms=1500", 6).await;
     for (i, r) in results.into_iter().enumerate() {
         r.unwrap_or_else(|e| panic!("fetch {i}: {e}"));
     }
-    assert_eq!(
-        peak.load(Ordering::SeqCst),
-        3,
-        "admitted beyond the start, up to the maximum"
-    );
+    assert_eq!(peak, 3, "admitted beyond the start, up to the maximum");
     env.pool.shutdown().await;
 
     let always_busy = Admission {
@@ -207,8 +172,27 @@ async fn admission_follows_the_cpu_between_its_bounds() {
     assert_eq!((env.pool.limit(), env.pool.capacity()), (2, 4));
     // Jobs wait, the CPU counts as saturated: nothing beyond the start,
     // and nothing taken below it.
-    let peak = Arc::new(AtomicUsize::new(0));
+    let (results, peak) = fetch_all_sampling(&env, "/slow?ms=800", 4).await;
+    for (i, r) in results.into_iter().enumerate() {
+        r.unwrap_or_else(|e| panic!("fetch {i}: {e}"));
+    }
+    assert_eq!(peak, 2, "held at the start");
+    assert_eq!(env.pool.limit(), 2);
+    fetch_page(&env.pool, &env.policy, &env.spec("/")).await.unwrap();
+}
+
+/// Fetches `n` copies of `path` at once; returns the results and the most
+/// pages the pool had on loan at any moment meanwhile.
+async fn fetch_all_sampling(
+    env: &Env,
+    path: &str,
+    n: usize,
+) -> (
+    Vec<Result<oxwright_fetch::FetchOutput, oxwright_jobs::JobError>>,
+    usize,
+) {
     let done = Arc::new(AtomicBool::new(false));
+    let peak = Arc::new(AtomicUsize::new(0));
     let sampler = {
         let (pool, done, peak) = (env.pool.clone(), done.clone(), peak.clone());
         tokio::spawn(async move {
@@ -218,15 +202,10 @@ async fn admission_follows_the_cpu_between_its_bounds() {
             }
         })
     };
-    let specs: Vec<_> = (0..4).map(|_| env.spec("/slow?ms=800")).collect();
+    let specs: Vec<_> = (0..n).map(|_| env.spec(path)).collect();
     let results =
         futures::future::join_all(specs.iter().map(|spec| fetch_page(&env.pool, &env.policy, spec))).await;
     done.store(true, Ordering::SeqCst);
     sampler.await.unwrap();
-    for (i, r) in results.into_iter().enumerate() {
-        r.unwrap_or_else(|e| panic!("fetch {i}: {e}"));
-    }
-    assert_eq!(peak.load(Ordering::SeqCst), 2, "held at the start");
-    assert_eq!(env.pool.limit(), 2);
-    fetch_page(&env.pool, &env.policy, &env.spec("/")).await.unwrap();
+    (results, peak.load(Ordering::SeqCst))
 }
