@@ -119,6 +119,26 @@ async fn a_document_that_never_finishes_is_read_as_it_stands() {
     never_reaches(&env, spec, WaitUntil::Domcontentloaded).await;
 }
 
+/// A document whose parser waits on a slow head script has nothing to read
+/// at the 5 s mark: the wait goes on until there is text (here the parser
+/// resumes at 7 s), rather than returning an empty page as a success.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_with_no_text_yet_is_not_read_at_the_soft_deadline() {
+    let env = Env::start().await;
+    let mut spec = full(&env, "/late-parse");
+    spec.timeout_ms = 30_000;
+    let started = Instant::now();
+    let r = fetch_page(&env.pool, &env.policy, &spec).await.unwrap().result;
+    assert!(
+        r.markdown.contains(markers::LATE_PARSE_CONTENT),
+        "read after {:?}: {:?} {:?}",
+        started.elapsed(),
+        r.markdown,
+        r.warnings
+    );
+    assert!(started.elapsed() >= Duration::from_secs(7));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_that_never_stops_changing_is_read_at_the_soft_deadline() {
     let env = Env::start().await;

@@ -19,6 +19,10 @@ use crate::{BrowserError, NavigateOptions, Navigation};
 
 /// Documents the `ready` wait follows when the page keeps navigating itself.
 const READY_ROUNDS: usize = 3;
+/// How often a document with no text yet is looked at again after the
+/// `ready` wait's soft deadline (it is read once it shows text, or fails
+/// at the navigation's deadline).
+const TEXTLESS_RECHECK: Duration = Duration::from_millis(250);
 
 impl Tab {
     /// Navigates to `url` and waits for the requested state, enforcing the
@@ -125,6 +129,16 @@ impl Tab {
                     );
                     tokio::select! {
                         _ = unparsed, if ready && parse_deadline.is_some() => {
+                            // Nothing to read yet (the parser waits on a slow head
+                            // script): the wait goes on while the page shows no text.
+                            let shown = self
+                                .evaluate_quiet("(document.body && document.body.innerText || '').trim().length")
+                                .await
+                                .and_then(|v| v.as_u64());
+                            if shown == Some(0) {
+                                parse_deadline = Some(tokio::time::Instant::now() + TEXTLESS_RECHECK);
+                                continue;
+                            }
                             doc.lock().expect("doc").notes.push(format!(
                                 "the document was still loading {} s after it arrived (no DOMContentLoaded); it was read as it stood",
                                 SOFT.as_secs()
