@@ -5,8 +5,8 @@
 //
 //   node bench/peers/node/playwright_run.mjs <urls.tsv: id<TAB>url> <out dir> [concurrency]
 //
-// Writes <out>/<id>.md per converted page; failures go to stderr as
-// `FAIL <id> <reason>`.
+// Writes <out>/<id>.md per converted page; stderr has `OK <id> <ms>` per
+// page and `FAIL <id> <reason>` per failure.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -35,10 +35,12 @@ async function worker() {
   while (next < jobs.length) {
     const [id, url] = jobs[next++];
     const page = await context.newPage();
+    const t0 = Date.now();
     try {
       await page.goto(url, { timeout: 30000 });
       const html = await page.content();
       writeFileSync(join(out, `${id}.md`), turndown.turndown(html));
+      console.error(`OK ${id} ${Date.now() - t0} ms`);
     } catch (e) {
       failed++;
       console.error(`FAIL ${id} ${String(e.message || e).split('\n')[0]}`);
