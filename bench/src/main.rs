@@ -46,6 +46,8 @@ enum Command {
     Distributed(distributed::DistributedArgs),
     /// Main-content quality: word and snippet P/R/F1 per extractor on public corpora.
     Quality(quality::QualityArgs),
+    /// Scores a directory of `<page id>.md` files against the quality corpus's truth.
+    ScoreMd(quality::ScoreMdArgs),
     /// Workflow: snapshot extraction time and size, per-step overhead without the LLM.
     Workflow(workflow::WorkflowArgs),
 }
@@ -147,6 +149,11 @@ async fn main() -> Result<()> {
             let report = quality::run(args).await?;
             println!("{}", quality::markdown(&report));
             write_json(&cli, "quality", &machine, &report)?;
+        }
+        Command::ScoreMd(args) => {
+            let report = quality::score_md(args)?;
+            println!("{}", quality::score_md_markdown(&report));
+            write_json(&cli, "score-md", &machine, &report)?;
         }
         Command::Workflow(args) => {
             let report = workflow::run(args).await?;

@@ -8,6 +8,9 @@
 //! re-rendering; `--refetch` renders again.
 
 mod score;
+mod score_md;
+
+pub use score_md::{ScoreMdArgs, markdown as score_md_markdown, run as score_md};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -99,19 +102,26 @@ pub struct QualityReport {
     pub pages: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
 }
 
-/// Runs the quality benchmark.
-pub async fn run(args: &QualityArgs) -> Result<QualityReport> {
-    let truth_path = args.corpus.join("truth.jsonl");
+/// Reads `<corpus>/truth.jsonl`.
+fn read_truth(corpus: &Path) -> Result<Vec<Truth>> {
+    let truth_path = corpus.join("truth.jsonl");
     let text = std::fs::read_to_string(&truth_path).with_context(|| {
         format!(
             "read {} (run bench/quality/prepare.py first)",
             truth_path.display()
         )
     })?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| Ok(serde_json::from_str(l)?))
+        .collect()
+}
+
+/// Runs the quality benchmark.
+pub async fn run(args: &QualityArgs) -> Result<QualityReport> {
     let mut truths: Vec<Truth> = Vec::new();
     let mut per_corpus: BTreeMap<String, usize> = BTreeMap::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let t: Truth = serde_json::from_str(line)?;
+    for t in read_truth(&args.corpus)? {
         let n = per_corpus.entry(t.corpus.clone()).or_default();
         if args.limit.is_none_or(|l| *n < l) {
             *n += 1;
