@@ -13,11 +13,11 @@ use oxwright_llm::{ChatModel, Message};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
-use crate::decision::{Action, ActionValue, DecisionAnswer, parse_decision_in};
+use crate::decision::{DecisionAnswer, parse_decision_in};
 use crate::executor::{ActError, Executor};
 use crate::log::SessionLog;
 use crate::prompts::{self, DECISION_MAX_TOKENS, JUDGE_MAX_TOKENS, STEP_TOKEN_BUDGET, prompt_tokens};
-use crate::steps::{StepAction, StructuredStep, Workflow, WorkflowBody};
+use crate::steps::{Workflow, WorkflowBody};
 use crate::{AttemptError, Locator, Sanitizer, SecretStore, WorkflowError};
 use oxwright_engine::{DEFAULT_MAX_CHARS, Snapshot, Target};
 
@@ -25,15 +25,15 @@ mod ask;
 mod attempt;
 mod emergency;
 mod failure;
+mod record;
+mod structured;
 #[cfg(test)]
 mod tests;
 
 use failure::{StepKind, Tried};
 
-use attempt::{
-    AttemptLine, act_decision, describe_decision, llm_decision, ms, precheck_count, structured_meta,
-};
-use oxwright_jobs::{StepDecision, StepDurations as Durations, StepEmergency};
+use attempt::{AttemptLine, llm_decision, ms};
+use oxwright_jobs::{StepDurations as Durations, StepEmergency};
 
 /// Attempts per step (seed: at most 3).
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -553,305 +553,5 @@ impl Run<'_> {
             &last_snapshot,
         )
         .await
-    }
-
-    async fn structured_step(&mut self, index: usize, step: &StructuredStep) -> Result<(), WorkflowError> {
-        let number = index as u32 + 1;
-        self.log
-            .say(&format!("step {number}/{}: {}", self.checklist.len(), step.text));
-        let step_started = Instant::now();
-        self.kind = match &step.action {
-            StepAction::Goto(_) => StepKind::Goto,
-            StepAction::Sleep(_) => StepKind::Sleep,
-            StepAction::Expect(_) => StepKind::Expect,
-            StepAction::Act { .. } => StepKind::Act,
-        };
-        self.tried.clear();
-        let mut reasons = Vec::new();
-        let mut completed = false;
-        let mut attempt = 0;
-        // Auto-waits share the action deadline across the attempts.
-        let wait = (self.exec.timeout() / MAX_ATTEMPTS).max(Duration::from_secs(1));
-        let (keys, meta) = structured_meta(step, number);
-        while attempt < MAX_ATTEMPTS && !completed {
-            attempt += 1;
-            let attempt_started = Instant::now();
-            let mut d = Durations::default();
-            let mut meta = meta.clone();
-            meta["id"] = json!(format!("step_{number}_{attempt}"));
-            meta["attempt"] = json!(attempt);
-            let hint_keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            let mut line = AttemptLine::new(number, attempt, &step.text, &meta, &hint_keys, 0, "");
-            let outcome: Result<(), AttemptError> = match &step.action {
-                StepAction::Goto(raw) => {
-                    let t = Instant::now();
-                    let r = match self.opts.start_url.join(raw) {
-                        Ok(url) => {
-                            line.decision = Some(StepDecision {
-                                locator: None,
-                                action: "goto".into(),
-                                value: None,
-                                confidence: None,
-                                rationale: None,
-                                url: Some(url.to_string()),
-                            });
-                            match self.exec.goto(&url).await {
-                                Ok(()) => Ok(()),
-                                Err(e) if e.is_fatal() => return Err(e.into()),
-                                Err(e) => Err(AttemptError::from_engine(
-                                    &e,
-                                    self.sanitizer.clean(&e.to_string()),
-                                )),
-                            }
-                        }
-                        Err(e) => {
-                            return Err(WorkflowError::Parse {
-                                line: step.line,
-                                message: format!("goto URL: {e}"),
-                            });
-                        }
-                    };
-                    d.action_ms = ms(t.elapsed());
-                    r
-                }
-                StepAction::Sleep(dur) => {
-                    tokio::time::sleep(*dur).await;
-                    Ok(())
-                }
-                StepAction::Expect(locator) => {
-                    let t = Instant::now();
-                    let r = self.exec.wait_for_one(locator, wait).await.map(|_| ());
-                    d.precheck_ms = ms(t.elapsed());
-                    line.decision = Some(StepDecision {
-                        locator: Some(locator.clone()),
-                        action: "expect".into(),
-                        value: None,
-                        confidence: None,
-                        rationale: None,
-                        url: None,
-                    });
-                    line.precheck = Some(if r.is_ok() { 1 } else { precheck_count(&r) });
-                    r
-                }
-                StepAction::Act {
-                    locator,
-                    action,
-                    value,
-                } => {
-                    line.decision = Some(act_decision(locator, *action, value.as_ref()));
-                    self.structured_act(locator, *action, value.as_ref(), wait, &mut d, &mut line)
-                        .await?
-                }
-            };
-            match outcome {
-                Ok(()) => {
-                    completed = true;
-                    line.completed = true;
-                    if line.result.is_none() {
-                        line.succeeded(None);
-                    }
-                }
-                Err(err) => {
-                    reasons.push(err.to_string());
-                    line.fail(&err);
-                }
-            }
-            self.finish_attempt(line, d, attempt_started).await?;
-        }
-        let snapshot = if completed {
-            String::new()
-        } else {
-            self.exec.snapshot().await.map(|s| s.text).unwrap_or_default()
-        };
-        self.close_step(index, completed, attempt, reasons, 0, 0, step_started, &snapshot)
-            .await
-    }
-
-    async fn structured_act(
-        &mut self,
-        locator: &Locator,
-        action: Action,
-        value: Option<&ActionValue>,
-        wait: Duration,
-        d: &mut Durations,
-        line: &mut AttemptLine,
-    ) -> Result<Result<(), AttemptError>, WorkflowError> {
-        let t = Instant::now();
-        let target = self.exec.wait_for_one(locator, wait).await;
-        d.precheck_ms = ms(t.elapsed());
-        let target = match target {
-            Ok(t) => {
-                line.precheck = Some(1);
-                t
-            }
-            Err(err) => {
-                line.precheck = Some(precheck_count::<()>(&Err(err.clone())));
-                return Ok(Err(err));
-            }
-        };
-        match self.exec.perform(&Target::Element(target), action, value).await {
-            Ok(acted) => {
-                d.action_ms = ms(acted.action);
-                d.settle_ms = ms(acted.settle);
-                line.succeeded(Some(acted.navigated));
-                Ok(Ok(()))
-            }
-            Err(ActError::Workflow(e)) => Err(e),
-            Err(ActError::Engine(e)) => Err(e.into()),
-            Err(e) => Ok(Err(e.attempt())),
-        }
-    }
-
-    /// Keeps the page a completed run ended on: `final.png` (viewport) and
-    /// `final.md` (the whole page as Markdown, sanitised). Either failing
-    /// is logged and does not fail the run.
-    async fn keep_final_page(&mut self) {
-        match self.exec.screenshot().await {
-            Ok(png) => {
-                if let Err(e) = self.log.put_bytes(FINAL_SCREENSHOT, png, "image/png").await {
-                    tracing::warn!(error = %e, "final screenshot not stored");
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "final screenshot failed"),
-        }
-        let html = match self.exec.page().html().await {
-            Ok(html) => html,
-            Err(e) => {
-                tracing::warn!(error = %e, "final page html failed");
-                return;
-            }
-        };
-        let base = self
-            .exec
-            .page()
-            .url()
-            .await
-            .ok()
-            .and_then(|u| url::Url::parse(&u).ok());
-        let converted = tokio::task::spawn_blocking(move || {
-            oxwright_markdown::html_to_markdown(&html, base.as_ref(), oxwright_markdown::ContentMode::Full)
-        })
-        .await;
-        match converted {
-            Ok(Ok(c)) => {
-                if let Err(e) = self
-                    .log
-                    .put_text(FINAL_MARKDOWN, &c.markdown, "text/markdown; charset=utf-8")
-                    .await
-                {
-                    tracing::warn!(error = %e, "final markdown not stored");
-                }
-            }
-            Ok(Err(e)) => tracing::warn!(error = %e, "final page markdown failed"),
-            Err(e) => tracing::warn!(error = %e, "final page markdown task failed"),
-        }
-    }
-
-    async fn finish_attempt(
-        &mut self,
-        mut line: AttemptLine,
-        d: Durations,
-        started: Instant,
-    ) -> Result<(), WorkflowError> {
-        line.durations = d;
-        line.durations.total_ms = ms(started.elapsed());
-        let code = line.result.as_ref().and_then(|r| r.error.clone()).or_else(|| {
-            line.reason
-                .as_deref()
-                .and_then(|r| r.split(':').next())
-                .map(str::to_owned)
-        });
-        self.tried.push(Tried {
-            attempt: line.attempt,
-            code,
-            precheck: line.precheck,
-            locator: line.decision.as_ref().and_then(|d| d.locator.clone()),
-            action: line
-                .decision
-                .as_ref()
-                .map(|d| d.action.clone())
-                .unwrap_or_default(),
-            success: line.result.as_ref().is_some_and(|r| r.success),
-            duration_ms: ms(Duration::from_secs_f64(
-                (d.precheck_ms + d.action_ms + d.settle_ms).max(0.0) / 1000.0,
-            )),
-            message: line.reason.clone(),
-        });
-        let record = line.record(&self.opts.session_id);
-        self.history.push(json!({
-            "step": record.step_id, "decision": record.decision,
-            "outcome": if line.completed { "success" } else { "retry" },
-            "timestamp": record.timestamp,
-        }));
-        let value = serde_json::to_value(&record).map_err(|e| WorkflowError::Store(e.to_string()))?;
-        self.totals.attempts += 1;
-        let verdict = if line.completed {
-            "completed".to_string()
-        } else {
-            line.reason.clone().unwrap_or_else(|| "not completed".into())
-        };
-        self.log.say(&format!(
-            "  attempt {}: {} → {}",
-            line.attempt,
-            describe_decision(line.decision.as_ref()),
-            verdict
-        ));
-        self.log.step(&value).await
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn close_step(
-        &mut self,
-        index: usize,
-        completed: bool,
-        attempts: u32,
-        reasons: Vec<String>,
-        prompt_tokens: u64,
-        completion_tokens: u64,
-        started: Instant,
-        snapshot: &str,
-    ) -> Result<(), WorkflowError> {
-        let number = index as u32 + 1;
-        let instruction = self.checklist[index].clone();
-        let mut outcome = StepOutcome {
-            step_number: number,
-            instruction: instruction.clone(),
-            status: if completed {
-                RunStatus::Completed
-            } else {
-                RunStatus::Failed
-            },
-            attempts,
-            reasons: reasons.clone(),
-            prompt_tokens,
-            completion_tokens,
-            duration_ms: ms(started.elapsed()),
-            screenshot: None,
-        };
-        if completed {
-            self.log.say(&format!("✅ step {number} done"));
-            self.outcomes.push(outcome);
-            return Ok(());
-        }
-        let intent = match self.tried.iter().rev().find(|t| !t.action.is_empty()) {
-            Some(t) if self.kind == StepKind::Llm => {
-                format!("{}: {}", t.action, instruction.trim_start_matches("[]").trim())
-            }
-            _ => instruction.trim_start_matches("[]").trim().to_string(),
-        };
-        let written = self.write_failure(number, &intent, &reasons, snapshot).await?;
-        outcome.screenshot = written.screenshot;
-        let reason = reasons.last().cloned().unwrap_or_default();
-        self.log.say(&format!(
-            "❌ step {number} failed after {attempts} attempts ({}): {reason}",
-            written.error_type.as_str()
-        ));
-        self.outcomes.push(outcome);
-        Err(WorkflowError::StepFailed {
-            step: number,
-            instruction,
-            attempts,
-            reason,
-        })
     }
 }
