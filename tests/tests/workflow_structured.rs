@@ -211,3 +211,133 @@ async fn bad_structured_input_is_a_typed_error() {
     .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
 }
+
+const EVERY_CONTROL: &str = r#"# every verb and assertion of the structured grammar, no LLM
+click: button "Accept cookies" if present
+click: button "Got it" if present
+expect: hidden region "Consent"
+check: checkbox "Send me news"
+expect: checked checkbox "Send me news"
+uncheck: checkbox "Send me news"
+expect: unchecked checkbox "Send me news"
+fill: label "Delivery date" = 2026-12-24
+expect: value label "Delivery date" = 2026-12-24
+fill: textbox "Nickname" = "Ada"
+press: Enter
+expect: text status = "hello, ada"
+select: listbox "Colours" = "Red, Blue"
+expect: value listbox "Colours" = "Red, Blue"
+expect: count listitem = 3
+hover: button "Account"
+expect: text "Menu open"
+dblclick: text "Untitled"
+expect: text "Renamed" exact
+dialog: accept
+click: button "Delete draft"
+expect: text "Draft deleted"
+dialog: accept "Final"
+click: button "Rename draft"
+expect: text "Named Final"
+dialog: dismiss
+click: button "Delete draft"
+expect: text "Draft kept"
+click: button "Add" nth 1
+expect: text "Added B"
+scroll: bottom
+scroll: button "Load more"
+click: button "Load more"
+expect: count listitem = 4
+expect: url includes /app/controls
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_structured_verb_and_assertion_runs_on_chromium() {
+    let wf = Wf::start().await;
+    let (result, lease) = wf.run("controls", "/app/controls", EVERY_CONTROL, None).await;
+    assert_eq!(
+        result.status,
+        RunStatus::Completed,
+        "{result:#?}\n{}",
+        wf.console_text()
+    );
+    assert_eq!(result.totals.steps_ok, 35);
+    // The multi-select's earlier choice was replaced, not added to.
+    assert_eq!(
+        page_text(
+            lease.as_ref(),
+            "[...document.getElementById('colours').selectedOptions].map(o => o.text).join('+')"
+        )
+        .await,
+        "Red+Blue"
+    );
+    let lines = wf.jsonl("controls", "steps.jsonl").await;
+    // The absent target was skipped, and says so.
+    assert_eq!(lines[0]["completed"], true);
+    assert_eq!(lines[0]["precheckCount"], 0);
+    assert!(
+        lines[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("skipped:")),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[1]["precheckCount"], 1);
+    assert_eq!(lines[1]["currentStepMeta"]["ifPresent"], true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_without_its_effect_and_a_false_assertion_fail_typed() {
+    let wf = Wf::start().await;
+    // The coupon field keeps only four characters: the fill did not take.
+    let (result, lease) = wf
+        .run(
+            "refused",
+            "/app/controls",
+            "fill: textbox \"Coupon code\" = SPRING2026",
+            None,
+        )
+        .await;
+    assert_eq!(result.status, RunStatus::Failed, "{result:#?}");
+    let reasons = &result.steps[0].reasons;
+    assert_eq!(reasons.len(), 3, "{reasons:?}");
+    assert!(
+        reasons
+            .iter()
+            .all(|r| r.starts_with("ACTION_FAILED: ") && r.contains("did not keep the text")),
+        "{reasons:?}"
+    );
+    // A date in the wrong format is refused, not typed into the picker.
+    drop(lease);
+    let (result, _lease) = wf
+        .run(
+            "baddate",
+            "/app/controls",
+            "fill: label \"Delivery date\" = 24/12/2026",
+            None,
+        )
+        .await;
+    assert_eq!(result.status, RunStatus::Failed, "{result:#?}");
+    assert!(
+        result.steps[0].reasons[0].contains("YYYY-MM-DD"),
+        "{:?}",
+        result.steps[0].reasons
+    );
+    let text = "fill: textbox \"Nickname\" = Ada\npress: textbox \"Nickname\" = Enter\nexpect: text status = \"Goodbye\"";
+    let (result, _lease) = wf.run("falsehood", "/app/controls", text, None).await;
+    assert_eq!(result.status, RunStatus::Failed, "{result:#?}");
+    assert_eq!(result.totals.steps_ok, 2);
+    let reasons = &result.steps[2].reasons;
+    assert!(
+        reasons[0].starts_with("ASSERTION_FAILED: expect text: its text is \"Hello, Ada\""),
+        "{reasons:?}"
+    );
+    let errors: Vec<_> = wf
+        .all_artifacts()
+        .await
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("sessions/falsehood/errors/"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let artefact: serde_json::Value = serde_json::from_str(&errors[0].1).unwrap();
+    assert_eq!(artefact["errorType"], "ASSERTION_FAILED");
+}

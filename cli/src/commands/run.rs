@@ -20,8 +20,30 @@ use crate::exit::{self, usage};
 
 use oxwright_worker::Setup;
 
+/// The structured grammar, for `run --help`.
+const STEP_GRAMMAR: &str = "\
+Structured steps (one per line; a file with no `verb:` line is plain language for the LLM):
+  goto: /app/search                      click: button \"Sign in\"
+  dblclick: text \"Untitled\"              hover: button \"Account\"
+  fill: textbox \"Username\" = {{LOGIN_ID}}  select: combobox \"Country\" = Japan
+  check: checkbox \"Remember me\"          uncheck: checkbox \"Remember me\"
+  press: Enter                           press: textbox \"Search\" = Control+a
+  scroll: bottom | top | up | down       scroll: button \"Load more\"
+  dialog: accept [\"text\"] | dismiss     wait: button \"Next\"  |  wait: 500ms
+  expect: text \"Ships to Japan\"          expect: hidden dialog \"Added\"
+  expect: text status = \"Hello\"          expect: value textbox \"Username\" = alice
+  expect: checked checkbox \"News\"        expect: count listitem = 3
+  expect: url includes /app/search
+Targets: ROLE \"name\", text|testid|label|placeholder|css|xpath \"…\"; then `exact`, `nth N` (0-based),
+and `if present` to skip a step whose target is absent.
+
+Examples:
+  oxwright --allow-host 127.0.0.1:8765 run login.steps --url http://127.0.0.1:8765/app/login --secrets secrets.env
+  oxwright run checkout.txt --url https://shop.example/ --llm-base-url http://127.0.0.1:8000/v1 --model qwen2.5-7b";
+
 /// Arguments of `oxwright run`.
 #[derive(Debug, Args)]
+#[command(after_help = STEP_GRAMMAR)]
 pub struct RunCmd {
     /// The workflow file: plain-language instructions, or structured steps.
     pub workflow: PathBuf,

@@ -162,6 +162,23 @@ pub struct Acted {
     pub navigated: bool,
 }
 
+/// What an element shows now, for assertions and for checking that an
+/// action had its effect.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ElementState {
+    /// Its rendered text (`innerText`), whitespace-normalised.
+    pub text: String,
+    /// The value of a form control (a `<select>`: the selected options'
+    /// labels joined by `, `); `None` for other elements. A password
+    /// field's value is never read: `Some("")` when empty, else `None`
+    /// with [`ElementState::secret`] set.
+    pub value: Option<String>,
+    /// Checked state of a checkbox, radio or `aria-checked` element.
+    pub checked: Option<bool>,
+    /// The element is a password field (its value is not read).
+    pub secret: bool,
+}
+
 /// How to navigate.
 #[derive(Debug, Clone)]
 pub struct GotoOptions {
@@ -405,6 +422,12 @@ pub trait Page: Send + Sync + std::fmt::Debug {
 
     /// Returns this page and the tabs it opened.
     async fn tabs(&self) -> Result<Vec<TabInfo>, EngineError>;
+
+    /// Reads what `target` shows now (text, value, checked state).
+    async fn inspect(&self, target: &Target) -> Result<ElementState, EngineError> {
+        let _ = target;
+        Err(EngineError::unsupported("reading an element's state"))
+    }
 
     /// Sets how the page's dialogs are answered from now on (a prompt
     /// accepted gets `prompt_text`, else its default text).

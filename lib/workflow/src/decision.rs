@@ -85,6 +85,19 @@ pub enum Action {
     Select,
     /// Wait until it is there (exactly one match).
     Wait,
+    /// Press a key (the value: `Enter`, `Tab`, `Control+a` …) on it.
+    Press,
+    /// Check a checkbox or radio (no-op when checked).
+    Check,
+    /// Uncheck a checkbox (no-op when unchecked).
+    Uncheck,
+    /// Move the pointer over it.
+    Hover,
+    /// Double-click it.
+    #[serde(rename = "dblclick")]
+    DoubleClick,
+    /// Scroll it into view.
+    Scroll,
 }
 
 impl Action {
@@ -95,7 +108,18 @@ impl Action {
             Action::Fill => "fill",
             Action::Select => "select",
             Action::Wait => "wait",
+            Action::Press => "press",
+            Action::Check => "check",
+            Action::Uncheck => "uncheck",
+            Action::Hover => "hover",
+            Action::DoubleClick => "dblclick",
+            Action::Scroll => "scroll",
         }
+    }
+
+    /// Whether the action takes a value (`TARGET = VALUE`).
+    pub fn takes_value(self) -> bool {
+        matches!(self, Action::Fill | Action::Select | Action::Press)
     }
 }
 
@@ -252,7 +276,7 @@ pub fn parse_decision_in(text: &str, wide: bool) -> Result<DecisionAnswer, Strin
     } else {
         decision.locator()?;
     }
-    if matches!(decision.action, Action::Fill | Action::Select) && decision.value.is_none() {
+    if decision.action.takes_value() && decision.value.is_none() {
         return Err(format!("{} without a value", decision.action.as_str()));
     }
     Ok(DecisionAnswer::Act(Box::new(decision)))

@@ -131,6 +131,9 @@ pub enum AttemptError {
     /// The LLM call itself failed.
     #[error("LLM_ERROR: {0}")]
     Llm(String),
+    /// An `expect:` step's condition did not hold by its deadline.
+    #[error("ASSERTION_FAILED: {0}")]
+    Assertion(String),
 }
 
 impl AttemptError {
@@ -146,6 +149,7 @@ impl AttemptError {
             AttemptError::Navigation(_) => "NAVIGATION_FAILED",
             AttemptError::NotCompleted => "NOT_COMPLETED",
             AttemptError::Llm(_) => "LLM_ERROR",
+            AttemptError::Assertion(_) => "ASSERTION_FAILED",
         }
     }
 }

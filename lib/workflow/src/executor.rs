@@ -9,13 +9,14 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use oxwright_engine::{
-    Act, ActOptions, Acted, ElementId, EngineError, EngineErrorKind, GotoOptions, Page, ScreenshotOptions,
-    Snapshot, SnapshotOptions, Target,
+    Act, ActOptions, Acted, ElementId, ElementState, EngineError, EngineErrorKind, GotoOptions, Page,
+    ScreenshotOptions, Snapshot, SnapshotOptions, Target,
 };
 
 use crate::closest::closest_names;
 use crate::decision::{Action, ActionValue};
 use crate::secrets::resolve as resolve_secret;
+use crate::steps::Assertion;
 use crate::{AttemptError, Locator, Sanitizer, SecretStore, WorkflowError};
 
 /// Names listed when a locator matches nothing.
@@ -120,18 +121,37 @@ impl<'a> Executor<'a> {
 
     /// Polls `locator` until it matches exactly one element or `limit` passes.
     pub async fn wait_for_one(&self, locator: &Locator, limit: Duration) -> Result<ElementId, AttemptError> {
+        self.wait_for_target(locator, None, limit).await
+    }
+
+    /// Polls `locator` until it matches exactly one element (with `nth`:
+    /// until its `nth` match, 0-based, exists) or `limit` passes.
+    pub async fn wait_for_target(
+        &self,
+        locator: &Locator,
+        nth: Option<usize>,
+        limit: Duration,
+    ) -> Result<ElementId, AttemptError> {
         let deadline = Instant::now() + limit;
         loop {
-            let found = self
+            let mut found = self
                 .locate(locator)
                 .await
                 .map_err(|e| AttemptError::from_engine(&e, self.sanitizer.clean(&e.to_string())))?;
-            if found.len() == 1 {
-                return Ok(found.into_iter().next().expect("one element"));
+            match nth {
+                Some(n) if n < found.len() => return Ok(found.swap_remove(n)),
+                None if found.len() == 1 => return Ok(found.into_iter().next().expect("one element")),
+                _ => {}
             }
             if Instant::now() >= deadline {
                 if found.is_empty() {
                     return Err(self.no_match(locator).await);
+                }
+                if let Some(n) = nth {
+                    return Err(AttemptError::Action(format!(
+                        "{locator} matched {} elements, so it has no nth {n} (0 is the first)",
+                        found.len()
+                    )));
                 }
                 return Err(AttemptError::NotUnique {
                     locator: locator.to_string(),
@@ -172,6 +192,14 @@ impl<'a> Executor<'a> {
         let text = value.map(ActionValue::text).unwrap_or_default();
         let act = match action {
             Action::Click => Act::Click,
+            Action::DoubleClick => Act::DoubleClick,
+            Action::Hover => Act::Hover,
+            Action::Check => Act::Check,
+            Action::Uncheck => Act::Uncheck,
+            Action::Scroll => Act::ScrollIntoView,
+            Action::Press => Act::Press {
+                key: text.to_string(),
+            },
             Action::Wait => return Ok(Acted::default()),
             Action::Fill | Action::Select => {
                 let (value, secret) = resolve_secret(text, self.secrets.as_ref(), &self.sanitizer)
@@ -188,7 +216,8 @@ impl<'a> Executor<'a> {
         };
         let opts = ActOptions {
             timeout: self.timeout,
-            settle: true,
+            // Scrolling and hovering seldom start work worth waiting for.
+            settle: !matches!(action, Action::Scroll),
         };
         self.page.act(target, &act, &opts).await.map_err(|e| {
             if e.is_fatal() {
@@ -207,6 +236,123 @@ impl<'a> Executor<'a> {
                     _ => ActError::Page(detail),
                 }
             }
+        })
+    }
+
+    /// Waits up to `limit` for `assertion` to hold.
+    pub async fn check(&self, assertion: &Assertion, limit: Duration) -> Result<(), ActError> {
+        let deadline = Instant::now() + limit;
+        if let Assertion::Visible { locator, nth } = assertion {
+            return self
+                .wait_for_target(locator, *nth, limit)
+                .await
+                .map(|_| ())
+                .map_err(ActError::Attempt);
+        }
+        loop {
+            let why = match self.check_once(assertion).await {
+                Ok(None) => return Ok(()),
+                Ok(Some(why)) => why,
+                Err(e) if e.is_fatal() => return Err(ActError::Engine(e)),
+                Err(e) if e.kind == EngineErrorKind::Unsupported => {
+                    return Err(ActError::Page(self.sanitizer.clean(&e.message)));
+                }
+                Err(e) => self.sanitizer.clean(&e.message),
+            };
+            if Instant::now() >= deadline {
+                return Err(ActError::Attempt(AttemptError::Assertion(format!(
+                    "expect {}: {why} (after {} ms)",
+                    assertion.name(),
+                    limit.as_millis()
+                ))));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Checks `assertion` once: `None` when it holds, else why not.
+    async fn check_once(&self, assertion: &Assertion) -> Result<Option<String>, EngineError> {
+        let one = |locator: &Locator, nth: Option<usize>, found: usize| -> Option<String> {
+            match nth {
+                Some(n) if n < found => None,
+                Some(n) => Some(format!(
+                    "{locator} matched {found} elements, so it has no nth {n}"
+                )),
+                None if found == 1 => None,
+                None => Some(format!("{locator} matched {found} elements, not exactly one")),
+            }
+        };
+        let pick = |found: &[ElementId], nth: Option<usize>| found.get(nth.unwrap_or(0)).cloned();
+        Ok(match assertion {
+            Assertion::Visible { locator, nth } => one(locator, *nth, self.locate(locator).await?.len()),
+            Assertion::Hidden(locator) => {
+                let n = self.locate(locator).await?.len();
+                (n > 0).then(|| format!("{locator} still matches {n} visible element(s)"))
+            }
+            Assertion::Count { locator, expected } => {
+                let n = self.locate(locator).await?.len();
+                (n != *expected).then(|| format!("{locator} matched {n} elements, expected {expected}"))
+            }
+            Assertion::UrlIncludes(text) => {
+                let url = self.page.url().await?;
+                (!url.contains(text.as_str())).then(|| format!("the page is at {url}"))
+            }
+            Assertion::Text { locator, nth, .. }
+            | Assertion::Value { locator, nth, .. }
+            | Assertion::Checked { locator, nth, .. } => {
+                let found = self.locate(locator).await?;
+                if let Some(why) = one(locator, *nth, found.len()) {
+                    return Ok(Some(why));
+                }
+                let Some(id) = pick(&found, *nth) else {
+                    return Ok(Some(format!("{locator} matched nothing")));
+                };
+                let state = self.page.inspect(&Target::Element(id)).await?;
+                self.compare(assertion, &state).await.map_err(|e| match e {
+                    ActError::Engine(e) => e,
+                    other => EngineError::new(EngineErrorKind::InvalidInput, other.to_string()),
+                })?
+            }
+        })
+    }
+
+    /// Compares an element's state with a text, value or checked assertion.
+    async fn compare(&self, assertion: &Assertion, state: &ElementState) -> Result<Option<String>, ActError> {
+        let shown = |s: &str| {
+            let s = self.sanitizer.clean(s);
+            let mut cut: String = s.chars().take(200).collect();
+            if cut.len() < s.len() {
+                cut.push('…');
+            }
+            format!("{cut:?}")
+        };
+        Ok(match assertion {
+            Assertion::Text { expected, .. } => {
+                let have = oxwright_engine::normalize(&state.text).to_lowercase();
+                let want = oxwright_engine::normalize(expected).to_lowercase();
+                (!have.contains(&want)).then(|| format!("its text is {}", shown(&state.text)))
+            }
+            Assertion::Checked { checked, .. } => match state.checked {
+                None => Some("it is not a checkbox, radio or aria-checked element".into()),
+                Some(c) if c == *checked => None,
+                Some(c) => Some(format!("it is {}", if c { "checked" } else { "unchecked" })),
+            },
+            Assertion::Value { expected, .. } => {
+                let (want, secret) = resolve_secret(expected.text(), self.secrets.as_ref(), &self.sanitizer)
+                    .await
+                    .map_err(ActError::Workflow)?;
+                let want = want.expose().to_string();
+                match &state.value {
+                    None if state.secret => (!want.is_empty())
+                        .then(|| "it is a password field, whose value is never read".to_string()),
+                    None => Some("it is not a form control".into()),
+                    Some(v) if *v == want => None,
+                    // A value the secret store supplied is never shown, nor what differs from it.
+                    Some(_) if secret => Some(format!("its value is not {}", expected.text())),
+                    Some(v) => Some(format!("its value is {}", shown(v))),
+                }
+            }
+            _ => None,
         })
     }
 
@@ -237,6 +383,9 @@ pub enum ActError {
     /// A fatal workflow error (a missing secret).
     #[error(transparent)]
     Workflow(WorkflowError),
+    /// The attempt failed for a typed reason (a precheck, an assertion).
+    #[error(transparent)]
+    Attempt(AttemptError),
 }
 
 impl ActError {
@@ -244,6 +393,7 @@ impl ActError {
     pub fn attempt(&self) -> AttemptError {
         match self {
             ActError::Timeout(m) => AttemptError::Timeout(m.clone()),
+            ActError::Attempt(e) => e.clone(),
             other => AttemptError::Action(other.to_string()),
         }
     }

@@ -4,19 +4,32 @@
 //! ```text
 //! goto: /app/login
 //! fill: textbox "Username" = {{LOGIN_ID}}
-//! click: button "Sign in"
+//! check: checkbox "Remember me"
+//! press: textbox "Password" = Enter
+//! click: button "Accept cookies" if present
 //! select: combobox "Country" = Japan
-//! click: testid "add-main"
+//! click: button "Add to cart" nth 1
+//! dblclick: text "Rename"
+//! hover: menuitem "Account"
+//! scroll: bottom
+//! dialog: accept
 //! wait: button "Download report"
 //! wait: 500ms
 //! expect: text "Ships to Japan"
+//! expect: hidden dialog "Added to cart"
+//! expect: value textbox "Username" = alice
+//! expect: count listitem = 3
+//! expect: url includes /app/search
 //! ```
 //!
-//! A target is `ROLE "NAME"`, `text "TEXT"` or `testid "ID"`, optionally
-//! followed by `exact`. A file is structured when any line starts with
-//! `word:` where the word is a verb or a near miss of one (`clik:`), so a
-//! typo is reported as an unknown verb instead of sending the file to the
-//! LLM as plain language; then every line must parse.
+//! A target is `KIND ["NAME"] [exact] [nth N]`: KIND is an ARIA role
+//! (`button "Sign in"`) or `text`, `testid`, `label`, `placeholder`,
+//! `css`, `xpath` with a quoted argument; `nth N` picks the N-th match
+//! (0-based, as Playwright's `nth`) instead of requiring exactly one. A
+//! file is structured when any line starts with `word:` where the word is
+//! a verb or a near miss of one (`clik:`), so a typo is reported as an
+//! unknown verb instead of sending the file to the LLM as plain language;
+//! then every line must parse.
 
 use std::time::Duration;
 
@@ -26,26 +39,148 @@ use crate::{Locator, WorkflowError};
 /// Longest explicit `wait: N` accepted.
 const MAX_SLEEP: Duration = Duration::from_secs(60);
 
-const VERBS: &[&str] = &["goto", "click", "fill", "select", "wait", "expect"];
+const VERBS: &[&str] = &[
+    "goto", "click", "dblclick", "fill", "select", "press", "check", "uncheck", "hover", "scroll", "wait",
+    "expect", "dialog",
+];
 
 /// What one structured step does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StepAction {
-    /// Act on exactly one element.
+    /// Act on one element: exactly one match, or the `nth`.
     Act {
         /// The target.
         locator: Locator,
+        /// Which match (0-based) when several are expected.
+        nth: Option<usize>,
         /// The action.
         action: Action,
-        /// The value for fill and select.
+        /// The value for fill, select and press.
         value: Option<ActionValue>,
+        /// Skip the step when nothing matches (`if present`).
+        if_present: bool,
     },
+    /// Press a key on the focused element (the page's body when none is).
+    PressKey(String),
     /// Navigate (absolute URL, or relative to the start URL).
     Goto(String),
     /// Pause.
     Sleep(Duration),
-    /// Check that exactly one element matches (waits up to the action deadline).
-    Expect(Locator),
+    /// Check a condition, waiting for it up to the action deadline.
+    Expect(Assertion),
+    /// Answer the page's next dialogs (alert, confirm, prompt) this way.
+    Dialog {
+        /// Accept (OK) or dismiss (Cancel).
+        accept: bool,
+        /// The text a prompt gets when accepted.
+        text: Option<String>,
+    },
+    /// Scroll the page.
+    ScrollPage(ScrollTo),
+}
+
+/// Where `scroll:` takes the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScrollTo {
+    /// The top.
+    Top,
+    /// The bottom.
+    Bottom,
+    /// One screen up.
+    Up,
+    /// One screen down.
+    Down,
+}
+
+impl ScrollTo {
+    /// The script that scrolls.
+    pub fn script(self) -> &'static str {
+        match self {
+            ScrollTo::Top => "window.scrollTo(0, 0)",
+            ScrollTo::Bottom => "window.scrollTo(0, document.documentElement.scrollHeight)",
+            ScrollTo::Up => "window.scrollBy(0, -window.innerHeight * 0.9)",
+            ScrollTo::Down => "window.scrollBy(0, window.innerHeight * 0.9)",
+        }
+    }
+}
+
+/// What an `expect:` step checks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Assertion {
+    /// One visible element matches (or the `nth` exists).
+    Visible {
+        /// The target.
+        locator: Locator,
+        /// Which match.
+        nth: Option<usize>,
+    },
+    /// No visible element matches.
+    Hidden(Locator),
+    /// The element's text contains this (case- and whitespace-insensitive).
+    Text {
+        /// The target.
+        locator: Locator,
+        /// Which match.
+        nth: Option<usize>,
+        /// The text expected.
+        expected: String,
+    },
+    /// The control's value is this (a placeholder is resolved, never shown).
+    Value {
+        /// The target.
+        locator: Locator,
+        /// Which match.
+        nth: Option<usize>,
+        /// The value expected.
+        expected: ActionValue,
+    },
+    /// The box is checked (`true`) or unchecked.
+    Checked {
+        /// The target.
+        locator: Locator,
+        /// Which match.
+        nth: Option<usize>,
+        /// Checked or not.
+        checked: bool,
+    },
+    /// Exactly this many visible elements match.
+    Count {
+        /// The target.
+        locator: Locator,
+        /// How many.
+        expected: usize,
+    },
+    /// The page's URL contains this.
+    UrlIncludes(String),
+}
+
+impl Assertion {
+    /// The element the assertion is about, if any.
+    pub fn locator(&self) -> Option<&Locator> {
+        match self {
+            Assertion::Visible { locator, .. }
+            | Assertion::Hidden(locator)
+            | Assertion::Text { locator, .. }
+            | Assertion::Value { locator, .. }
+            | Assertion::Checked { locator, .. }
+            | Assertion::Count { locator, .. } => Some(locator),
+            Assertion::UrlIncludes(_) => None,
+        }
+    }
+
+    /// The assertion's name as recorded (`visible`, `url includes` …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Assertion::Visible { .. } => "visible",
+            Assertion::Hidden(_) => "hidden",
+            Assertion::Text { .. } => "text",
+            Assertion::Value { .. } => "value",
+            Assertion::Checked { checked: true, .. } => "checked",
+            Assertion::Checked { checked: false, .. } => "unchecked",
+            Assertion::Count { .. } => "count",
+            Assertion::UrlIncludes(_) => "url includes",
+        }
+    }
 }
 
 /// One structured step with its source line.
@@ -175,6 +310,21 @@ pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
         .ok_or_else(|| format!("expected `verb: …`, one of {}", VERBS.join(", ")))?;
     let verb = verb.trim().to_ascii_lowercase();
     let rest = rest.trim();
+    let target_only = |action: Action| -> Result<StepAction, String> {
+        let (locator, nth, tail) = parse_target(rest)?;
+        let if_present = match tail.trim() {
+            "" => false,
+            "if present" => true,
+            other => return Err(format!("unexpected {other:?} after the target")),
+        };
+        Ok(StepAction::Act {
+            locator,
+            nth,
+            action,
+            value: None,
+            if_present,
+        })
+    };
     match verb.as_str() {
         "goto" => {
             if rest.is_empty() {
@@ -182,22 +332,48 @@ pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
             }
             Ok(StepAction::Goto(rest.to_string()))
         }
-        "click" => Ok(StepAction::Act {
-            locator: parse_target(rest)?,
-            action: Action::Click,
-            value: None,
-        }),
-        "fill" | "select" => {
-            let (target, value) =
-                split_value(rest).ok_or_else(|| format!("{verb} needs `TARGET = VALUE`"))?;
+        "click" => target_only(Action::Click),
+        "dblclick" => target_only(Action::DoubleClick),
+        "hover" => target_only(Action::Hover),
+        "check" => target_only(Action::Check),
+        "uncheck" => target_only(Action::Uncheck),
+        "scroll" => match rest.to_ascii_lowercase().as_str() {
+            "top" => Ok(StepAction::ScrollPage(ScrollTo::Top)),
+            "bottom" => Ok(StepAction::ScrollPage(ScrollTo::Bottom)),
+            "up" => Ok(StepAction::ScrollPage(ScrollTo::Up)),
+            "down" => Ok(StepAction::ScrollPage(ScrollTo::Down)),
+            _ => target_only(Action::Scroll)
+                .map_err(|e| format!("{e} (scroll takes a target or top, bottom, up, down)")),
+        },
+        "fill" | "select" | "press" => {
+            let action = match verb.as_str() {
+                "fill" => Action::Fill,
+                "select" => Action::Select,
+                _ => Action::Press,
+            };
+            if action == Action::Press && !rest.contains('=') {
+                // `press: Enter`: the focused element takes the key.
+                let key = unquote(rest);
+                if key.is_empty() {
+                    return Err("press needs a key (Enter, Tab, Control+a …) or `TARGET = KEY`".into());
+                }
+                return Ok(StepAction::PressKey(key));
+            }
+            let (locator, nth, tail) = parse_target(rest)?;
+            let value = tail
+                .trim()
+                .strip_prefix('=')
+                .ok_or_else(|| format!("{verb} needs `TARGET = VALUE`"))?;
+            let value = unquote(value);
+            if action == Action::Press && value.is_empty() {
+                return Err("press needs a key after `=`".into());
+            }
             Ok(StepAction::Act {
-                locator: parse_target(target)?,
-                action: if verb == "fill" {
-                    Action::Fill
-                } else {
-                    Action::Select
-                },
-                value: Some(ActionValue::from_text(&unquote(value))),
+                locator,
+                nth,
+                action,
+                value: Some(ActionValue::from_text(&value)),
+                if_present: false,
             })
         }
         "wait" => {
@@ -207,13 +383,23 @@ pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
                 }
                 return Ok(StepAction::Sleep(d));
             }
-            Ok(StepAction::Act {
-                locator: parse_target(rest)?,
-                action: Action::Wait,
-                value: None,
-            })
+            target_only(Action::Wait)
         }
-        "expect" => Ok(StepAction::Expect(parse_target(rest)?)),
+        "expect" => parse_assertion(rest).map(StepAction::Expect),
+        "dialog" => {
+            let (word, text) = match rest.split_once(char::is_whitespace) {
+                Some((w, t)) => (w, Some(unquote(t)).filter(|t| !t.is_empty())),
+                None => (rest, None),
+            };
+            match word.to_ascii_lowercase().as_str() {
+                "accept" => Ok(StepAction::Dialog { accept: true, text }),
+                "dismiss" if text.is_none() => Ok(StepAction::Dialog {
+                    accept: false,
+                    text: None,
+                }),
+                _ => Err("dialog takes `accept [TEXT]` or `dismiss`".into()),
+            }
+        }
         other => Err(match nearest_verb(other) {
             Some(verb) => format!(
                 "unknown verb {other:?}: did you mean `{verb}:`? (verbs: {})",
@@ -224,20 +410,97 @@ pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
     }
 }
 
-/// Splits `TARGET = VALUE` at the first `=` after the target's closing quote.
-fn split_value(rest: &str) -> Option<(&str, &str)> {
-    let close = rest.rfind('"').filter(|_| rest.matches('"').count() >= 2);
-    let search_from = match close {
-        // The value itself may be quoted: the target's quote pair is the first two quotes.
-        Some(_) => {
-            let first = rest.find('"')?;
-            let second = first + 1 + rest[first + 1..].find('"')?;
-            second + 1
-        }
-        None => 0,
+/// Parses what follows `expect:`.
+fn parse_assertion(rest: &str) -> Result<Assertion, String> {
+    let (word, after) = match rest.split_once(char::is_whitespace) {
+        Some((w, a)) => (w.to_ascii_lowercase(), a.trim()),
+        None => (rest.to_ascii_lowercase(), ""),
     };
-    let eq = search_from + rest[search_from..].find('=')?;
-    Some((rest[..eq].trim(), rest[eq + 1..].trim()))
+    let no_tail = |tail: &str| -> Result<(), String> {
+        if tail.trim().is_empty() {
+            Ok(())
+        } else {
+            Err(format!("unexpected {:?} after the target", tail.trim()))
+        }
+    };
+    let with_value = |what: &str| -> Result<(Locator, Option<usize>, String), String> {
+        let (locator, nth, tail) = parse_target(after)?;
+        let value = tail
+            .trim()
+            .strip_prefix('=')
+            .ok_or_else(|| format!("expect: {what} needs `TARGET = …`"))?;
+        Ok((locator, nth, unquote(value)))
+    };
+    match word.as_str() {
+        "url" => {
+            let text = after
+                .strip_prefix("includes")
+                .ok_or("expect: url needs `includes TEXT`")?;
+            let text = unquote(text);
+            if text.is_empty() {
+                return Err("expect: url includes needs a text".into());
+            }
+            Ok(Assertion::UrlIncludes(text))
+        }
+        "visible" => {
+            let (locator, nth, tail) = parse_target(after)?;
+            no_tail(tail)?;
+            Ok(Assertion::Visible { locator, nth })
+        }
+        "hidden" => {
+            let (locator, nth, tail) = parse_target(after)?;
+            no_tail(tail)?;
+            if nth.is_some() {
+                return Err("expect: hidden takes no nth".into());
+            }
+            Ok(Assertion::Hidden(locator))
+        }
+        "checked" | "unchecked" => {
+            let (locator, nth, tail) = parse_target(after)?;
+            no_tail(tail)?;
+            Ok(Assertion::Checked {
+                locator,
+                nth,
+                checked: word == "checked",
+            })
+        }
+        "value" => {
+            let (locator, nth, value) = with_value("value")?;
+            Ok(Assertion::Value {
+                locator,
+                nth,
+                expected: ActionValue::from_text(&value),
+            })
+        }
+        "count" => {
+            let (locator, nth, value) = with_value("count")?;
+            if nth.is_some() {
+                return Err("expect: count takes no nth".into());
+            }
+            let expected = value
+                .parse()
+                .map_err(|_| format!("expect: count needs a number after `=`, got {value:?}"))?;
+            Ok(Assertion::Count { locator, expected })
+        }
+        // `expect: text "Ships"` is a text locator; `expect: text heading "Cart" = "…"`
+        // is the text of a target.
+        "text" if !after.starts_with('"') => {
+            let (locator, nth, expected) = with_value("text")?;
+            if expected.is_empty() {
+                return Err("expect: text needs the text expected after `=`".into());
+            }
+            Ok(Assertion::Text {
+                locator,
+                nth,
+                expected,
+            })
+        }
+        _ => {
+            let (locator, nth, tail) = parse_target(rest)?;
+            no_tail(tail)?;
+            Ok(Assertion::Visible { locator, nth })
+        }
+    }
 }
 
 fn unquote(v: &str) -> String {
@@ -259,23 +522,25 @@ fn parse_duration(s: &str) -> Option<Duration> {
             .trim()
             .parse::<f64>()
             .ok()
-            .filter(|v| *v >= 0.0)
+            .filter(|v| *v >= 0.0 && v.is_finite())
             .map(Duration::from_secs_f64);
     }
     None
 }
 
-/// Parses `ROLE "NAME" [exact]`, `text "TEXT" [exact]` or `testid "ID"`.
-fn parse_target(s: &str) -> Result<Locator, String> {
+/// Parses a target at the start of `s`: `KIND ["NAME"] [exact] [nth N]`.
+/// Returns the locator, the `nth` and what follows the target.
+fn parse_target(s: &str) -> Result<(Locator, Option<usize>, &str), String> {
     let s = s.trim();
-    let (kind, rest) = match s.find(|c: char| c.is_whitespace() || c == '"') {
-        Some(i) => (&s[..i], s[i..].trim()),
-        None => (s, ""),
-    };
+    let kind_end = s
+        .find(|c: char| c.is_whitespace() || c == '"' || c == '=')
+        .unwrap_or(s.len());
+    let kind = &s[..kind_end];
     if kind.is_empty() || !kind.chars().all(|c| c.is_ascii_alphabetic()) {
         return Err(format!("expected a target like button \"Sign in\", got {s:?}"));
     }
-    let (name, tail) = if rest.starts_with('"') {
+    let mut rest = s[kind_end..].trim_start();
+    let name = if rest.starts_with('"') {
         let mut escaped = false;
         let mut end = None;
         for (i, c) in rest.char_indices().skip(1) {
@@ -292,29 +557,65 @@ fn parse_target(s: &str) -> Result<Locator, String> {
         let end = end.ok_or("unterminated quote in target")?;
         let name =
             serde_json::from_str::<String>(&rest[..=end]).map_err(|e| format!("bad quoted name: {e}"))?;
-        (Some(name), rest[end + 1..].trim())
+        rest = rest[end + 1..].trim_start();
+        Some(name)
     } else {
-        (None, rest)
+        None
     };
-    let exact = match tail {
-        "" => false,
-        "exact" => true,
-        other => return Err(format!("unexpected {other:?} after the target")),
-    };
-    match kind.to_ascii_lowercase().as_str() {
-        "text" => Ok(Locator::Text {
-            text: name.ok_or("text needs a quoted text")?,
+    let mut exact = false;
+    let mut nth = None;
+    loop {
+        if let Some(after) = word_prefix(rest, "exact") {
+            exact = true;
+            rest = after;
+        } else if let Some(after) = word_prefix(rest, "nth") {
+            let end = after.find(char::is_whitespace).unwrap_or(after.len());
+            let n = after[..end].parse::<usize>().map_err(|_| {
+                format!(
+                    "nth needs a number (0 is the first match), got {:?}",
+                    &after[..end]
+                )
+            })?;
+            nth = Some(n);
+            rest = after[end..].trim_start();
+        } else {
+            break;
+        }
+    }
+    let needs = |what: &str| format!("{kind} needs a quoted {what}");
+    let locator = match kind.to_ascii_lowercase().as_str() {
+        "text" => Locator::Text {
+            text: name.ok_or_else(|| needs("text"))?,
             exact,
-        }),
-        "testid" => Ok(Locator::TestId {
-            test_id: name.ok_or("testid needs a quoted id")?,
-        }),
-        role => Ok(Locator::Role {
+        },
+        "testid" => Locator::TestId {
+            test_id: name.ok_or_else(|| needs("id"))?,
+        },
+        "label" => Locator::Label {
+            text: name.ok_or_else(|| needs("label text"))?,
+            exact,
+        },
+        "placeholder" => Locator::Placeholder {
+            text: name.ok_or_else(|| needs("placeholder"))?,
+            exact,
+        },
+        "css" => Locator::css(&name.ok_or_else(|| needs("selector"))?),
+        "xpath" => Locator::XPath {
+            expression: name.ok_or_else(|| needs("expression"))?,
+        },
+        role => Locator::Role {
             role: role.to_string(),
             name,
             exact,
-        }),
-    }
+        },
+    };
+    Ok((locator, nth, rest))
+}
+
+/// Returns what follows `word` at the start of `s` when it is a whole word.
+fn word_prefix<'a>(s: &'a str, word: &str) -> Option<&'a str> {
+    let after = s.strip_prefix(word)?;
+    (after.is_empty() || after.starts_with(char::is_whitespace)).then(|| after.trim_start())
 }
 
 #[cfg(test)]
@@ -342,8 +643,10 @@ mod tests {
                     name: Some("Username".into()),
                     exact: false
                 },
+                nth: None,
                 action: Action::Fill,
                 value: Some(ActionValue::Placeholder("{{LOGIN_ID}}".into())),
+                if_present: false,
             }
         );
         assert!(matches!(
@@ -373,6 +676,188 @@ mod tests {
         // Words before a colon that are no verb's near miss stay plain language.
         let wf = Workflow::parse("Note: log in first\nExpected: the plan says Pro").unwrap();
         assert!(matches!(wf.body, WorkflowBody::Plain(_)));
+    }
+
+    fn step(line: &str) -> StepAction {
+        parse_step(line).unwrap_or_else(|e| panic!("{line}: {e}"))
+    }
+
+    #[test]
+    fn quoted_values_after_a_nameless_target_parse() {
+        // The value's quotes are not the target's.
+        assert_eq!(
+            step(r#"fill: textbox = "hello""#),
+            StepAction::Act {
+                locator: Locator::Role {
+                    role: "textbox".into(),
+                    name: None,
+                    exact: false
+                },
+                nth: None,
+                action: Action::Fill,
+                value: Some(ActionValue::Literal("hello".into())),
+                if_present: false,
+            }
+        );
+        assert!(matches!(
+            step(r#"fill: textbox "Say" = "a = b""#),
+            StepAction::Act { value: Some(ActionValue::Literal(v)), .. } if v == "a = b"
+        ));
+        assert!(matches!(
+            step(r#"select: listbox "Colours" = "Red, Blue""#),
+            StepAction::Act { value: Some(ActionValue::Literal(v)), action: Action::Select, .. } if v == "Red, Blue"
+        ));
+    }
+
+    #[test]
+    fn the_grown_grammar_parses() {
+        assert_eq!(step("press: Enter"), StepAction::PressKey("Enter".into()));
+        assert!(matches!(
+            step(r#"press: textbox "Search" = Control+a"#),
+            StepAction::Act { action: Action::Press, value: Some(ActionValue::Literal(k)), .. } if k == "Control+a"
+        ));
+        for (line, action) in [
+            (r#"check: checkbox "Remember me""#, Action::Check),
+            (r#"uncheck: checkbox "Remember me""#, Action::Uncheck),
+            (r#"hover: menuitem "Account""#, Action::Hover),
+            (r#"dblclick: text "Rename""#, Action::DoubleClick),
+            (r#"scroll: button "Load more""#, Action::Scroll),
+        ] {
+            assert!(
+                matches!(step(line), StepAction::Act { action: a, .. } if a == action),
+                "{line}"
+            );
+        }
+        assert_eq!(step("scroll: bottom"), StepAction::ScrollPage(ScrollTo::Bottom));
+        assert_eq!(
+            step(r#"click: button "Add to cart" nth 1"#),
+            StepAction::Act {
+                locator: Locator::Role {
+                    role: "button".into(),
+                    name: Some("Add to cart".into()),
+                    exact: false
+                },
+                nth: Some(1),
+                action: Action::Click,
+                value: None,
+                if_present: false,
+            }
+        );
+        assert!(matches!(
+            step(r#"click: button "Accept cookies" exact if present"#),
+            StepAction::Act {
+                if_present: true,
+                locator: Locator::Role { exact: true, .. },
+                ..
+            }
+        ));
+        assert!(matches!(
+            step(r#"fill: label "E-mail" = a@b.c"#),
+            StepAction::Act {
+                locator: Locator::Label { .. },
+                ..
+            }
+        ));
+        assert!(matches!(
+            step(r#"fill: placeholder "Search" = rust"#),
+            StepAction::Act {
+                locator: Locator::Placeholder { .. },
+                ..
+            }
+        ));
+        assert!(matches!(
+            step(r##"click: css "#go > span""##),
+            StepAction::Act {
+                locator: Locator::Css { .. },
+                ..
+            }
+        ));
+        assert!(matches!(
+            step(r#"click: xpath "//button[2]""#),
+            StepAction::Act {
+                locator: Locator::XPath { .. },
+                ..
+            }
+        ));
+        assert_eq!(
+            step("dialog: accept \"Bob\""),
+            StepAction::Dialog {
+                accept: true,
+                text: Some("Bob".into())
+            }
+        );
+        assert_eq!(
+            step("dialog: dismiss"),
+            StepAction::Dialog {
+                accept: false,
+                text: None
+            }
+        );
+        for bad in [
+            "click: button \"Go\" nth x",
+            "click: button \"Go\" twice",
+            "press: textbox \"Q\" =",
+            "dialog: maybe",
+            "scroll: sideways now",
+            "expect: count listitem = many",
+            "expect: url includes",
+            "expect: text heading \"Cart\"",
+        ] {
+            assert!(parse_step(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn assertions_parse() {
+        let text = |l: &str| Locator::Text {
+            text: l.into(),
+            exact: false,
+        };
+        assert_eq!(
+            step(r#"expect: text "Ships to Japan""#),
+            StepAction::Expect(Assertion::Visible {
+                locator: text("Ships to Japan"),
+                nth: None
+            })
+        );
+        assert_eq!(
+            step(r#"expect: visible text "Ships" nth 0"#),
+            StepAction::Expect(Assertion::Visible {
+                locator: text("Ships"),
+                nth: Some(0)
+            })
+        );
+        assert!(matches!(
+            step(r#"expect: hidden dialog "Added to cart""#),
+            StepAction::Expect(Assertion::Hidden(Locator::Role { .. }))
+        ));
+        assert!(matches!(
+            step(r#"expect: text heading "Cart" = "2 items""#),
+            StepAction::Expect(Assertion::Text { expected, .. }) if expected == "2 items"
+        ));
+        assert!(matches!(
+            step(r#"expect: value textbox "Username" = {{LOGIN_ID}}"#),
+            StepAction::Expect(Assertion::Value {
+                expected: ActionValue::Placeholder(_),
+                ..
+            })
+        ));
+        assert!(matches!(
+            step(r#"expect: checked checkbox "Remember me""#),
+            StepAction::Expect(Assertion::Checked { checked: true, .. })
+        ));
+        assert!(matches!(
+            step("expect: count listitem = 3"),
+            StepAction::Expect(Assertion::Count { expected: 3, .. })
+        ));
+        assert_eq!(
+            step("expect: url includes /app/search"),
+            StepAction::Expect(Assertion::UrlIncludes("/app/search".into()))
+        );
+        assert_eq!(
+            step(r#"expect: url includes "?q=rust""#),
+            StepAction::Expect(Assertion::UrlIncludes("?q=rust".into()))
+        );
     }
 
     #[test]

@@ -40,6 +40,11 @@ const FOCUS_FOR_FILL_JS: &str = r#"function() {
   if (!this.isConnected) return 'detached';
   const t = (this.type || '').toLowerCase();
   const input = this.tagName === 'INPUT' && !['checkbox','radio','button','submit','reset','file','image','hidden','range','color'].includes(t);
+  if (this.tagName === 'INPUT' && ['date','time','month','week','datetime-local','color','range'].includes(t)) {
+    if (this.disabled) return 'disabled';
+    if (this.readOnly) return 'readonly';
+    return 'set-value';
+  }
   if (!(input || this.tagName === 'TEXTAREA' || this.isContentEditable)) return 'not editable';
   const r = this.getBoundingClientRect();
   if (r.width === 0 || r.height === 0) return 'hidden';
@@ -56,6 +61,52 @@ const FOCUS_JS: &str = r#"function() {
   if (!this.isConnected) return 'detached';
   this.scrollIntoView({ block: 'center', inline: 'center' });
   this.focus();
+  return 'ok';
+}"#;
+
+// What an element shows: text, a control's value (never a password
+// field's: only whether it is empty), its checked state.
+const INSPECT_JS: &str = r#"function() {
+  if (!this.isConnected) return { detached: true };
+  const norm = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const el = this.tagName === 'LABEL' && this.control ? this.control : this;
+  const out = { text: norm(this.innerText !== undefined ? this.innerText : this.textContent) };
+  const t = (el.type || '').toLowerCase();
+  if (el.tagName === 'SELECT') out.value = [...el.selectedOptions].map((o) => norm(o.label)).join(', ');
+  else if (t === 'password') { out.secret = true; if (!el.value) out.value = ''; }
+  else if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') out.value = el.value;
+  else if (el.isContentEditable) out.value = norm(el.innerText);
+  if (t === 'checkbox' || t === 'radio') out.checked = el.checked;
+  else { const a = el.getAttribute('aria-checked'); if (a === 'true' || a === 'mixed') out.checked = true; else if (a === 'false') out.checked = false; }
+  return out;
+}"#;
+
+// Whether a filled field kept what was typed: the same text, or the same
+// letters and digits (fields that format as you type: phone numbers,
+// card numbers), or a completion that contains them (a suggestion
+// accepted). The value is compared in the page and never returned.
+const KEPT_JS: &str = r#"function(value) {
+  if (!this.isConnected) return 'detached';
+  const shown = (this.tagName === 'INPUT' || this.tagName === 'TEXTAREA') ? this.value : (this.innerText || '');
+  if (shown === value) return 'ok';
+  const alnum = (s) => (s || '').toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+  const a = alnum(shown), b = alnum(value);
+  if (a === b || (b && a.includes(b))) return 'ok';
+  if (this.type === 'number' && shown !== '' && Number(shown) === Number(value)) return 'ok';
+  if (!shown) return 'empty';
+  return 'differs:' + [...shown].length;
+}"#;
+
+// Fields Playwright fills by setting the value (date and time pickers,
+// colour, range): typing into them does not work. Returns 'ok', or
+// 'malformed' when the field refused the value.
+const SET_VALUE_JS: &str = r#"function(value) {
+  if (!this.isConnected) return 'detached';
+  this.focus();
+  this.value = value;
+  if (value !== '' && this.value === '') return 'malformed';
+  this.dispatchEvent(new Event('input', { bubbles: true }));
+  this.dispatchEvent(new Event('change', { bubbles: true }));
   return 'ok';
 }"#;
 
@@ -80,10 +131,14 @@ const SELECT_JS: &str = r#"function(values) {
   if (this.disabled) return { error: 'disabled' };
   const norm = (s) => (s || '').replace(/\s+/g, ' ').trim();
   const opts = [...this.options];
+  const find = (v) => opts.find((o) => o.value === v) || opts.find((o) => norm(o.label) === norm(v))
+    || opts.find((o) => norm(o.label).toLowerCase() === norm(v).toLowerCase());
+  // `Red, Blue` on a multiple select is two options, unless one option is called that.
+  if (this.multiple && values.length === 1 && values[0].includes(',') && !find(values[0]))
+    values = values[0].split(',').map((v) => v.trim()).filter((v) => v);
   const picked = [];
   for (const v of values) {
-    const o = opts.find((o) => o.value === v) || opts.find((o) => norm(o.label) === norm(v))
-      || opts.find((o) => norm(o.label).toLowerCase() === norm(v).toLowerCase());
+    const o = find(v);
     if (!o) return { error: 'no option matches', options: opts.map((o) => norm(o.label)) };
     picked.push(o);
   }
@@ -91,6 +146,10 @@ const SELECT_JS: &str = r#"function(values) {
   for (const o of opts) o.selected = picked.includes(o);
   this.dispatchEvent(new Event('input', { bubbles: true }));
   this.dispatchEvent(new Event('change', { bubbles: true }));
+  // The page's handlers may undo the choice (a widget that refuses it).
+  const now = [...this.options].filter((o) => o.selected);
+  if (now.length !== picked.length || !picked.every((o) => o.selected))
+    return { error: 'the page did not keep the selection (now ' + JSON.stringify(now.map((o) => norm(o.label)).join(', ')) + ')' };
   return { ok: true };
 }"#;
 
@@ -332,6 +391,22 @@ async fn fill(tab: &Tab, obj: &str, value: &str) -> Result<bool, EngineError> {
             "the element left the page; take a new snapshot",
         ));
     }
+    if state == "set-value" {
+        let out = call_on(tab, obj, SET_VALUE_JS, vec![json!(value)])
+            .await
+            .map_err(act_error)?;
+        return match out.as_str() {
+            Some("ok") => Ok(false),
+            Some("malformed") => Err(EngineError::new(
+                EngineErrorKind::InvalidInput,
+                "the field refused the value: a date is YYYY-MM-DD, a time HH:MM, a month YYYY-MM, a week YYYY-Www",
+            )),
+            _ => Err(EngineError::new(
+                EngineErrorKind::Stale,
+                "the element left the page; take a new snapshot",
+            )),
+        };
+    }
     if !state.starts_with("ok") {
         return Err(interactable(format!("cannot fill: element is {state}")));
     }
@@ -351,7 +426,40 @@ async fn fill(tab: &Tab, obj: &str, value: &str) -> Result<bool, EngineError> {
             .map_err(act_error)?;
     }
     call_on(tab, obj, CHANGE_JS, vec![]).await.map_err(act_error)?;
-    Ok(state == "ok-secret")
+    // The field may have refused the input (a length limit, a script that
+    // clears it): the fill then failed, whatever the events said.
+    let kept = call_on(tab, obj, KEPT_JS, vec![json!(value)])
+        .await
+        .map_err(act_error)?;
+    match kept.as_str() {
+        Some("ok") | Some("detached") => Ok(state == "ok-secret"),
+        Some("empty") => Err(interactable(
+            "the field did not keep the text: it is empty after the fill",
+        )),
+        Some(other) => Err(interactable(format!(
+            "the field did not keep the text: it shows {} characters of something else (a length limit or a script changed it)",
+            other.trim_start_matches("differs:")
+        ))),
+        None => Ok(state == "ok-secret"),
+    }
+}
+
+/// Reads what the element `backend` shows (see [`INSPECT_JS`]).
+pub(crate) async fn inspect(tab: &Tab, backend: i64) -> Result<oxwright_engine::ElementState, EngineError> {
+    let obj = resolve(tab, backend).await.map_err(act_error)?;
+    let out = call_on(tab, &obj, INSPECT_JS, vec![]).await.map_err(act_error)?;
+    if out["detached"] == Value::Bool(true) {
+        return Err(EngineError::new(
+            EngineErrorKind::Stale,
+            "the element left the page; take a new snapshot",
+        ));
+    }
+    Ok(oxwright_engine::ElementState {
+        text: out["text"].as_str().unwrap_or_default().to_string(),
+        value: out["value"].as_str().map(str::to_string),
+        checked: out["checked"].as_bool(),
+        secret: out["secret"] == Value::Bool(true),
+    })
 }
 
 async fn select(tab: &Tab, obj: &str, values: &[String]) -> Result<(), EngineError> {

@@ -23,8 +23,8 @@ use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExcep
 use futures::StreamExt;
 use oxwright_engine::{
     Act, ActOptions, Acted, BrowserEngine, ConsoleMessage, DialogAction, DialogRecord, Element, ElementId,
-    EngineError, EngineErrorKind, GotoOptions, Locator, Navigated, OpenOptions, Page, ScreenshotOptions,
-    Snapshot, SnapshotOptions, TabInfo, Target, WaitCondition, WaitUntil, name_matches,
+    ElementState, EngineError, EngineErrorKind, GotoOptions, Locator, Navigated, OpenOptions, Page,
+    ScreenshotOptions, Snapshot, SnapshotOptions, TabInfo, Target, WaitCondition, WaitUntil, name_matches,
 };
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -513,6 +513,11 @@ impl Page for ChromiumPage {
     ) -> Result<(), EngineError> {
         *self.dialog_answer.lock().unwrap_or_else(|p| p.into_inner()) = (action, prompt_text);
         Ok(())
+    }
+
+    async fn inspect(&self, target: &Target) -> Result<ElementState, EngineError> {
+        let backend = self.resolve(target).await?;
+        act::inspect(&self.lease, backend).await
     }
 
     async fn bring_to_front(&self) -> Result<(), EngineError> {

@@ -62,16 +62,31 @@ pub(super) fn structured_meta(step: &StructuredStep, number: u32) -> (Vec<String
     match &step.action {
         StepAction::Act {
             locator,
+            nth,
             action,
             value,
+            if_present,
         } => {
             meta["intent"] = json!(action.as_str());
             meta["target"] = serde_json::to_value(locator).unwrap_or(Value::Null);
             keys.push("target".into());
+            if let Some(n) = nth {
+                meta["nth"] = json!(n);
+                keys.push("nth".into());
+            }
+            if *if_present {
+                meta["ifPresent"] = json!(true);
+                keys.push("ifPresent".into());
+            }
             if let Some(v) = value {
                 meta["value"] = json!(v.text());
                 keys.push("value".into());
             }
+        }
+        StepAction::PressKey(key) => {
+            meta["intent"] = json!("press");
+            meta["value"] = json!(key);
+            keys.push("value".into());
         }
         StepAction::Goto(url) => {
             meta["intent"] = json!("navigate");
@@ -83,10 +98,29 @@ pub(super) fn structured_meta(step: &StructuredStep, number: u32) -> (Vec<String
             meta["timeoutMs"] = json!(d.as_millis() as u64);
             keys.push("timeoutMs".into());
         }
-        StepAction::Expect(locator) => {
+        StepAction::Expect(assertion) => {
             meta["intent"] = json!("assert");
-            meta["target"] = serde_json::to_value(locator).unwrap_or(Value::Null);
+            meta["assertion"] = json!(assertion.name());
+            keys.push("assertion".into());
+            match assertion.locator() {
+                Some(locator) => meta["target"] = serde_json::to_value(locator).unwrap_or(Value::Null),
+                None => {
+                    if let crate::steps::Assertion::UrlIncludes(text) = assertion {
+                        meta["target"] = json!({ "urlIncludes": text });
+                    }
+                }
+            }
             keys.push("target".into());
+        }
+        StepAction::Dialog { accept, .. } => {
+            meta["intent"] = json!("dialog");
+            meta["value"] = json!(if *accept { "accept" } else { "dismiss" });
+            keys.push("value".into());
+        }
+        StepAction::ScrollPage(to) => {
+            meta["intent"] = json!("scroll");
+            meta["value"] = json!(format!("{to:?}").to_lowercase());
+            keys.push("value".into());
         }
     }
     (keys, meta)

@@ -8,6 +8,9 @@ use serde_json::json;
 use super::attempt::{AttemptLine, act_decision, ms, precheck_count, structured_meta};
 use super::failure::StepKind;
 use super::{MAX_ATTEMPTS, Run};
+
+/// How long an `if present` step looks for its target before skipping.
+const PRESENT_GRACE: Duration = Duration::from_secs(1);
 use crate::decision::{Action, ActionValue};
 use crate::executor::ActError;
 use crate::steps::{StepAction, StructuredStep};
@@ -29,7 +32,10 @@ impl Run<'_> {
             StepAction::Goto(_) => StepKind::Goto,
             StepAction::Sleep(_) => StepKind::Sleep,
             StepAction::Expect(_) => StepKind::Expect,
-            StepAction::Act { .. } => StepKind::Act,
+            StepAction::Act { .. }
+            | StepAction::PressKey(_)
+            | StepAction::Dialog { .. }
+            | StepAction::ScrollPage(_) => StepKind::Act,
         };
         self.tried.clear();
         let mut reasons = Vec::new();
@@ -83,29 +89,131 @@ impl Run<'_> {
                     tokio::time::sleep(*dur).await;
                     Ok(())
                 }
-                StepAction::Expect(locator) => {
+                StepAction::Expect(assertion) => {
                     let t = Instant::now();
-                    let r = self.exec.wait_for_one(locator, wait).await.map(|_| ());
+                    let r = self.exec.check(assertion, wait).await;
                     d.precheck_ms = ms(t.elapsed());
                     line.decision = Some(StepDecision {
-                        locator: Some(locator.clone()),
+                        locator: assertion.locator().cloned(),
                         action: "expect".into(),
                         value: None,
                         confidence: None,
                         rationale: None,
                         url: None,
                     });
-                    line.precheck = Some(if r.is_ok() { 1 } else { precheck_count(&r) });
-                    r
+                    match r {
+                        Ok(()) => {
+                            line.precheck = assertion.locator().map(|_| 1);
+                            Ok(())
+                        }
+                        Err(ActError::Workflow(e)) => return Err(e),
+                        Err(ActError::Engine(e)) => return Err(e.into()),
+                        Err(e) => {
+                            let err = e.attempt();
+                            if assertion.locator().is_some() {
+                                line.precheck = Some(precheck_count::<()>(&Err(err.clone())));
+                            }
+                            Err(err)
+                        }
+                    }
                 }
                 StepAction::Act {
                     locator,
+                    nth,
                     action,
                     value,
+                    if_present,
                 } => {
                     line.decision = Some(act_decision(locator, *action, value.as_ref()));
-                    self.structured_act(locator, *action, value.as_ref(), wait, &mut d, &mut line)
-                        .await?
+                    if *if_present && !self.present(locator, wait).await? {
+                        line.precheck = Some(0);
+                        line.succeeded(None);
+                        line.reason = Some(format!("skipped: {locator} matched nothing (if present)"));
+                        Ok(())
+                    } else {
+                        self.structured_act(locator, *nth, *action, value.as_ref(), wait, &mut d, &mut line)
+                            .await?
+                    }
+                }
+                StepAction::PressKey(key) => {
+                    line.decision = Some(StepDecision {
+                        locator: None,
+                        action: "press".into(),
+                        value: Some(oxwright_jobs::StepValue::Literal(key.clone())),
+                        confidence: None,
+                        rationale: None,
+                        url: None,
+                    });
+                    let t = Instant::now();
+                    // The focused element takes the key; with none, the body does.
+                    let focused = Locator::css(":focus");
+                    let target = match self.exec.locate(&focused).await {
+                        Ok(found) if found.len() == 1 => Target::Element(found[0].clone()),
+                        _ => Target::Locator {
+                            locator: Locator::css("body"),
+                            nth: None,
+                        },
+                    };
+                    let r = self
+                        .exec
+                        .perform(&target, Action::Press, Some(&ActionValue::Literal(key.clone())))
+                        .await;
+                    d.action_ms = ms(t.elapsed());
+                    match r {
+                        Ok(acted) => {
+                            d.settle_ms = ms(acted.settle);
+                            line.succeeded(Some(acted.navigated));
+                            Ok(())
+                        }
+                        Err(ActError::Workflow(e)) => return Err(e),
+                        Err(ActError::Engine(e)) => return Err(e.into()),
+                        Err(e) => Err(e.attempt()),
+                    }
+                }
+                StepAction::Dialog { accept, text } => {
+                    let how = if *accept {
+                        oxwright_engine::DialogAction::Accept
+                    } else {
+                        oxwright_engine::DialogAction::Dismiss
+                    };
+                    line.decision = Some(StepDecision {
+                        locator: None,
+                        action: "dialog".into(),
+                        value: Some(oxwright_jobs::StepValue::Literal(
+                            if *accept { "accept" } else { "dismiss" }.into(),
+                        )),
+                        confidence: None,
+                        rationale: None,
+                        url: None,
+                    });
+                    match self.exec.page().answer_dialogs(how, text.clone()).await {
+                        Ok(()) => Ok(()),
+                        Err(e) if e.is_fatal() => return Err(e.into()),
+                        Err(e) => Err(AttemptError::Action(self.sanitizer.clean(&e.message))),
+                    }
+                }
+                StepAction::ScrollPage(to) => {
+                    line.decision = Some(StepDecision {
+                        locator: None,
+                        action: "scroll".into(),
+                        value: Some(oxwright_jobs::StepValue::Literal(
+                            format!("{to:?}").to_lowercase(),
+                        )),
+                        confidence: None,
+                        rationale: None,
+                        url: None,
+                    });
+                    let t = Instant::now();
+                    let r = self.exec.page().evaluate(to.script(), self.exec.timeout()).await;
+                    d.action_ms = ms(t.elapsed());
+                    match r {
+                        Ok(_) => Ok(()),
+                        Err(e) if e.is_fatal() => return Err(e.into()),
+                        Err(e) => Err(AttemptError::from_engine(
+                            &e,
+                            self.sanitizer.clean(&e.to_string()),
+                        )),
+                    }
                 }
             };
             match outcome {
@@ -132,9 +240,29 @@ impl Run<'_> {
             .await
     }
 
+    /// Whether `locator` matches anything within a short grace (the page
+    /// may still be drawing what an `if present` step looks for).
+    async fn present(&self, locator: &Locator, wait: Duration) -> Result<bool, WorkflowError> {
+        let deadline = Instant::now() + wait.min(PRESENT_GRACE);
+        loop {
+            match self.exec.locate(locator).await {
+                Ok(found) if !found.is_empty() => return Ok(true),
+                Ok(_) => {}
+                Err(e) if e.is_fatal() => return Err(e.into()),
+                Err(_) => {}
+            }
+            if Instant::now() >= deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn structured_act(
         &mut self,
         locator: &Locator,
+        nth: Option<usize>,
         action: Action,
         value: Option<&ActionValue>,
         wait: Duration,
@@ -142,7 +270,7 @@ impl Run<'_> {
         line: &mut AttemptLine,
     ) -> Result<Result<(), AttemptError>, WorkflowError> {
         let t = Instant::now();
-        let target = self.exec.wait_for_one(locator, wait).await;
+        let target = self.exec.wait_for_target(locator, nth, wait).await;
         d.precheck_ms = ms(t.elapsed());
         let target = match target {
             Ok(t) => {
