@@ -243,6 +243,8 @@ click: button "Delete draft"
 expect: text "Draft kept"
 click: button "Add" nth 1
 expect: text "Added B"
+select: combobox "Size" = medium
+expect: text combobox "Size" = "Medium"
 scroll: bottom
 scroll: button "Load more"
 click: button "Load more"
@@ -260,7 +262,7 @@ async fn every_structured_verb_and_assertion_runs_on_chromium() {
         "{result:#?}\n{}",
         wf.console_text()
     );
-    assert_eq!(result.totals.steps_ok, 35);
+    assert_eq!(result.totals.steps_ok, 37);
     // The multi-select's earlier choice was replaced, not added to.
     assert_eq!(
         page_text(
@@ -340,4 +342,48 @@ async fn an_action_without_its_effect_and_a_false_assertion_fail_typed() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     let artefact: serde_json::Value = serde_json::from_str(&errors[0].1).unwrap();
     assert_eq!(artefact["errorType"], "ASSERTION_FAILED");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropdown_that_ignores_the_pick_and_a_canvas_target_fail_typed() {
+    let wf = Wf::start().await;
+    // A custom dropdown is opened and the choice clicked, but it keeps showing "Light".
+    let (result, _lease) = wf
+        .run(
+            "theme",
+            "/app/controls",
+            "select: combobox \"Theme\" = Dark",
+            None,
+        )
+        .await;
+    assert_eq!(result.status, RunStatus::Failed, "{result:#?}");
+    assert!(
+        result.steps[0]
+            .reasons
+            .iter()
+            .all(|r| r
+                .starts_with("ACTION_FAILED: custom dropdown: after picking \"Dark\" it does not show it")),
+        "{:?}",
+        result.steps[0].reasons
+    );
+    // A target drawn on a canvas is refused at once: one attempt, CANVAS_UNSUPPORTED.
+    let (result, _lease) = wf
+        .run("arcade", "/app/canvas", "click: button \"Play\"", None)
+        .await;
+    assert_eq!(result.status, RunStatus::Failed, "{result:#?}");
+    assert_eq!(result.steps[0].attempts, 1, "{result:#?}");
+    assert!(
+        result.steps[0].reasons[0].starts_with("CANVAS_UNSUPPORTED: "),
+        "{:?}",
+        result.steps[0].reasons
+    );
+    let errors: Vec<_> = wf
+        .all_artifacts()
+        .await
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("sessions/arcade/errors/"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let artefact: serde_json::Value = serde_json::from_str(&errors[0].1).unwrap();
+    assert_eq!(artefact["errorType"], "CANVAS_UNSUPPORTED");
 }

@@ -134,6 +134,10 @@ pub enum AttemptError {
     /// An `expect:` step's condition did not hold by its deadline.
     #[error("ASSERTION_FAILED: {0}")]
     Assertion(String),
+    /// Nothing matches and the page is drawn on a canvas: what the step
+    /// wants is pixels, not elements (the seed's ADR: not supported).
+    #[error("CANVAS_UNSUPPORTED: {0}")]
+    Canvas(String),
 }
 
 impl AttemptError {
@@ -150,6 +154,7 @@ impl AttemptError {
             AttemptError::NotCompleted => "NOT_COMPLETED",
             AttemptError::Llm(_) => "LLM_ERROR",
             AttemptError::Assertion(_) => "ASSERTION_FAILED",
+            AttemptError::Canvas(_) => "CANVAS_UNSUPPORTED",
         }
     }
 }

@@ -25,6 +25,24 @@ const CLOSEST_NAMES: usize = 3;
 /// Poll interval of auto-waits.
 const POLL: Duration = Duration::from_millis(50);
 
+/// Share of the viewport a canvas must cover for a page to count as drawn
+/// on a canvas (a target that matches nothing there is refused at once).
+const CANVAS_SHARE: f64 = 0.5;
+
+/// How long a target may be missing before a canvas page refuses it.
+const CANVAS_GRACE: Duration = Duration::from_millis(750);
+
+/// The largest share of the viewport one visible canvas covers.
+const CANVAS_SHARE_JS: &str = "(() => { const vw = innerWidth, vh = innerHeight; let best = 0; \
+    for (const c of document.querySelectorAll('canvas')) { const r = c.getBoundingClientRect(); \
+    const st = getComputedStyle(c); if (st.visibility === 'hidden' || st.display === 'none') continue; \
+    const w = Math.max(0, Math.min(r.right, vw) - Math.max(r.left, 0)); \
+    const h = Math.max(0, Math.min(r.bottom, vh) - Math.max(r.top, 0)); \
+    best = Math.max(best, (w * h) / (vw * vh || 1)); } return best; })()";
+
+/// Roles a custom dropdown's choices carry.
+const OPTION_ROLES: &[&str] = &["option", "menuitem", "menuitemradio", "treeitem"];
+
 /// Drives one page for a workflow run.
 pub struct Executor<'a> {
     page: &'a dyn Page,
@@ -132,12 +150,29 @@ impl<'a> Executor<'a> {
         nth: Option<usize>,
         limit: Duration,
     ) -> Result<ElementId, AttemptError> {
-        let deadline = Instant::now() + limit;
+        let started = Instant::now();
+        let deadline = started + limit;
+        let mut canvas_checked = false;
         loop {
             let mut found = self
                 .locate(locator)
                 .await
                 .map_err(|e| AttemptError::from_engine(&e, self.sanitizer.clean(&e.to_string())))?;
+            // A target still missing after a moment on a page drawn on a
+            // canvas is refused at once (late elements get that moment).
+            if found.is_empty()
+                && !canvas_checked
+                && (started.elapsed() >= CANVAS_GRACE || Instant::now() >= deadline)
+            {
+                canvas_checked = true;
+                if let Some(share) = self.canvas_share().await {
+                    return Err(AttemptError::Canvas(format!(
+                        "{locator} matched 0 elements and a canvas covers {:.0} % of the page: \
+                         what is drawn on a canvas has no elements to act on",
+                        share * 100.0
+                    )));
+                }
+            }
             match nth {
                 Some(n) if n < found.len() => return Ok(found.swap_remove(n)),
                 None if found.len() == 1 => return Ok(found.into_iter().next().expect("one element")),
@@ -160,6 +195,18 @@ impl<'a> Executor<'a> {
             }
             tokio::time::sleep(POLL).await;
         }
+    }
+
+    /// The share of the viewport a canvas covers, when it is at least
+    /// [`CANVAS_SHARE`].
+    async fn canvas_share(&self) -> Option<f64> {
+        let share = self
+            .page
+            .evaluate(CANVAS_SHARE_JS, Duration::from_secs(2))
+            .await
+            .ok()?
+            .as_f64()?;
+        (share >= CANVAS_SHARE).then_some(share)
     }
 
     /// Returns the error of `locator` matching nothing, with the page's
@@ -219,7 +266,18 @@ impl<'a> Executor<'a> {
             // Scrolling and hovering seldom start work worth waiting for.
             settle: !matches!(action, Action::Scroll),
         };
-        self.page.act(target, &act, &opts).await.map_err(|e| {
+        let result = self.page.act(target, &act, &opts).await;
+        let result = match result {
+            // Not a `<select>`: a custom dropdown (click, pick, verify).
+            Err(e) if action == Action::Select && e.message.contains("not a select element") => {
+                let Act::Select { values } = &act else {
+                    unreachable!("a select")
+                };
+                return self.custom_select(target, &values[0], text).await;
+            }
+            other => other,
+        };
+        result.map_err(|e| {
             if e.is_fatal() {
                 ActError::Engine(e)
             } else {
@@ -353,6 +411,82 @@ impl<'a> Executor<'a> {
                 }
             }
             _ => None,
+        })
+    }
+
+    /// Selects `value` in a dropdown that is not a `<select>`: clicks it
+    /// open, clicks the one choice (option, menu item) named `value`, and
+    /// checks that the dropdown then shows it. `shown` is the value as
+    /// written (a placeholder), for messages.
+    async fn custom_select(&self, target: &Target, value: &str, shown: &str) -> Result<Acted, ActError> {
+        let opts = ActOptions {
+            timeout: self.timeout,
+            settle: true,
+        };
+        let engine = |e: EngineError| {
+            if e.is_fatal() {
+                ActError::Engine(e)
+            } else {
+                ActError::Page(self.sanitizer.clean(&e.message))
+            }
+        };
+        let opened = self.page.act(target, &Act::Click, &opts).await.map_err(engine)?;
+        let deadline = Instant::now() + self.timeout;
+        let choice = loop {
+            let mut exact = Vec::new();
+            let mut loose = Vec::new();
+            for role in OPTION_ROLES {
+                let loc = Locator::Role {
+                    role: (*role).to_string(),
+                    name: Some(value.to_string()),
+                    exact: false,
+                };
+                for e in self.page.locate(&loc).await.map_err(engine)? {
+                    if e.name.as_deref().is_some_and(|n| {
+                        oxwright_engine::normalize(n).eq_ignore_ascii_case(&oxwright_engine::normalize(value))
+                    }) {
+                        exact.push(e.id);
+                    } else {
+                        loose.push(e.id);
+                    }
+                }
+            }
+            match (exact.len(), loose.len()) {
+                (1, _) => break exact.swap_remove(0),
+                (0, 1) => break loose.swap_remove(0),
+                _ => {}
+            }
+            if Instant::now() >= deadline {
+                let why = if exact.len() + loose.len() == 0 {
+                    "no choice with that name appeared after opening it".to_string()
+                } else {
+                    format!("{} choices match that name", exact.len() + loose.len())
+                };
+                return Err(ActError::Page(format!(
+                    "custom dropdown: {why} (wanted {shown:?})"
+                )));
+            }
+            tokio::time::sleep(POLL).await;
+        };
+        let picked = self
+            .page
+            .act(&Target::Element(choice), &Act::Click, &opts)
+            .await
+            .map_err(engine)?;
+        // The dropdown must now show the choice (a widget may ignore the click).
+        let want = oxwright_engine::normalize(value).to_lowercase();
+        let state = self.page.inspect(target).await.map_err(engine)?;
+        let text = oxwright_engine::normalize(&format!("{} {}", state.text, state.value.unwrap_or_default()))
+            .to_lowercase();
+        if !text.contains(&want) {
+            return Err(ActError::Page(format!(
+                "custom dropdown: after picking {shown:?} it does not show it"
+            )));
+        }
+        Ok(Acted {
+            action: opened.action + picked.action,
+            settle: opened.settle + picked.settle,
+            navigated: opened.navigated || picked.navigated,
         })
     }
 

@@ -41,10 +41,11 @@ impl Run<'_> {
         let mut reasons = Vec::new();
         let mut completed = false;
         let mut attempt = 0;
+        let mut give_up = false;
         // Auto-waits share the action deadline across the attempts.
         let wait = (self.exec.timeout() / MAX_ATTEMPTS).max(Duration::from_secs(1));
         let (keys, meta) = structured_meta(step, number);
-        while attempt < MAX_ATTEMPTS && !completed {
+        while attempt < MAX_ATTEMPTS && !completed && !give_up {
             attempt += 1;
             let attempt_started = Instant::now();
             let mut d = Durations::default();
@@ -227,6 +228,8 @@ impl Run<'_> {
                 Err(err) => {
                     reasons.push(err.to_string());
                     line.fail(&err);
+                    // Drawn on a canvas: another attempt cannot find elements either.
+                    give_up = matches!(err, AttemptError::Canvas(_));
                 }
             }
             self.finish_attempt(line, d, attempt_started).await?;
