@@ -333,14 +333,7 @@ async fn an_action_without_its_effect_and_a_false_assertion_fail_typed() {
         reasons[0].starts_with("ASSERTION_FAILED: expect text: its text is \"Hello, Ada\""),
         "{reasons:?}"
     );
-    let errors: Vec<_> = wf
-        .all_artifacts()
-        .await
-        .into_iter()
-        .filter(|(k, _)| k.starts_with("sessions/falsehood/errors/"))
-        .collect();
-    assert_eq!(errors.len(), 1, "{errors:?}");
-    let artefact: serde_json::Value = serde_json::from_str(&errors[0].1).unwrap();
+    let artefact = only_error_artefact(&wf, "falsehood").await;
     assert_eq!(artefact["errorType"], "ASSERTION_FAILED");
 }
 
@@ -377,13 +370,19 @@ async fn a_dropdown_that_ignores_the_pick_and_a_canvas_target_fail_typed() {
         "{:?}",
         result.steps[0].reasons
     );
+    let artefact = only_error_artefact(&wf, "arcade").await;
+    assert_eq!(artefact["errorType"], "CANVAS_UNSUPPORTED");
+}
+
+/// The one failure artefact of session `id`, parsed.
+async fn only_error_artefact(wf: &Wf, id: &str) -> serde_json::Value {
+    let prefix = format!("sessions/{id}/errors/");
     let errors: Vec<_> = wf
         .all_artifacts()
         .await
         .into_iter()
-        .filter(|(k, _)| k.starts_with("sessions/arcade/errors/"))
+        .filter(|(k, _)| k.starts_with(&prefix))
         .collect();
     assert_eq!(errors.len(), 1, "{errors:?}");
-    let artefact: serde_json::Value = serde_json::from_str(&errors[0].1).unwrap();
-    assert_eq!(artefact["errorType"], "CANVAS_UNSUPPORTED");
+    serde_json::from_str(&errors[0].1).expect("an error artefact is JSON")
 }
