@@ -52,9 +52,14 @@ fn main() {
         .build()
         .expect("tokio runtime starts");
     let code = runtime.block_on(async {
+        // Services log their routine; commands a person runs stay quiet on a terminal.
+        let person = !matches!(cli.command, Command::Worker(_) | Command::Scheduler(_));
         let _telemetry = match oxwright_telemetry::init(
             "oxwright",
-            oxwright_telemetry::TelemetryOptions::from_process_env(),
+            oxwright_telemetry::TelemetryOptions {
+                person,
+                ..oxwright_telemetry::TelemetryOptions::from_process_env()
+            },
         ) {
             Ok(guard) => Some(guard),
             Err(err) => {

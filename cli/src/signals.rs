@@ -10,7 +10,12 @@ pub fn shutdown_on_signals() -> CancellationToken {
     tokio::spawn(async move {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         next_signal(&mut term).await;
-        tracing::info!("shutting down: finishing in-flight pages (signal again to stop now)");
+        const STOPPING: &str = "stopping: finishing the pages in flight (Ctrl-C again to stop now)";
+        if oxwright_telemetry::console::is_quiet() {
+            oxwright_telemetry::console::say(STOPPING);
+        } else {
+            tracing::info!("{STOPPING}");
+        }
         trigger.cancel();
         next_signal(&mut term).await;
         std::process::exit(130);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use oxwright_jobs::{JobKind, ReportStatus};
 use oxwright_queue::{JobQueue, MemoryQueue};
 use oxwright_scheduler::batch::{BatchRequest, BatchSummary, new_batch_id, parse_url_list, run_batch};
@@ -89,8 +89,15 @@ pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
         shutdown.clone(),
         workers_done.clone().cancelled_owned(),
     )
-    .await?;
-    progress.finish_and_clear();
+    .await;
+    oxwright_telemetry::console::clear_hook();
+    let summary = summary?;
+    if summary.interrupted {
+        // The bar stays as it stood when the batch stopped.
+        progress.abandon();
+    } else {
+        progress.finish_and_clear();
+    }
     shutdown.cancel();
     worker.await.context("worker task")??;
     pool.shutdown().await;
@@ -103,6 +110,9 @@ pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
     Ok(crate::exit::of_outcome(summary.failed, summary.interrupted))
 }
 
+/// The batch's progress bar on a terminal (hidden otherwise): it ticks
+/// while no page finishes, shows the rate rounded, and log lines and
+/// messages are printed above it rather than through it.
 fn progress_bar(total: u64) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -110,10 +120,22 @@ fn progress_bar(total: u64) -> ProgressBar {
     let pb = ProgressBar::new(total);
     pb.set_style(
         ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} pages ({per_sec}, eta {eta})",
+            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} pages ({rate}, eta {eta})",
         )
-        .expect("valid template"),
+        .expect("valid template")
+        .with_key("rate", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{:.1} pages/s", state.per_sec());
+        }),
     );
+    pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    let above = pb.clone();
+    oxwright_telemetry::console::set_hook(std::sync::Arc::new(move |bytes: &[u8]| {
+        let text = String::from_utf8_lossy(bytes);
+        above.suspend(|| {
+            use std::io::Write;
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        });
+    }));
     pb
 }
 

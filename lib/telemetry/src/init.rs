@@ -51,6 +51,11 @@ pub struct TelemetryOptions {
     pub shutdown_timeout: Duration,
     /// Timeout of one OTLP export request.
     pub export_timeout: Duration,
+    /// The command is run by a person (fetch, batch, run …), not a
+    /// service: on a terminal, with `RUST_LOG` unset, only warnings and
+    /// errors are written (the command prints what matters itself); spans
+    /// and events still reach the OTLP exporter at the usual levels.
+    pub person: bool,
 }
 
 impl Default for TelemetryOptions {
@@ -60,6 +65,7 @@ impl Default for TelemetryOptions {
             env: BTreeMap::new(),
             shutdown_timeout: Duration::from_secs(5),
             export_timeout: Duration::from_secs(3),
+            person: false,
         }
     }
 }
@@ -188,13 +194,18 @@ fn human_format(format: LogFormat) -> bool {
     }
 }
 
-fn fmt_layer<S>(format: LogFormat) -> Box<dyn Layer<S> + Send + Sync>
+fn fmt_layer<S>(format: LogFormat, quiet: bool) -> Box<dyn Layer<S> + Send + Sync>
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
-    let base = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let base = tracing_subscriber::fmt::layer().with_writer(crate::console::ConsoleWriter);
     if human_format(format) {
-        base.compact().with_ansi(std::io::stderr().is_terminal()).boxed()
+        let layer = base.compact().with_ansi(std::io::stderr().is_terminal());
+        if quiet {
+            layer.with_filter(filter::LevelFilter::WARN).boxed()
+        } else {
+            layer.boxed()
+        }
     } else {
         base.json()
             .flatten_event(true)
@@ -261,9 +272,15 @@ pub fn init(service_name: &str, opts: TelemetryOptions) -> anyhow::Result<Teleme
             .with_tracer(provider.tracer("oxwright"))
             .with_filter(filter::filter_fn(|meta| exportable_target(meta.target())))
     });
+    // A person's terminal shows warnings and errors only, unless RUST_LOG says otherwise.
+    let quiet = opts.person
+        && std::io::stderr().is_terminal()
+        && opts.format != LogFormat::Json
+        && opts.env.get("RUST_LOG").is_none_or(|v| v.trim().is_empty());
+    crate::console::set_quiet(quiet);
     tracing_subscriber::registry()
         .with(filter)
-        .with(fmt_layer(opts.format))
+        .with(fmt_layer(opts.format, quiet))
         .with(otel_layer)
         .try_init()
         .context("cannot install the global tracing subscriber")?;

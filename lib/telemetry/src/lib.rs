@@ -4,6 +4,7 @@
 //! the returned [`TelemetryGuard`] flushes on drop. [`inject_trace_context`]
 //! and [`set_parent_from_headers`] carry traces across the job queue.
 
+pub mod console;
 mod init;
 mod propagation;
 
