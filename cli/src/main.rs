@@ -13,7 +13,17 @@ use oxwright_worker::Setup;
 
 /// Web pages into LLM-ready Markdown, in real Chromium, at scale.
 #[derive(Debug, Parser)]
-#[command(name = "oxwright", version, about)]
+#[command(
+    name = "oxwright",
+    version,
+    about = "oxwright: web pages into LLM-ready Markdown, sitemaps, and UI workflows, in real Chromium.\n\
+             Runs embedded on one machine, as workers behind RabbitMQ and S3, or as an MCP server for agents.",
+    after_help = "Examples:\n  \
+                  oxwright fetch example.com\n  \
+                  oxwright batch urls.txt\n  \
+                  oxwright run login.steps --url https://shop.example/login --secrets secrets.env\n  \
+                  oxwright help batch"
+)]
 struct Cli {
     #[command(flatten)]
     common: CommonArgs,
@@ -45,8 +55,54 @@ enum Command {
     Config(commands::config::ConfigCmd),
 }
 
+/// Where each global flag applies: the help of a subcommand shows only those.
+fn applies(subcommand: &str, flag: &str) -> bool {
+    const BROWSER: &[&str] = &["browsers", "pages_per_browser", "max_pages_per_browser"];
+    const QUEUE: &[&str] = &["amqp", "queue_prefix"];
+    const STORE: &[&str] = &["s3", "s3_endpoint"];
+    match subcommand {
+        "sample-site" => false,
+        "config" => true,
+        "worker" => true,
+        "submit" | "scheduler" => !BROWSER.contains(&flag),
+        "fetch" | "batch" | "run" => !QUEUE.contains(&flag),
+        "sitemap" => {
+            !QUEUE.contains(&flag) && !STORE.contains(&flag) && !BROWSER.contains(&flag) && flag != "out"
+        }
+        "mcp" => !QUEUE.contains(&flag) && !STORE.contains(&flag),
+        _ => true,
+    }
+}
+
+/// The command line, with each subcommand's help showing only the global
+/// flags that apply to it (they are still accepted everywhere): a
+/// subcommand gets a hidden copy of a flag that does not apply, which
+/// clap's propagation of the global one then leaves in place.
+fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let globals: Vec<clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .cloned()
+        .collect();
+    for sub in cmd.get_subcommands_mut() {
+        let name = sub.get_name().to_string();
+        for flag in &globals {
+            if !applies(&name, flag.get_id().as_str()) {
+                *sub = std::mem::take(sub).arg(flag.clone().hide(true));
+            }
+        }
+    }
+    cmd
+}
+
 fn main() {
-    let cli = Cli::parse();
+    use clap::FromArgMatches;
+    let cli = match Cli::from_arg_matches(&command().get_matches()) {
+        Ok(cli) => cli,
+        Err(err) => err.exit(),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -95,5 +151,79 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Run(cmd) => commands::run::run(setup()?, cmd).await,
         Command::Mcp(cmd) => commands::mcp::run(setup()?, cmd).await,
         Command::Config(cmd) => commands::config::run(setup()?, cmd).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::FromArgMatches;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::from_arg_matches(&command().try_get_matches_from(args).expect("parses")).expect("fits")
+    }
+
+    #[test]
+    fn a_global_flag_hidden_from_a_subcommand_is_still_read_there() {
+        let cli = parse(&[
+            "oxwright",
+            "sitemap",
+            "--browsers",
+            "3",
+            "--amqp",
+            "amqp://h/",
+            "example.com",
+        ]);
+        assert_eq!(cli.common.browsers, Some(3));
+        assert_eq!(cli.common.amqp.as_deref(), Some("amqp://h/"));
+        let cli = parse(&["oxwright", "--browsers", "2", "fetch", "example.com"]);
+        assert_eq!(cli.common.browsers, Some(2));
+    }
+
+    #[test]
+    fn each_help_shows_only_the_flags_that_apply_and_has_examples() {
+        let mut cmd = command();
+        // Built, as parsing builds it: the global flags reach the subcommands.
+        cmd.build();
+        let help = |cmd: &mut clap::Command, sub: &str| {
+            cmd.find_subcommand_mut(sub)
+                .expect("subcommand")
+                .render_long_help()
+                .to_string()
+        };
+        let fetch = help(&mut cmd, "fetch");
+        assert!(
+            !fetch.contains("--amqp") && !fetch.contains("--queue-prefix"),
+            "{fetch}"
+        );
+        assert!(
+            fetch.contains("--s3") && fetch.contains("[default: 30000]"),
+            "{fetch}"
+        );
+        let worker = help(&mut cmd, "worker");
+        assert!(
+            worker.contains("--amqp") && worker.contains("--browsers"),
+            "{worker}"
+        );
+        let site = help(&mut cmd, "sample-site");
+        assert!(
+            !site.contains("--allow-host") && !site.contains("--browsers"),
+            "{site}"
+        );
+        for sub in cmd
+            .get_subcommands()
+            .map(|s| s.get_name().to_string())
+            .collect::<Vec<_>>()
+        {
+            if sub == "help" {
+                continue;
+            }
+            assert!(
+                help(&mut cmd, &sub).contains("Examples:"),
+                "{sub} --help has no examples"
+            );
+        }
+        let top = command().render_long_help().to_string();
+        assert!(top.contains("LLM-ready Markdown"), "{top}");
     }
 }

@@ -22,6 +22,10 @@ use crate::signals::shutdown_on_signals;
 
 /// Arguments of `oxwright batch`.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  oxwright batch urls.txt                         # one URL a line; manifest + Markdown under ./oxwright-out
+  oxwright batch --sitemap example.com --json     # every URL of the site's sitemaps
+  cat urls.txt | oxwright --browsers 2 batch -")]
 pub struct BatchCmd {
     /// File of URLs, one a line (`-` for standard input).
     #[arg(required_unless_present = "sitemap")]

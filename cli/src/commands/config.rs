@@ -11,6 +11,8 @@ use crate::commands::scheduler::SchedulerSection;
 
 /// Arguments of `oxwright config`.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  oxwright config show                            # the effective configuration, where each value came from")]
 pub struct ConfigCmd {
     #[command(subcommand)]
     pub what: ConfigWhat,

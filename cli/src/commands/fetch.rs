@@ -14,6 +14,10 @@ use oxwright_worker::Setup;
 
 /// Arguments of `oxwright fetch`.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  oxwright fetch example.com                      # https://example.com/ as Markdown on stdout
+  oxwright fetch --json --content full https://example.com/a https://example.com/b
+  oxwright --allow-host 127.0.0.1:8765 fetch http://127.0.0.1:8765/articles/http-caching.html --keep")]
 pub struct FetchCmd {
     /// Pages to fetch: URLs, or bare hosts (`example.com/a` means
     /// https://example.com/a; `127.0.0.1:8765` and `localhost` get http://).

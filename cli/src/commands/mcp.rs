@@ -16,6 +16,9 @@ use oxwright_worker::Setup;
 
 /// Arguments of `oxwright mcp`.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  oxwright mcp                                    # stdio: register it as a command in the MCP client
+  OXWRIGHT_MCP_TOKEN=s3cret oxwright mcp --listen 0.0.0.0:8931   # streamable HTTP, bearer token")]
 pub struct McpCmd {
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (e.g.
     /// 127.0.0.1:8931). A non-loopback address needs a bearer token.

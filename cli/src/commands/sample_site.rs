@@ -5,6 +5,9 @@ use clap::Args;
 
 /// Arguments of `oxwright sample-site`.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  oxwright sample-site                            # http://127.0.0.1:8765/ (articles; /app/ for workflows)
+  oxwright sample-site --listen 127.0.0.1:9000 --write-urls urls.txt")]
 pub struct SampleSiteCmd {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8765")]

@@ -16,6 +16,9 @@ use crate::signals::shutdown_on_signals;
 
 /// Arguments of `oxwright scheduler`.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  oxwright --amqp amqp://127.0.0.1:5672/%2f --s3 s3://bucket/oxwright scheduler              # API on 127.0.0.1:8080
+  oxwright --amqp amqp://127.0.0.1:5672/%2f scheduler --listen 0.0.0.0:8080")]
 pub struct SchedulerCmd {
     /// Address of the HTTP API (overrides `[scheduler] listen`; port 0 picks one).
     #[arg(long)]

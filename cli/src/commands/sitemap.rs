@@ -8,6 +8,9 @@ use oxwright_worker::Setup;
 
 /// Arguments of `oxwright sitemap`.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  oxwright sitemap example.com                    # robots.txt, then /sitemap.xml; one URL a line
+  oxwright sitemap --json https://example.com/sitemap_index.xml")]
 pub struct SitemapCmd {
     /// A domain (`example.com`), a site URL, or a sitemap URL.
     pub target: String,

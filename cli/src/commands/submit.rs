@@ -16,6 +16,9 @@ use oxwright_worker::Setup;
 
 /// Arguments of `oxwright submit`.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  oxwright --amqp amqp://127.0.0.1:5672/%2f --s3 s3://bucket/oxwright submit fetch --file urls.txt --wait
+  oxwright --amqp amqp://127.0.0.1:5672/%2f submit sitemap example.com --json")]
 pub struct SubmitCmd {
     #[command(subcommand)]
     pub what: SubmitWhat,

@@ -15,6 +15,9 @@ use crate::signals::shutdown_on_signals;
 
 /// Arguments of `oxwright worker`.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  oxwright --amqp amqp://127.0.0.1:5672/%2f --s3 s3://bucket/oxwright --s3-endpoint http://127.0.0.1:9000 worker
+  oxwright --amqp amqp://broker/%2f worker --kinds fetch,sitemap")]
 pub struct WorkerCmd {
     /// Job kinds to consume (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "fetch,sitemap,workflow")]
