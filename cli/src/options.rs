@@ -222,28 +222,92 @@ pub struct LlmArgs {
     /// keeps failing, stalls or decides with low confidence).
     #[arg(long, env = "OXWRIGHT_LLM_LARGE_MODEL")]
     pub large_model: Option<String>,
-    /// Deadline of one LLM request, in milliseconds.
-    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
-    pub llm_timeout_ms: u64,
+    /// Deadline of one LLM request, in milliseconds [default: 30000, or `[llm] timeout_ms`].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub llm_timeout_ms: Option<u64>,
 }
 
 impl LlmArgs {
-    /// The chat model these flags name, if any (both or neither of base URL and model).
+    /// The chat model these flags, else the `[llm]` section, name, if any
+    /// (both or neither of base URL and model).
     pub fn model(
         &self,
         env: &std::collections::BTreeMap<String, String>,
+        section: &oxwright_worker::config::LlmSection,
     ) -> anyhow::Result<Option<std::sync::Arc<dyn oxwright_llm::ChatModel>>> {
-        match (&self.llm_base_url, &self.model) {
+        let base = self.llm_base_url.clone().or_else(|| section.base_url.clone());
+        let model = self.model.clone().or_else(|| section.model.clone());
+        match (base, model) {
             (Some(base), Some(model)) => {
-                let mut cfg = oxwright_llm::LlmConfig::new(base.clone(), model.clone());
-                cfg.model.api_key_env = self.api_key_env.clone();
-                cfg.timeout_ms = self.llm_timeout_ms;
-                let cfg = cfg.with_large_model(self.large_model.clone());
+                let mut cfg = oxwright_llm::LlmConfig::new(base, model);
+                // A named variable must be set; the default one only when it is.
+                cfg.model.api_key_env = self
+                    .api_key_env
+                    .clone()
+                    .or_else(|| section.api_key_env.clone())
+                    .or_else(|| {
+                        let default = oxwright_worker::config::DEFAULT_API_KEY_ENV;
+                        env.get(default)
+                            .is_some_and(|v| !v.is_empty())
+                            .then(|| default.to_string())
+                    });
+                cfg.timeout_ms = self.llm_timeout_ms.unwrap_or(section.timeout_ms);
+                let large = self.large_model.clone().or_else(|| section.large_model.clone());
+                let cfg = cfg.with_large_model(large);
                 let client = oxwright_llm::LlmClient::new(cfg, env).map_err(crate::exit::usage)?;
                 Ok(Some(std::sync::Arc::new(client)))
             }
             (None, None) => Ok(None),
-            _ => Err(crate::exit::usage("--llm-base-url and --model go together")),
+            (Some(_), None) => Err(crate::exit::usage(
+                "an LLM base URL needs a model too: --model NAME (or [llm] model, OXWRIGHT_LLM_MODEL)",
+            )),
+            (None, Some(_)) => Err(crate::exit::usage(
+                "an LLM model needs a base URL too: --llm-base-url URL (or [llm] base_url, OXWRIGHT_LLM_BASE_URL)",
+            )),
         }
+    }
+}
+
+#[cfg(test)]
+mod llm_tests {
+    use super::*;
+    use oxwright_worker::config::LlmSection;
+
+    fn flags() -> LlmArgs {
+        LlmArgs {
+            llm_base_url: None,
+            model: None,
+            api_key_env: None,
+            large_model: None,
+            llm_timeout_ms: None,
+        }
+    }
+
+    #[test]
+    fn the_llm_section_stands_in_for_the_flags() {
+        let env = std::collections::BTreeMap::new();
+        let section = LlmSection {
+            base_url: Some("http://127.0.0.1:11434/v1".into()),
+            model: Some("qwen2.5".into()),
+            ..LlmSection::default()
+        };
+        assert!(flags().model(&env, &section).unwrap().is_some());
+        assert!(flags().model(&env, &LlmSection::default()).unwrap().is_none());
+        // A key variable the file names must be set; the default one need not be.
+        let named = LlmSection {
+            api_key_env: Some("MY_KEY".into()),
+            ..section.clone()
+        };
+        assert!(flags().model(&env, &named).is_err());
+        let half = LlmArgs {
+            llm_base_url: Some("http://127.0.0.1:1/v1".into()),
+            ..flags()
+        };
+        let err = half
+            .model(&env, &LlmSection::default())
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(err.contains("--model"), "{err}");
     }
 }

@@ -81,7 +81,11 @@ fn config_show_reads_the_file_found_without_a_flag_and_masks_passwords() {
         &cwd,
         &xdg,
         &["--pages-per-browser", "7", "config", "show"],
-        &[("OXWRIGHT_QUEUE_PREFIX", "staging")],
+        &[
+            ("OXWRIGHT_QUEUE_PREFIX", "staging"),
+            ("OXWRIGHT_QUEUE__MAX_ATTEMPTS", "6"),
+            ("OXWRIGHT_LLM__BASE_URL", "http://me:s3cret@127.0.0.1:11434/v1"),
+        ],
     );
     let text = show(&out);
     assert!(out.status.success(), "{text}");
@@ -94,6 +98,17 @@ fn config_show_reads_the_file_found_without_a_flag_and_masks_passwords() {
         text.contains("# environment: OXWRIGHT_QUEUE_PREFIX sets queue.prefix"),
         "{text}"
     );
+    // The one rule for every key, listed too; an LLM URL's password masked.
+    assert!(text.contains("max_attempts = 6"), "{text}");
+    assert!(
+        text.contains("# environment: OXWRIGHT_QUEUE__MAX_ATTEMPTS sets queue.max_attempts"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[llm]") && text.contains("me:***@127.0.0.1"),
+        "{text}"
+    );
+    assert!(!text.contains("s3cret"), "{text}");
 
     // --config keeps naming the file, over the one in the directory.
     let named = dir.path().join("named.toml");

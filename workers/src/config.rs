@@ -35,11 +35,59 @@ pub struct Config {
     /// The artefact store of the distributed mode.
     #[serde(default)]
     pub store: StoreSection,
+    /// The LLM of plain-language workflows (`run`, `mcp`'s `run_workflow`).
+    #[serde(default)]
+    pub llm: LlmSection,
     /// The scheduler daemon's section, parsed (strictly) by the scheduler
     /// command, which owns its types.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<toml::Value>,
 }
+
+/// `[llm]`: an OpenAI-compatible chat-completions endpoint. Flags
+/// (`--llm-base-url`, `--model`, `--large-model`, `--api-key-env`) and
+/// their `OXWRIGHT_LLM_*` variables override it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSection {
+    /// Base URL, e.g. `http://127.0.0.1:11434/v1`; with `model`, enables
+    /// plain-language workflows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Model name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Larger model on the same endpoint for emergency mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub large_model: Option<String>,
+    /// The environment variable holding the API key. Unset: `OPENAI_API_KEY`
+    /// when it is set, else no key (local servers). The key itself is never
+    /// in the file, a log or `config show`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// Deadline of one request, in milliseconds.
+    #[serde(default = "default_llm_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+impl Default for LlmSection {
+    fn default() -> Self {
+        Self {
+            base_url: None,
+            model: None,
+            large_model: None,
+            api_key_env: None,
+            timeout_ms: default_llm_timeout_ms(),
+        }
+    }
+}
+
+fn default_llm_timeout_ms() -> u64 {
+    30_000
+}
+
+/// The variable an API key is read from when none is named.
+pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
 
 /// `[queue]`: RabbitMQ.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -87,6 +135,7 @@ impl Default for Config {
             out_dir: default_out_dir(),
             queue: QueueSection::default(),
             store: StoreSection::default(),
+            llm: LlmSection::default(),
             scheduler: None,
         }
     }
@@ -206,6 +255,72 @@ pub const ENV_OVERRIDES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The prefix of the one rule every key follows: `OXWRIGHT_<SECTION>__<KEY>`
+/// sets `<section>.<key>` (`OXWRIGHT_BROWSER__PAGES_PER_BROWSER=8`,
+/// `OXWRIGHT_LLM__MODEL=qwen2.5`, `OXWRIGHT_POLICY__ALLOW_HOSTS='["10.0.0.5"]'`).
+pub const ENV_PREFIX: &str = "OXWRIGHT_";
+
+/// Returns the `(variable, key)` pairs of `env` that follow the
+/// `OXWRIGHT_<SECTION>__<KEY>` rule, in name order.
+pub fn env_keys(env: &BTreeMap<String, String>) -> Vec<(String, String)> {
+    env.keys()
+        .filter_map(|name| {
+            let rest = name.strip_prefix(ENV_PREFIX)?;
+            let (section, key) = rest.split_once("__")?;
+            if section.is_empty() || key.is_empty() {
+                return None;
+            }
+            let path: Vec<String> = std::iter::once(section)
+                .chain(key.split("__"))
+                .map(str::to_ascii_lowercase)
+                .collect();
+            Some((name.clone(), path.join(".")))
+        })
+        .collect()
+}
+
+/// Sets `path` (dotted) in `root` to `raw`, typed like the value it
+/// replaces (a number, a boolean, a list: TOML syntax or comma-separated),
+/// a string when the key holds one, else whatever `raw` parses as in TOML.
+fn set_path(root: &mut toml::Value, path: &str, raw: &str) -> anyhow::Result<()> {
+    let parts: Vec<&str> = path.split('.').collect();
+    let mut node = root;
+    for part in &parts[..parts.len() - 1] {
+        let table = node
+            .as_table_mut()
+            .with_context(|| format!("{path}: {part} is not a section"))?;
+        node = table
+            .entry(part.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    }
+    let table = node
+        .as_table_mut()
+        .with_context(|| format!("{path}: not in a section"))?;
+    let leaf = parts[parts.len() - 1];
+    let literal = |raw: &str| -> Option<toml::Value> {
+        toml::from_str::<toml::Table>(&format!("v = {raw}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+    };
+    let value = match table.get(leaf) {
+        Some(toml::Value::String(_)) => toml::Value::String(raw.to_string()),
+        Some(toml::Value::Array(_)) => match literal(raw) {
+            Some(v @ toml::Value::Array(_)) => v,
+            _ => toml::Value::Array(
+                raw.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| toml::Value::String(s.to_string()))
+                    .collect(),
+            ),
+        },
+        Some(_) => literal(raw).with_context(|| format!("{raw:?} is not a valid value for {path}"))?,
+        None => literal(raw).unwrap_or_else(|| toml::Value::String(raw.to_string())),
+    };
+    table.insert(leaf.to_string(), value);
+    Ok(())
+}
+
 /// The configuration file's name in the current directory.
 pub const LOCAL_CONFIG: &str = "oxwright.toml";
 
@@ -238,6 +353,15 @@ impl Config {
             }
             None => Config::default(),
         };
+        // The one rule, variable by variable so an error names its variable.
+        for (var, key) in env_keys(env) {
+            let mut value = toml::Value::try_from(&cfg).context("the configuration serialises")?;
+            set_path(&mut value, &key, env[&var].trim())
+                .with_context(|| format!("environment variable {var}"))?;
+            cfg = value
+                .try_into()
+                .with_context(|| format!("environment variable {var} (sets {key})"))?;
+        }
         if let Some(dir) = env.get("OXWRIGHT_OUT").filter(|d| !d.is_empty()) {
             cfg.out_dir = PathBuf::from(dir);
         }
@@ -420,8 +544,11 @@ job = { kind = "sitemap", urls = ["example.com"] }
         let full: Config = toml::from_str(&uncommented(EXAMPLE)).expect("the uncommented example parses");
         assert!(full.queue.amqp_url.is_some() && full.store.s3_region.is_some());
         assert!(full.browser.chrome_path.is_some() && full.browser.chrome_url.is_some());
+        assert!(full.llm.base_url.is_some() && full.llm.api_key_env.is_some());
+        // Keys as written in the file, not as filled in by defaults.
+        let written: toml::Value = toml::from_str(&uncommented(EXAMPLE)).unwrap();
         let mut documented = std::collections::BTreeSet::new();
-        leaf_keys(&toml::Value::try_from(&full).unwrap(), "", &mut documented);
+        leaf_keys(&written, "", &mut documented);
         let mut needed = std::collections::BTreeSet::new();
         leaf_keys(&defaults, "", &mut needed);
         let missing: Vec<_> = needed.difference(&documented).collect();
@@ -456,6 +583,52 @@ job = { kind = "sitemap", urls = ["example.com"] }
         let local = cwd.join("oxwright.toml");
         std::fs::write(&local, "").unwrap();
         assert_eq!(discover_config(&cwd, &both), Some(local));
+    }
+
+    #[test]
+    fn every_key_follows_one_environment_rule() {
+        let env = BTreeMap::from([
+            ("OXWRIGHT_BROWSER__PAGES_PER_BROWSER".to_string(), "8".to_string()),
+            ("OXWRIGHT_BROWSER__ISOLATION".to_string(), "shared".to_string()),
+            (
+                "OXWRIGHT_BROWSER__MAX_PAGES_PER_BROWSER".to_string(),
+                "12".to_string(),
+            ),
+            (
+                "OXWRIGHT_BROWSER__EXTRA_ARGS".to_string(),
+                "--mute-audio, --lang=ja".to_string(),
+            ),
+            ("OXWRIGHT_QUEUE__MAX_ATTEMPTS".to_string(), "5".to_string()),
+            ("OXWRIGHT_QUEUE__PREFIX".to_string(), "123".to_string()),
+            ("OXWRIGHT_POLICY__ALLOW_PRIVATE".to_string(), "true".to_string()),
+            ("OXWRIGHT_LLM__MODEL".to_string(), "qwen2.5-7b".to_string()),
+            ("OXWRIGHT_LLM__TIMEOUT_MS".to_string(), "45000".to_string()),
+            // Not the rule: the older single names and other OXWRIGHT_ variables.
+            ("OXWRIGHT_SECRET_PASSWORD".to_string(), "x".to_string()),
+        ]);
+        let cfg = Config::load(None, &env).unwrap();
+        assert_eq!(cfg.browser.pages_per_browser, 8);
+        assert_eq!(cfg.browser.isolation, Isolation::Shared);
+        assert_eq!(cfg.browser.max_pages_per_browser, Some(12));
+        assert_eq!(cfg.browser.extra_args, vec!["--mute-audio", "--lang=ja"]);
+        assert_eq!(cfg.queue.max_attempts, 5);
+        assert_eq!(cfg.queue.prefix, "123");
+        assert!(cfg.policy.allow_private);
+        assert_eq!(cfg.llm.model.as_deref(), Some("qwen2.5-7b"));
+        assert_eq!(cfg.llm.timeout_ms, 45_000);
+        for (var, value, says) in [
+            ("OXWRIGHT_BROWSER__PAGESPERBROWSER", "8", "pagesperbrowser"),
+            (
+                "OXWRIGHT_QUEUE__MAX_ATTEMPTS",
+                "many",
+                "OXWRIGHT_QUEUE__MAX_ATTEMPTS",
+            ),
+            ("OXWRIGHT_NOSUCH__KEY", "1", "nosuch"),
+        ] {
+            let env = BTreeMap::from([(var.to_string(), value.to_string())]);
+            let err = format!("{:#}", Config::load(None, &env).unwrap_err());
+            assert!(err.contains(var) && err.contains(says), "{err}");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use clap::{Args, Subcommand};
 use oxwright_worker::Setup;
-use oxwright_worker::config::{ENV_OVERRIDES, config_candidates};
+use oxwright_worker::config::{ENV_OVERRIDES, config_candidates, env_keys};
 
 use crate::commands::scheduler::SchedulerSection;
 
@@ -58,7 +58,11 @@ fn show(setup: &Setup) -> anyhow::Result<String> {
             out.push_str(&format!("# environment: {var} sets {key}\n"));
         }
     }
+    for (var, key) in env_keys(&setup.env) {
+        out.push_str(&format!("# environment: {var} sets {key}\n"));
+    }
     let mut cfg = setup.config.clone();
+    cfg.llm.base_url = cfg.llm.base_url.map(|u| mask_url(&u));
     // What the pool will use, after CHROME_PATH / CHROME_URL.
     let pool = cfg.pool(&setup.env);
     cfg.browser.chrome_path = Some(pool.chrome_path);

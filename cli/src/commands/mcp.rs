@@ -94,7 +94,7 @@ pub async fn run(setup: Setup, cmd: McpCmd) -> anyhow::Result<i32> {
             }
         }
     };
-    let llm = cmd.llm.model(&setup.env)?;
+    let llm = cmd.llm.model(&setup.env, &setup.config.llm)?;
     let token = match &cmd.listen {
         Some(_) => setup.env.get(&cmd.token_env).cloned().filter(|t| !t.is_empty()),
         None => None,

@@ -105,7 +105,7 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
     if !missing.is_empty() {
         return Err(usage(missing_secrets_message(&missing, &secrets.describe())));
     }
-    let llm = cmd.llm.model(&setup.env)?;
+    let llm = cmd.llm.model(&setup.env, &setup.config.llm)?;
     let session = cmd.session.clone().unwrap_or_else(|| JobId::new().to_string());
     let sanitizer = Sanitizer::new();
     let console: ConsoleSink = Arc::new(|line: &str| println!("{line}"));
