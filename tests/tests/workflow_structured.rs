@@ -386,3 +386,38 @@ async fn only_error_artefact(wf: &Wf, id: &str) -> serde_json::Value {
     assert_eq!(errors.len(), 1, "{errors:?}");
     serde_json::from_str(&errors[0].1).expect("an error artefact is JSON")
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_steps_reach_a_shadow_root_and_a_cross_origin_iframe() {
+    let mut wf = Wf::start().await;
+    let port = wf.site.addr().port();
+    // The frame comes from another origin of the same server, allowed too.
+    wf.policy = std::sync::Arc::new(oxwright_policy::UrlPolicy::allowing([
+        wf.site.addr().to_string().parse().unwrap(),
+        format!("localhost:{port}").parse().unwrap(),
+    ]));
+    let text = r#"fill: textbox "Display name" = Ada
+click: button "Save"
+expect: text status = "Saved Ada"
+goto: /app/xframe
+fill: textbox "Email address" = ada@example.com
+click: button "Subscribe"
+expect: text "Subscribed"
+"#;
+    let (result, _lease) = wf.run("deep", "/app/shadow", text, None).await;
+    assert_eq!(
+        result.status,
+        RunStatus::Completed,
+        "{result:#?}\n{}",
+        wf.console_text()
+    );
+    assert_eq!(result.totals.steps_ok, 7);
+    // The form really was served from the other origin.
+    assert!(
+        wf.site.requests().iter().any(|r| r.path == "/app/frame/inner"
+            && r.headers
+                .iter()
+                .any(|(k, v)| k == "host" && v.starts_with("localhost"))),
+        "the frame did not come from localhost"
+    );
+}

@@ -2,8 +2,9 @@
 //! accessibility tree — the very roles and names the snapshot shows — so
 //! what is shown and what is matched cannot drift. The other locators run
 //! as one script in the page that descends into same-origin iframes and
-//! open shadow roots; only visible elements are returned (the precheck is
-//! about what can be acted on).
+//! open shadow roots, and again in an isolated world of every frame of
+//! another origin (closed to the page's script); only visible elements are
+//! returned (the precheck is about what can be acted on).
 
 use oxwright_engine::Locator;
 

@@ -194,13 +194,69 @@ impl ChromiumPage {
     }
 
     async fn script_targets(&self, script: &str) -> Result<Vec<i64>, EngineError> {
+        let mut targets = self.script_targets_in(script, None).await?;
+        // The script walks same-origin frames itself; a frame of another
+        // origin is closed to it, so it runs again inside each such frame.
+        for context in self.cross_origin_frame_contexts().await {
+            for backend in self.script_targets_in(script, Some(context)).await? {
+                if !targets.contains(&backend) {
+                    targets.push(backend);
+                }
+            }
+        }
+        Ok(targets)
+    }
+
+    /// Execution contexts (isolated worlds) of the frames whose origin is
+    /// not the main frame's, in frame-tree order.
+    async fn cross_origin_frame_contexts(&self) -> Vec<i64> {
         let tab = &*self.lease;
-        let out = raw::call(
-            tab,
-            "Runtime.evaluate",
-            json!({ "expression": script, "objectGroup": "oxwright", "returnByValue": false }),
-        )
-        .await?;
+        let Ok(tree) = raw::call(tab, "Page.getFrameTree", json!({})).await else {
+            return Vec::new();
+        };
+        let main_origin = tree["frameTree"]["frame"]["securityOrigin"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let mut frames = Vec::new();
+        let mut stack: Vec<&Value> = tree["frameTree"]["childFrames"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .collect();
+        while let Some(node) = stack.pop() {
+            let origin = node["frame"]["securityOrigin"].as_str().unwrap_or("");
+            if origin != main_origin
+                && let Some(id) = node["frame"]["id"].as_str()
+            {
+                frames.push(id.to_string());
+            }
+            stack.extend(node["childFrames"].as_array().into_iter().flatten());
+        }
+        let mut contexts = Vec::new();
+        for frame in frames {
+            let world = raw::call(
+                tab,
+                "Page.createIsolatedWorld",
+                json!({ "frameId": frame, "worldName": "oxwright-locate" }),
+            )
+            .await;
+            if let Some(id) = world.ok().and_then(|w| w["executionContextId"].as_i64()) {
+                contexts.push(id);
+            }
+        }
+        contexts
+    }
+
+    /// Runs a locator script in the main frame, or in `context`, and
+    /// returns the backend nodes of the elements it returned.
+    async fn script_targets_in(&self, script: &str, context: Option<i64>) -> Result<Vec<i64>, EngineError> {
+        let tab = &*self.lease;
+        let mut params = json!({ "expression": script, "objectGroup": "oxwright", "returnByValue": false });
+        if let Some(id) = context {
+            params["contextId"] = json!(id);
+        }
+        let out = raw::call(tab, "Runtime.evaluate", params).await?;
         if let Some(ex) = out.get("exceptionDetails") {
             let text = ex["exception"]["description"]
                 .as_str()
