@@ -106,11 +106,16 @@ async fn run_command_keeps_the_password_out_of_console_and_artifacts() {
         "exit {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
         output.status
     );
+    // With --json, stdout is the result alone (session id intact) and the
+    // progress lines go to stderr.
+    let result: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is the result JSON");
+    assert_eq!(result["session_id"], "cli", "{result}");
+    assert_eq!(result["status"], "completed", "{result}");
     assert!(
-        stdout.contains("step 2/3: Type {{PASSWORD}} into Password"),
-        "{stdout}"
+        stderr.contains("step 2/3: Type {{PASSWORD}} into Password"),
+        "{stderr}"
     );
-    assert!(stdout.contains("completed: 3/3 steps"), "{stdout}");
+    assert!(stderr.contains("completed: 3/3 steps"), "{stderr}");
     assert!(!stdout.contains(APP_PASSWORD), "password on stdout:\n{stdout}");
     assert!(!stderr.contains(APP_PASSWORD), "password on stderr:\n{stderr}");
 

@@ -335,6 +335,11 @@ async fn an_action_without_its_effect_and_a_false_assertion_fail_typed() {
     );
     let artefact = only_error_artefact(&wf, "falsehood").await;
     assert_eq!(artefact["errorType"], "ASSERTION_FAILED");
+    let hint = artefact["hint"].as_str().unwrap_or_default();
+    assert!(
+        hint.starts_with("The check did not hold") && hint.contains("Hello, Ada"),
+        "{hint}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

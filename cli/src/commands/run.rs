@@ -108,7 +108,12 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
     let llm = cmd.llm.model(&setup.env, &setup.config.llm)?;
     let session = cmd.session.clone().unwrap_or_else(|| JobId::new().to_string());
     let sanitizer = Sanitizer::new();
-    let console: ConsoleSink = Arc::new(|line: &str| println!("{line}"));
+    // With --json, stdout carries the result alone; progress goes to stderr.
+    let console: ConsoleSink = if cmd.json {
+        Arc::new(|line: &str| eprintln!("{line}"))
+    } else {
+        Arc::new(|line: &str| println!("{line}"))
+    };
     let mut open = OpenOptions::new(setup.policy.clone());
     open.headless = !cmd.headed;
     let pool = match cmd.browser {
@@ -152,12 +157,22 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
         }
     };
     if cmd.json {
-        println!("{}", sanitizer.clean(&serde_json::to_string_pretty(&result)?));
+        // Cleaned once more as a whole; the session id is ours, not a
+        // secret, though its key looks like a session cookie's.
+        let cleaned = sanitizer.clean(&serde_json::to_string(&result)?);
+        let mut value: serde_json::Value = serde_json::from_str(&cleaned)?;
+        value["session_id"] = serde_json::Value::String(result.session_id.clone());
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        eprintln!(
+            "artefacts: {} (sessions/{session}/)",
+            sanitizer.clean(&store.describe())
+        );
+    } else {
+        println!(
+            "artefacts: {} (sessions/{session}/)",
+            sanitizer.clean(&store.describe())
+        );
     }
-    println!(
-        "artefacts: {} (sessions/{session}/)",
-        sanitizer.clean(&store.describe())
-    );
     if let Some(err) = &result.error {
         eprintln!("error: {}", sanitizer.clean(&err.to_string()));
     }

@@ -183,10 +183,20 @@ pub(super) fn hint(ty: ErrorType, tried: &[Tried], snapshot: &str, url: &str) ->
             "Loading the page failed ({message}). Check the address, that the site is up, and \
              that the URL policy allows its host."
         ),
-        ErrorType::AssertionFailed => format!(
-            "Expected {locator} on {url}, and it is not there. Look at the screenshot: an earlier \
-             step may not have done what was meant, or the expected text changed."
-        ),
+        ErrorType::AssertionFailed => match last.and_then(|t| t.precheck) {
+            Some(n) if n > 1 => format!(
+                "Expected exactly one {locator} on {url}, and {n} match: name the one meant more \
+                 precisely (`exact`, a role, `nth N`)."
+            ),
+            _ if last.and_then(|t| t.code.as_deref()) == Some("ASSERTION_FAILED") => format!(
+                "The check did not hold on {url} ({message}). Look at the screenshot: an earlier \
+                 step may not have done what was meant, or the expected value changed."
+            ),
+            _ => format!(
+                "Expected {locator} on {url}, and it is not there. Look at the screenshot: an earlier \
+                 step may not have done what was meant, or the expected text changed."
+            ),
+        },
         ErrorType::CanvasUnsupported => "The target is drawn inside a canvas, which has no \
              elements to act on; do this step another way (keyboard, an API) or leave it out."
             .into(),
