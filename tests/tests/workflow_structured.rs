@@ -426,3 +426,19 @@ expect: text "Subscribed"
         "the frame did not come from localhost"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_far_down_a_10000_row_virtual_list_is_found_and_clicked() {
+    let wf = Wf::start().await;
+    let text = "click: button \"Open order 7321\" exact\nexpect: text status = \"Opened order 7321\"";
+    let (result, _lease) = wf.run("orders", "/app/orders", text, None).await;
+    assert_eq!(
+        result.status,
+        RunStatus::Completed,
+        "{result:#?}\n{}",
+        wf.console_text()
+    );
+    // Found by scrolling the list (from where it stood, wrapping to the
+    // top), not by a row that was drawn all along.
+    assert_eq!(result.steps[0].status, RunStatus::Completed);
+}

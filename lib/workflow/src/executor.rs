@@ -40,6 +40,77 @@ const CANVAS_SHARE_JS: &str = "(() => { const vw = innerWidth, vh = innerHeight;
     const h = Math.max(0, Math.min(r.bottom, vh) - Math.max(r.top, 0)); \
     best = Math.max(best, (w * h) / (vw * vh || 1)); } return best; })()";
 
+/// How long a target may be missing before scrollable lists are searched.
+const LIST_GRACE: Duration = Duration::from_millis(300);
+
+/// Searches the page's scrollable lists (an overflow container more than
+/// twice its height, or a list/listbox/grid/table/tree that scrolls) for
+/// a text, screen by screen from the top, until it is rendered or the
+/// budget ends. Virtual lists render only the rows in view: the scroll
+/// event is dispatched at once after each move, so a list that renders in
+/// its handler is read within a task, not a frame; one that renders on the
+/// next frame gets a frame. Loop detection: a position seen before, or a
+/// move that did not move, ends that list. Resolves to whether it found it.
+const LIST_SEARCH_JS: &str = r#"(async (needle, budgetMs) => {
+  const norm = (s) => (s || '').replace(/\s+/g, ' ').trim().toLowerCase();
+  const want = norm(needle);
+  if (!want) return false;
+  const roles = ['list', 'listbox', 'grid', 'table', 'tree', 'treegrid', 'feed'];
+  const lists = [...document.querySelectorAll('*')].filter((el) => {
+    if (el.clientHeight <= 0 || el.scrollHeight <= el.clientHeight) return false;
+    const ov = getComputedStyle(el).overflowY;
+    const scrolls = ov === 'auto' || ov === 'scroll';
+    return scrolls && (el.scrollHeight / el.clientHeight > 2 || roles.includes(el.getAttribute('role')));
+  }).slice(0, 5);
+  const end = performance.now() + budgetMs;
+  // A task, without the 4 ms clamp of nested timers.
+  const tick = () => new Promise((r) => { const c = new MessageChannel(); c.port1.onmessage = () => r(); c.port2.postMessage(0); });
+  const frame = () => new Promise((r) => requestAnimationFrame(() => tick().then(r)));
+  const move = (el, top) => { el.scrollTop = top; el.dispatchEvent(new Event('scroll')); };
+  for (const el of lists) {
+    const has = () => norm(el.textContent).includes(want);
+    // Found: the innermost element holding the text goes to the middle of
+    // the list, so acting on it needs no further scroll (and no redraw).
+    const found = async () => {
+      let hit = null;
+      for (const e of el.querySelectorAll('*')) if (norm(e.textContent).includes(want)) hit = e;
+      if (hit) { hit.scrollIntoView({ block: 'center' }); el.dispatchEvent(new Event('scroll')); await frame(); }
+      return true;
+    };
+    if (has()) return found();
+    // From where the list stands (an earlier search may have got halfway)
+    // to the bottom, then from the top back to there.
+    const from = el.scrollTop;
+    const seen = new Set();
+    let wait = tick, wrapped = false;
+    while (performance.now() < end) {
+      const before = el.scrollTop;
+      const key = Math.round(before);
+      if (seen.has(key)) break;
+      seen.add(key);
+      const shown = el.textContent;
+      move(el, before + el.clientHeight * 0.9);
+      await wait();
+      // Rows drawn on the next frame rather than in the handler: wait frames.
+      if (el.textContent === shown && wait === tick && Math.abs(el.scrollTop - before) >= 1) { await frame(); wait = frame; }
+      if (has()) return found();
+      if (Math.abs(el.scrollTop - before) < 1) {
+        if (wrapped || from === 0) break;
+        wrapped = true;
+        move(el, 0);
+        await frame();
+        if (has()) return found();
+      }
+      if (wrapped && el.scrollTop >= from) break;
+    }
+    // Searched through and not there: the list is left as it was. (When
+    // the budget ran out first, it stays where it got to: the next
+    // attempt goes on from there.)
+    if (performance.now() < end) move(el, from);
+  }
+  return false;
+})"#;
+
 /// Roles a custom dropdown's choices carry.
 const OPTION_ROLES: &[&str] = &["option", "menuitem", "menuitemradio", "treeitem"];
 
@@ -153,6 +224,7 @@ impl<'a> Executor<'a> {
         let started = Instant::now();
         let deadline = started + limit;
         let mut canvas_checked = false;
+        let mut lists_searched = false;
         loop {
             let mut found = self
                 .locate(locator)
@@ -171,6 +243,23 @@ impl<'a> Executor<'a> {
                          what is drawn on a canvas has no elements to act on",
                         share * 100.0
                     )));
+                }
+            }
+            // Missing still: it may be a row a virtual list has not drawn.
+            if found.is_empty() && !lists_searched && started.elapsed() >= LIST_GRACE {
+                lists_searched = true;
+                if let Some(needle) = list_needle(locator) {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    let script = format!(
+                        "{LIST_SEARCH_JS}({}, {})",
+                        serde_json::to_string(&needle).unwrap_or_default(),
+                        left.as_millis()
+                    );
+                    let hit = self.page.evaluate(&script, left + Duration::from_secs(1)).await;
+                    if matches!(hit, Ok(serde_json::Value::Bool(true))) {
+                        // Drawn now: look again at once.
+                        continue;
+                    }
                 }
             }
             match nth {
@@ -500,6 +589,16 @@ impl<'a> Executor<'a> {
             })
             .await
     }
+}
+
+/// The text a scrollable list would show for `locator`'s element, if it names one.
+fn list_needle(locator: &Locator) -> Option<String> {
+    match locator {
+        Locator::Role { name: Some(name), .. } => Some(name.clone()),
+        Locator::Text { text, .. } | Locator::Label { text, .. } => Some(text.clone()),
+        _ => None,
+    }
+    .filter(|n| !n.trim().is_empty())
 }
 
 /// Why an action failed.
