@@ -221,7 +221,7 @@ expect: checked checkbox "Send me news"
 uncheck: checkbox "Send me news"
 expect: unchecked checkbox "Send me news"
 fill: label "Delivery date" = 2026-12-24
-expect: value label "Delivery date" = 2026-12-24
+expect: value textbox "Delivery date" = 2026-12-24
 fill: textbox "Nickname" = "Ada"
 press: Enter
 expect: text status = "hello, ada"
@@ -272,6 +272,13 @@ async fn every_structured_verb_and_assertion_runs_on_chromium() {
         .await,
         "Red+Blue"
     );
+    // A date input is one fillable textbox in the snapshot, not three spin buttons.
+    let snap = lease
+        .snapshot(&oxwright_engine::SnapshotOptions::default())
+        .await
+        .unwrap();
+    assert!(snap.text.contains("textbox \"Delivery date\""), "{}", snap.text);
+    assert!(!snap.text.contains("spinbutton"), "{}", snap.text);
     let lines = wf.jsonl("controls", "steps.jsonl").await;
     // The absent target was skipped, and says so.
     assert_eq!(lines[0]["completed"], true);

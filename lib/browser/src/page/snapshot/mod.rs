@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::raw::call;
 use crate::{BrowserError, Tab};
-use roles::{Shape, interactive, shape, shows_value};
+use roles::{Shape, interactive, opaque, shape, shows_value};
 
 type Line = SnapshotLine;
 
@@ -50,6 +50,8 @@ struct Frame {
 }
 
 struct Ctx<'a> {
+    /// The main document's URL (links to its origin are shown by path).
+    page_url: Option<url::Url>,
     frames: &'a HashMap<String, Frame>,
     /// Backend node id of an `<iframe>` → the frame it hosts.
     owners: &'a HashMap<i64, String>,
@@ -101,6 +103,7 @@ impl Snapshotter {
             frames.insert(frame_id, frame);
         }
         let ctx = Ctx {
+            page_url: main["url"].as_str().and_then(|u| url::Url::parse(u).ok()),
             frames: &frames,
             owners: &owners,
         };
@@ -149,7 +152,12 @@ impl Snapshotter {
         let Some(node) = ctx.frames[frame].nodes.get(id) else {
             return;
         };
-        let children = node.children.clone();
+        // A date or time input is one fillable textbox, not its spin buttons.
+        let children = if !node.ignored && opaque(&node.role) {
+            Vec::new()
+        } else {
+            node.children.clone()
+        };
         let walk_children =
             |me: &mut Self, depth: usize, out: &mut Vec<Line>, elements: &mut Vec<SnapshotElement>| {
                 for child in &children {
@@ -210,7 +218,7 @@ impl Snapshotter {
                 {
                     inner.push(Line {
                         depth: depth + 1,
-                        text: format!("- /url: {}", short_url(&url)),
+                        text: format!("- /url: {}", short_url(&url, ctx.page_url.as_ref())),
                         keep: false,
                     });
                 }
@@ -379,17 +387,45 @@ fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
 }
 
-/// Shows same-origin URLs by path, the way a reader of the page would.
-fn short_url(url: &str) -> String {
+/// Shows a link to the page's own origin by path, query and fragment (the
+/// way the page's author wrote it), any other whole.
+fn short_url(url: &str, page: Option<&url::Url>) -> String {
     match url::Url::parse(url) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") => {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && page.is_some_and(|p| p.origin() == u.origin()) => {
             let mut s = u.path().to_string();
             if let Some(q) = u.query() {
                 s.push('?');
                 s.push_str(q);
             }
+            if let Some(f) = u.fragment() {
+                s.push('#');
+                s.push_str(f);
+            }
             s
         }
         _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_to_the_page_origin_show_path_query_and_fragment_others_whole() {
+        let page = url::Url::parse("https://shop.example/app/item?id=1").unwrap();
+        assert_eq!(
+            short_url("https://shop.example/docs/a?b=1#top", Some(&page)),
+            "/docs/a?b=1#top"
+        );
+        assert_eq!(
+            short_url("https://other.example/docs", Some(&page)),
+            "https://other.example/docs"
+        );
+        assert_eq!(short_url("mailto:a@b.c", Some(&page)), "mailto:a@b.c");
+        assert_eq!(
+            short_url("https://shop.example/x", None),
+            "https://shop.example/x"
+        );
     }
 }

@@ -63,6 +63,9 @@ pub(crate) fn shape(raw: &str, named: bool) -> Shape {
             }
         }
         "search" => Shape::Role("search"),
+        // Date, time, month, week and datetime-local inputs: what
+        // Playwright shows and `fill` takes (the value as YYYY-MM-DD …).
+        "Date" | "DateTime" | "InputTime" => Shape::Role("textbox"),
         other => {
             // The rest are ARIA role names already ("button", "textbox", …).
             match ARIA.iter().find(|r| **r == other) {
@@ -72,6 +75,12 @@ pub(crate) fn shape(raw: &str, named: bool) -> Shape {
             }
         }
     }
+}
+
+/// Chromium roles whose children the snapshot leaves out: a date or time
+/// input's spin buttons and picker button are its own parts.
+pub(crate) fn opaque(raw: &str) -> bool {
+    matches!(raw, "Date" | "DateTime" | "InputTime")
 }
 
 /// Roles that take input or activation; their lines survive pruning first.
