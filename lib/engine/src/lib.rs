@@ -26,7 +26,8 @@ pub use page::{
 };
 pub use scripted::{ScriptedEngine, ScriptedPage, ScriptedSite};
 pub use snapshot::{
-    DEFAULT_MAX_CHARS, Snapshot, SnapshotElement, SnapshotLine, SnapshotOptions, render_capped,
+    DEFAULT_MAX_CHARS, Snapshot, SnapshotElement, SnapshotLine, SnapshotOptions, interactive_role,
+    render_capped,
 };
 
 pub use oxwright_jobs::{BlockResource, WaitUntil};

@@ -111,38 +111,81 @@ impl Snapshot {
     }
 }
 
-/// Joins lines under `max_chars`: text lines go first (from the end), then
-/// the rest is cut with a note. Returns the text and the lines dropped.
+/// Roles a person or agent acts on (or that say where they are):
+/// their lines are the last the cap removes.
+pub fn interactive_role(role: &str) -> bool {
+    matches!(
+        role,
+        "button"
+            | "link"
+            | "textbox"
+            | "searchbox"
+            | "combobox"
+            | "checkbox"
+            | "radio"
+            | "option"
+            | "switch"
+            | "slider"
+            | "spinbutton"
+            | "tab"
+            | "menuitem"
+            | "menuitemcheckbox"
+            | "menuitemradio"
+            | "listbox"
+            | "treeitem"
+            | "iframe"
+            | "dialog"
+            | "alertdialog"
+            | "heading"
+    )
+}
+
+/// The role a rendered line shows (`- button "Go" [ref=e1]` → `button`).
+fn line_role(text: &str) -> &str {
+    let rest = text.trim_start_matches("- ");
+    let end = rest.find([' ', ':', '"']).unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// Joins lines under `max_chars`. What goes first when the cap bites, each
+/// tier from the end of the page: text and unnamed lines, then named lines
+/// that are not controls (paragraph-like elements, groups, regions), and
+/// only then controls (buttons, links, fields, headings …); a note says how
+/// many lines were pruned. Returns the text and the lines dropped.
 pub fn render_capped(lines: &[SnapshotLine], max_chars: usize) -> (String, usize) {
     let line_size = |l: &SnapshotLine| l.depth * 2 + l.text.len() + 1;
-    let size = |ls: &[&SnapshotLine]| ls.iter().map(|l| line_size(l)).sum::<usize>();
-    let mut kept: Vec<&SnapshotLine> = lines.iter().collect();
+    let tier = |l: &SnapshotLine| match (l.keep, interactive_role(line_role(&l.text))) {
+        (_, true) => 2,
+        (true, false) => 1,
+        (false, false) => 0,
+    };
     let mut pruned = 0;
     // Room for the note that says lines were pruned.
     let budget = max_chars.saturating_sub(40);
-    if size(&kept) > max_chars {
-        let mut total = size(&kept);
-        let mut drop = vec![false; kept.len()];
-        for i in (0..kept.len()).rev() {
-            if total <= budget {
-                break;
-            }
-            if !kept[i].keep {
-                drop[i] = true;
-                total -= line_size(kept[i]);
+    let mut drop = vec![false; lines.len()];
+    let mut total: usize = lines.iter().map(line_size).sum();
+    if total > max_chars {
+        'tiers: for level in 0..2 {
+            for i in (0..lines.len()).rev() {
+                if total <= budget {
+                    break 'tiers;
+                }
+                if !drop[i] && tier(&lines[i]) == level {
+                    drop[i] = true;
+                    total -= line_size(&lines[i]);
+                    pruned += 1;
+                }
             }
         }
-        let before = kept.len();
-        kept = kept
-            .into_iter()
-            .zip(drop)
-            .filter(|(_, d)| !d)
-            .map(|(l, _)| l)
-            .collect();
-        pruned = before - kept.len();
     }
+    let kept: Vec<&SnapshotLine> = lines
+        .iter()
+        .zip(&drop)
+        .filter(|(_, d)| !**d)
+        .map(|(l, _)| l)
+        .collect();
     let mut out = String::new();
-    let over = size(&kept) > max_chars;
+    let over = total > max_chars;
     for (i, l) in kept.iter().enumerate() {
         let piece = format!("{}{}\n", "  ".repeat(l.depth), l.text);
         if out.len() + piece.len() > budget && (pruned > 0 || over) {
@@ -186,5 +229,44 @@ mod tests {
         assert!(text.ends_with("lines pruned to fit\n"));
         let (small, _) = render_capped(&lines[..3], 10_000);
         assert!(!small.contains("pruned"));
+    }
+
+    #[test]
+    fn named_prose_goes_before_controls_and_the_last_button_stays() {
+        // A long page: headings' sections of named paragraphs-like groups
+        // (kept lines that are no controls), then one button at the end.
+        let mut lines = Vec::new();
+        for i in 0..150 {
+            lines.push(line(
+                0,
+                &format!("- heading \"Section {i}\" [level=2] [ref=h{i}]"),
+                true,
+            ));
+            lines.push(line(
+                1,
+                &format!("- group \"A named block of prose number {i}, long enough\" [ref=g{i}]"),
+                true,
+            ));
+            lines.push(line(
+                1,
+                &format!("- text: the paragraph under section {i} goes on and on"),
+                false,
+            ));
+        }
+        lines.push(line(0, "- button \"Load more\" [ref=e999]", true));
+        let (text, pruned) = render_capped(&lines, 8_000);
+        assert!(text.len() <= 8_000);
+        assert!(text.contains("button \"Load more\""), "{text}");
+        assert!(text.contains("heading \"Section 149\""), "{text}");
+        assert!(
+            !text.contains("group \"A named block of prose number 149"),
+            "{text}"
+        );
+        // All the text, then named prose from the end; no control.
+        assert!(pruned > 150, "{pruned}");
+        assert!(text.contains("group \"A named block of prose number 0"), "{text}");
+        assert_eq!(line_role("- button \"Go\" [ref=e1]"), "button");
+        assert_eq!(line_role("- text: hello"), "text");
+        assert_eq!(line_role("- listitem:"), "listitem");
     }
 }

@@ -85,30 +85,7 @@ pub(crate) fn opaque(raw: &str) -> bool {
 
 /// Roles that take input or activation; their lines survive pruning first.
 pub(crate) fn interactive(role: &str) -> bool {
-    matches!(
-        role,
-        "button"
-            | "link"
-            | "textbox"
-            | "searchbox"
-            | "combobox"
-            | "checkbox"
-            | "radio"
-            | "option"
-            | "switch"
-            | "slider"
-            | "spinbutton"
-            | "tab"
-            | "menuitem"
-            | "menuitemcheckbox"
-            | "menuitemradio"
-            | "listbox"
-            | "treeitem"
-            | "iframe"
-            | "dialog"
-            | "alertdialog"
-            | "heading"
-    )
+    oxwright_engine::interactive_role(role)
 }
 
 /// Roles whose accessible value is shown after a colon.
