@@ -239,6 +239,57 @@ async def every_tool(c, base, workdir):
     check("No tabs open" in t, "closed", t)
 
 
+def descendants(pid):
+    """Every process below `pid`, from /proc."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+async def crash_and_replace(c, base):
+    """A renderer killed under the page: the client is told, the tab gets a new page."""
+    await call(c, "browser_navigate", {"url": base + "/app/login"})
+    renderers = [p for p in descendants(os.getpid()) if "--type=renderer" in cmdline(p)]
+    check(renderers, "the server's Chromium has renderers", "")
+    for pid in renderers:
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+    told = ""
+    for _ in range(50):
+        r = await c.call_tool("browser_snapshot", {})
+        if r.is_error:
+            told = text(r)
+            break
+        await asyncio.sleep(0.1)
+    check("crashed and was replaced" in told, "a crashed page is reported and replaced", told)
+    _, t = await call(c, "browser_navigate", {"url": base + "/app/search"})
+    check("/app/search" in t, "the replaced page navigates", t)
+
+
 async def isolation(make_client, base):
     """Two clients at once see separate cookies and tabs."""
     async with make_client() as a, make_client() as b:
@@ -274,6 +325,8 @@ async def main():
             return Client(streamable_http_client(url, http_client=http))
     async with make() as c:
         await every_tool(c, base, workdir)
+        if mode == "stdio":
+            await crash_and_replace(c, base)
     await isolation(make, base)
     print(f"mcp {mode}: {CHECKS} checks ok")
 
