@@ -14,7 +14,7 @@ mod tidy;
 mod tokens;
 
 pub use oxwright_jobs::ContentMode;
-pub use tokens::count_tokens;
+pub use tokens::{Trimmed, count_tokens, trim_to_tokens};
 
 /// Warning added when a page has no visible text at all.
 pub const EMPTY_PAGE_WARNING: &str = "empty page: no visible text";
