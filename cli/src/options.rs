@@ -203,6 +203,9 @@ pub struct FetchArgs {
     /// A token budget (cl100k) for the Markdown: cut at a block boundary, and the result says so.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u64::from(u32::MAX)))]
     pub max_tokens: Option<u64>,
+    /// A response header of the page to report in metadata.response_headers (repeatable).
+    #[arg(long = "response-header", value_name = "NAME")]
+    pub response_headers: Vec<String>,
     /// The host[:port] the --basic-auth credentials go to.
     #[arg(long, value_name = "HOST[:PORT]", requires = "basic_auth")]
     pub basic_auth_host: Option<String>,
@@ -278,6 +281,7 @@ impl FetchArgs {
         spec.viewport = self.viewport;
         spec.mobile = self.mobile;
         spec.max_tokens = self.max_tokens;
+        spec.response_headers = self.response_headers.clone();
         spec.basic_auth = self.basic_auth.as_ref().map(|raw| {
             let (username, password) = raw.split_once(':').unwrap_or((raw, ""));
             BasicAuth {

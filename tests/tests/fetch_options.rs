@@ -89,6 +89,15 @@ async fn metadata_links_and_images_are_read_and_made_absolute() {
             (env.site.url("/options/img/lazy.png").as_str(), "Lazy picture"),
         ]
     );
+    // Response headers, as asked (any case; absent ones left out).
+    let mut spec = env.spec("/options/meta");
+    spec.response_headers = vec!["Content-Type".into(), "X-Not-Sent".into()];
+    let asked = fetch(&env, &spec).await;
+    assert_eq!(
+        asked.metadata.response_headers,
+        [("content-type".to_string(), "text/html; charset=utf-8".to_string())].into()
+    );
+    assert!(r.metadata.response_headers.is_empty(), "none unless asked");
     // Always written, as lists, even when a page has none.
     let plain = fetch(&env, &env.spec("/empty-body")).await;
     let json = serde_json::to_value(&plain).unwrap();

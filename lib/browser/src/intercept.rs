@@ -36,6 +36,8 @@ pub(crate) struct MainDocument {
     pub url: Option<String>,
     pub status: Option<u16>,
     pub content_type: Option<String>,
+    /// The accepted main document's response headers.
+    pub headers: Vec<(String, String)>,
     pub redirects: Vec<String>,
     pub blocked: usize,
     pub refused: Vec<String>,
@@ -319,6 +321,12 @@ impl Shared {
         doc.url = Some(url);
         doc.status = Some(status);
         doc.content_type = content_type;
+        doc.headers = ev
+            .response_headers
+            .iter()
+            .flatten()
+            .map(|h| (h.name.clone(), h.value.clone()))
+            .collect();
         None
     }
 

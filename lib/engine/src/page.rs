@@ -203,6 +203,9 @@ pub struct Navigated {
     pub blocked: usize,
     /// Sub-requests refused by the URL policy.
     pub refused: Vec<String>,
+    /// The main document's response headers (names as the server sent
+    /// them; empty when the engine cannot tell).
+    pub headers: Vec<(String, String)>,
 }
 
 /// What to wait for.

@@ -272,6 +272,7 @@ pub fn parse_extracted(value: serde_json::Value) -> Result<Extracted, EngineErro
             json_ld: raw.json_ld,
             published: raw.published,
             modified: raw.modified,
+            response_headers: BTreeMap::new(),
             meta,
         },
         links: raw.links,

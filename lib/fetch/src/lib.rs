@@ -184,7 +184,19 @@ async fn fetch_once(
         markdown: markdown_tokens,
     };
     let html = spec.include_html.then(|| Arc::unwrap_or_clone(page_html));
-    let (title, metadata, links, images) = (page.title, page.metadata, page.links, page.images);
+    let (title, mut metadata, links, images) = (page.title, page.metadata, page.links, page.images);
+    for wanted in &spec.response_headers {
+        let name = wanted.to_ascii_lowercase();
+        let values: Vec<&str> = nav
+            .headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(&name))
+            .map(|(_, v)| v.as_str())
+            .collect();
+        if !values.is_empty() {
+            metadata.response_headers.insert(name, values.join(", "));
+        }
+    }
 
     let mut warnings = conv.warnings;
     if let Some((kept, full)) = trimmed {

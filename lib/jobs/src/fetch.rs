@@ -143,6 +143,10 @@ pub struct FetchSpec {
     /// Basic credentials, sent to one host only (by default the fetched URL's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basic_auth: Option<BasicAuth>,
+    /// Response headers of the main document to report in
+    /// `metadata.response_headers` (names, any case).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub response_headers: Vec<String>,
     /// A token budget (cl100k) for the Markdown: a longer one is cut at a
     /// block boundary and the result says so (`truncated`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -204,6 +208,7 @@ impl FetchSpec {
             mobile: false,
             basic_auth: None,
             max_tokens: None,
+            response_headers: Vec::new(),
         }
     }
 
@@ -408,6 +413,9 @@ mod tests {
             domain: None,
             path: None,
         });
+        assert!(s.validate().is_err());
+        let mut s = base();
+        s.response_headers = vec!["etag".into(), "bad name".into()];
         assert!(s.validate().is_err());
     }
 

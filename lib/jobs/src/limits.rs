@@ -56,6 +56,23 @@ impl FetchSpec {
                 ));
             }
         }
+        check_range(
+            "response_headers",
+            self.response_headers.len() as u64,
+            0,
+            MAX_SELECTORS as u64,
+        )?;
+        if let Some(bad) = self.response_headers.iter().find(|n| {
+            n.is_empty()
+                || !n
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        }) {
+            return Err(JobError::new(
+                ErrorKind::InvalidInput,
+                format!("response header name {bad:?} is not a valid HTTP token"),
+            ));
+        }
         if let Some(max) = self.max_tokens {
             check_range("max_tokens", max, 1, u64::from(u32::MAX))?;
         }

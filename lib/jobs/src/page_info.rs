@@ -37,6 +37,10 @@ pub struct PageMetadata {
     /// JSON-LD `dateModified`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified: Option<String>,
+    /// The main document's response headers the fetch asked for
+    /// (`response_headers`), by lowercase name; repeated ones joined with `, `.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub response_headers: BTreeMap<String, String>,
     /// Other `<meta>` name/property pairs (author, keywords, robots, …).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub meta: BTreeMap<String, String>,
