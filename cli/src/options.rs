@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use oxwright_jobs::{BasicAuth, BlockResource, ContentMode, CookieSpec, FetchSpec, Viewport, WaitUntil};
+use oxwright_jobs::{
+    BasicAuth, BlockResource, ContentMode, CookieSpec, FetchSpec, Format, Viewport, WaitUntil,
+};
 use oxwright_policy::HostRule;
 
 /// Wait state names as typed on the command line.
@@ -26,6 +28,45 @@ pub enum Content {
     Main,
     /// The whole visible page.
     Full,
+}
+
+/// Output formats as typed on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FormatArg {
+    /// The Markdown (always there).
+    Markdown,
+    /// The cleaned HTML that became the Markdown.
+    Html,
+    /// The HTML as rendered.
+    RawHtml,
+    /// The Markdown as plain text.
+    Text,
+    /// Links (always there).
+    Links,
+    /// Images (always there).
+    Images,
+    /// Metadata (always there).
+    Metadata,
+    /// A PNG of the viewport.
+    Screenshot,
+    /// A PNG of the whole page.
+    ScreenshotFullPage,
+}
+
+impl FormatArg {
+    fn format(self) -> Format {
+        match self {
+            FormatArg::Markdown => Format::Markdown,
+            FormatArg::Html => Format::Html,
+            FormatArg::RawHtml => Format::RawHtml,
+            FormatArg::Text => Format::Text,
+            FormatArg::Links => Format::Links,
+            FormatArg::Images => Format::Images,
+            FormatArg::Metadata => Format::Metadata,
+            FormatArg::Screenshot => Format::Screenshot,
+            FormatArg::ScreenshotFullPage => Format::ScreenshotFullPage,
+        }
+    }
 }
 
 /// Resource types as typed on the command line.
@@ -203,6 +244,11 @@ pub struct FetchArgs {
     /// A token budget (cl100k) for the Markdown: cut at a block boundary, and the result says so.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u64::from(u32::MAX)))]
     pub max_tokens: Option<u64>,
+    /// Outputs to add to the result, comma-separated: html (cleaned),
+    /// raw-html, text, screenshot, screenshot-full-page (markdown, links,
+    /// images and metadata are always there).
+    #[arg(long = "format", value_enum, value_delimiter = ',', value_name = "LIST")]
+    pub formats: Vec<FormatArg>,
     /// A response header of the page to report in metadata.response_headers (repeatable).
     #[arg(long = "response-header", value_name = "NAME")]
     pub response_headers: Vec<String>,
@@ -282,6 +328,7 @@ impl FetchArgs {
         spec.mobile = self.mobile;
         spec.max_tokens = self.max_tokens;
         spec.response_headers = self.response_headers.clone();
+        spec.formats = self.formats.iter().map(|f| f.format()).collect();
         spec.basic_auth = self.basic_auth.as_ref().map(|raw| {
             let (username, password) = raw.split_once(':').unwrap_or((raw, ""));
             BasicAuth {

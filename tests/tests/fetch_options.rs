@@ -15,7 +15,9 @@ use oxwright_fixtures::options::{
     CONSENT_ARTICLE, CONSENT_BANNER, CONSENT_RECIPE, CONSENT_WALL, META_BODY, META_KEEP, META_KEEP_TWO,
     META_PROMO,
 };
-use oxwright_jobs::{BasicAuth, ContentMode, CookieSpec, ErrorKind, FetchResult, FetchSpec, Viewport};
+use oxwright_jobs::{
+    BasicAuth, ContentMode, CookieSpec, ErrorKind, FetchResult, FetchSpec, Format, Viewport,
+};
 
 async fn fetch(env: &Env, spec: &FetchSpec) -> FetchResult {
     fetch_page(&env.pool, &env.policy, spec)
@@ -368,6 +370,71 @@ async fn mobile_emulation_and_bad_shaping_values() {
     spec.headers.insert("X-Bad".into(), "a\r\nInjected: 1".into());
     let err = fetch_page(&env.pool, &env.policy, &spec).await.unwrap_err();
     assert_eq!(err.kind, ErrorKind::InvalidInput, "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn formats_add_cleaned_html_raw_html_text_and_a_full_page_screenshot() {
+    let env = Env::start().await;
+    let plain = fetch(&env, &env.spec("/options/meta")).await;
+    assert!(plain.html.is_none() && plain.raw_html.is_none() && plain.text.is_none());
+    let mut spec = env.spec("/options/meta");
+    spec.formats = vec![
+        Format::Html,
+        Format::RawHtml,
+        Format::Text,
+        Format::ScreenshotFullPage,
+    ];
+    let out = fetch_page(&env.pool, &env.policy, &spec).await.expect("formats");
+    let r = &out.result;
+    assert_eq!(
+        r.markdown, plain.markdown,
+        "the Markdown is always there, unchanged"
+    );
+    let html = r.html.as_deref().unwrap();
+    assert!(
+        html.contains(META_BODY) && html.contains("<p") && !html.contains("<script"),
+        "{html}"
+    );
+    assert!(
+        html.contains(&env.site.url("/articles/one.html")),
+        "URLs absolute: {html}"
+    );
+    let raw = r.raw_html.as_deref().unwrap();
+    assert!(
+        raw.contains("application/ld+json") && raw.contains("<nav>"),
+        "as rendered"
+    );
+    let text = r.text.as_deref().unwrap();
+    assert!(
+        text.contains(META_BODY) && text.contains("the first article"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("](") && !text.contains("# "),
+        "no Markdown left: {text}"
+    );
+    // A full-page PNG is taller than the 800 px window when the page is long.
+    let png = out.screenshot.expect("screenshot taken");
+    assert_eq!(&png[1..4], b"PNG");
+    let mut long = env.spec(oxwright_fixtures::ARTICLE_PATHS[0]);
+    long.formats = vec![Format::ScreenshotFullPage];
+    let shot = fetch_page(&env.pool, &env.policy, &long)
+        .await
+        .unwrap()
+        .screenshot
+        .unwrap();
+    let long_height = u32::from_be_bytes(shot[20..24].try_into().unwrap());
+    assert!(long_height > 800, "{long_height}");
+    long.formats = vec![Format::Screenshot];
+    let shot = fetch_page(&env.pool, &env.policy, &long)
+        .await
+        .unwrap()
+        .screenshot
+        .unwrap();
+    assert!(
+        u32::from_be_bytes(shot[20..24].try_into().unwrap()) <= 800,
+        "the viewport only"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

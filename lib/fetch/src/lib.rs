@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use oxwright_engine::{
     BrowserEngine, EngineError, GotoOptions, OpenOptions, ScreenshotOptions, UrlPolicy, WaitCondition,
 };
-use oxwright_jobs::{ContentMode, ErrorKind, FetchResult, FetchSpec, FetchTimings, JobError, TokenCounts};
+use oxwright_jobs::{
+    ContentMode, ErrorKind, FetchResult, FetchSpec, FetchTimings, Format, JobError, TokenCounts,
+};
 use oxwright_markdown::{count_tokens, html_to_markdown, trim_to_tokens};
 
 pub use extract::{
@@ -115,8 +117,13 @@ async fn fetch_once(
         tab.wait_for(&WaitCondition::Time(wait), wait).await?;
     }
     let navigate_ms = ms(t1.elapsed());
-    let screenshot = if spec.screenshot {
-        Some(tab.screenshot(&ScreenshotOptions::default()).await?)
+    let full_page = spec.formats.contains(&Format::ScreenshotFullPage);
+    let screenshot = if spec.screenshot || full_page || spec.formats.contains(&Format::Screenshot) {
+        let opts = ScreenshotOptions {
+            full_page,
+            ..ScreenshotOptions::default()
+        };
+        Some(tab.screenshot(&opts).await?)
     } else {
         None
     };
@@ -183,7 +190,16 @@ async fn fetch_once(
         html: html_tokens,
         markdown: markdown_tokens,
     };
+    let raw_html = spec
+        .formats
+        .contains(&Format::RawHtml)
+        .then(|| page_html.as_ref().clone());
     let html = spec.include_html.then(|| Arc::unwrap_or_clone(page_html));
+    let cleaned_html = spec.formats.contains(&Format::Html).then(|| conv.html.clone());
+    let text = spec
+        .formats
+        .contains(&Format::Text)
+        .then(|| oxwright_markdown::markdown_to_text(&conv.markdown));
     let (title, mut metadata, links, images) = (page.title, page.metadata, page.links, page.images);
     for wanted in &spec.response_headers {
         let name = wanted.to_ascii_lowercase();
@@ -242,6 +258,9 @@ async fn fetch_once(
             images,
             markdown: conv.markdown,
             truncated: trimmed.is_some(),
+            html: cleaned_html,
+            raw_html,
+            text,
             content_mode: mode,
             tokens,
             timings: FetchTimings {

@@ -55,6 +55,31 @@ pub enum BlockResource {
     Other,
 }
 
+/// An output a fetch can add to its result. `markdown`, `links`, `images`
+/// and `metadata` are always there; naming them is allowed and changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// The Markdown (always in the result).
+    Markdown,
+    /// The cleaned HTML that became the Markdown (`html` in the result).
+    Html,
+    /// The HTML as rendered (`raw_html` in the result).
+    RawHtml,
+    /// The Markdown as plain text (`text` in the result).
+    Text,
+    /// Links (always in the result).
+    Links,
+    /// Images (always in the result).
+    Images,
+    /// Metadata (always in the result).
+    Metadata,
+    /// A PNG of the viewport (the `screenshot.png` artefact).
+    Screenshot,
+    /// A PNG of the whole scrollable page (the `screenshot.png` artefact).
+    ScreenshotFullPage,
+}
+
 /// Which part of the page becomes Markdown.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -143,6 +168,9 @@ pub struct FetchSpec {
     /// Basic credentials, sent to one host only (by default the fetched URL's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basic_auth: Option<BasicAuth>,
+    /// Outputs to add to the result (`html`, `raw_html`, `text`, screenshots).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub formats: Vec<Format>,
     /// Response headers of the main document to report in
     /// `metadata.response_headers` (names, any case).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -209,6 +237,7 @@ impl FetchSpec {
             basic_auth: None,
             max_tokens: None,
             response_headers: Vec::new(),
+            formats: Vec::new(),
         }
     }
 
@@ -285,6 +314,15 @@ pub struct FetchResult {
     pub images: Vec<PageImage>,
     /// The Markdown.
     pub markdown: String,
+    /// The cleaned HTML that became the Markdown, when `formats` asked for `html`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub html: Option<String>,
+    /// The HTML as rendered, when `formats` asked for `raw_html`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_html: Option<String>,
+    /// The Markdown as plain text, when `formats` asked for `text`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
     /// The Markdown was cut to `max_tokens` at a block boundary
     /// (`tokens.markdown` counts what was kept; a warning gives both counts).
     #[serde(default)]

@@ -14,7 +14,9 @@ mod step;
 mod workflow;
 
 pub use error::{ErrorKind, JobError};
-pub use fetch::{BlockResource, ContentMode, FetchResult, FetchSpec, FetchTimings, TokenCounts, WaitUntil};
+pub use fetch::{
+    BlockResource, ContentMode, FetchResult, FetchSpec, FetchTimings, Format, TokenCounts, WaitUntil,
+};
 pub use job::{
     Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION, SitemapSpec,
 };
