@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use oxwright_jobs::{BlockResource, ContentMode, FetchSpec, WaitUntil};
+use oxwright_jobs::{
+    BasicAuth, BlockResource, ContentMode, CookieSpec, FetchSpec, Format, Viewport, WaitUntil,
+};
 use oxwright_policy::HostRule;
 
 /// Wait state names as typed on the command line.
@@ -26,6 +28,45 @@ pub enum Content {
     Main,
     /// The whole visible page.
     Full,
+}
+
+/// Output formats as typed on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FormatArg {
+    /// The Markdown (always there).
+    Markdown,
+    /// The cleaned HTML that became the Markdown.
+    Html,
+    /// The HTML as rendered.
+    RawHtml,
+    /// The Markdown as plain text.
+    Text,
+    /// Links (always there).
+    Links,
+    /// Images (always there).
+    Images,
+    /// Metadata (always there).
+    Metadata,
+    /// A PNG of the viewport.
+    Screenshot,
+    /// A PNG of the whole page.
+    ScreenshotFullPage,
+}
+
+impl FormatArg {
+    fn format(self) -> Format {
+        match self {
+            FormatArg::Markdown => Format::Markdown,
+            FormatArg::Html => Format::Html,
+            FormatArg::RawHtml => Format::RawHtml,
+            FormatArg::Text => Format::Text,
+            FormatArg::Links => Format::Links,
+            FormatArg::Images => Format::Images,
+            FormatArg::Metadata => Format::Metadata,
+            FormatArg::Screenshot => Format::Screenshot,
+            FormatArg::ScreenshotFullPage => Format::ScreenshotFullPage,
+        }
+    }
 }
 
 /// Resource types as typed on the command line.
@@ -161,6 +202,95 @@ pub struct FetchArgs {
     /// Run a visible browser (needs a display).
     #[arg(long)]
     pub headed: bool,
+    /// Convert only what this CSS selector matches, in place of main-content
+    /// detection (repeatable).
+    #[arg(long, value_name = "SELECTOR")]
+    pub include: Vec<String>,
+    /// Remove what this CSS selector matches before the page is read (repeatable).
+    #[arg(long, value_name = "SELECTOR")]
+    pub exclude: Vec<String>,
+    /// Keep cookie banners, consent walls and modal overlays (main mode removes them).
+    #[arg(long)]
+    pub keep_overlays: bool,
+    /// Extra request header for the fetched URL's host (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
+    pub headers: Vec<(String, String)>,
+    /// Cookie set before the page is requested, for the fetched URL's host (repeatable).
+    #[arg(long = "cookie", value_name = "NAME=VALUE", value_parser = parse_cookie)]
+    pub cookies: Vec<CookieSpec>,
+    /// The User-Agent of the page's requests and of `navigator.userAgent`.
+    #[arg(long, value_name = "UA")]
+    pub user_agent: Option<String>,
+    /// Locale: Accept-Language, navigator.language and Intl (e.g. de-DE).
+    #[arg(long, value_name = "LOCALE")]
+    pub locale: Option<String>,
+    /// IANA time zone the page's clock runs in (e.g. Asia/Tokyo).
+    #[arg(long, value_name = "ZONE")]
+    pub timezone: Option<String>,
+    /// Viewport size in CSS pixels.
+    #[arg(long, value_name = "WIDTHxHEIGHT", value_parser = parse_viewport)]
+    pub viewport: Option<Viewport>,
+    /// Emulate a phone: its viewport (unless --viewport), touch, a mobile user agent.
+    #[arg(long)]
+    pub mobile: bool,
+    /// Basic credentials for the fetched URL's host and port (or --basic-auth-host).
+    #[arg(
+        long,
+        value_name = "USER:PASSWORD",
+        env = "OXWRIGHT_BASIC_AUTH",
+        hide_env_values = true
+    )]
+    pub basic_auth: Option<String>,
+    /// A token budget (cl100k) for the Markdown: cut at a block boundary, and the result says so.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u64::from(u32::MAX)))]
+    pub max_tokens: Option<u64>,
+    /// Outputs to add to the result, comma-separated: html (cleaned),
+    /// raw-html, text, screenshot, screenshot-full-page (markdown, links,
+    /// images and metadata are always there).
+    #[arg(long = "format", value_enum, value_delimiter = ',', value_name = "LIST")]
+    pub formats: Vec<FormatArg>,
+    /// A response header of the page to report in metadata.response_headers (repeatable).
+    #[arg(long = "response-header", value_name = "NAME")]
+    pub response_headers: Vec<String>,
+    /// The host[:port] the --basic-auth credentials go to.
+    #[arg(long, value_name = "HOST[:PORT]", requires = "basic_auth")]
+    pub basic_auth_host: Option<String>,
+}
+
+fn parse_header(raw: &str) -> Result<(String, String), String> {
+    let (name, value) = raw
+        .split_once(':')
+        .ok_or_else(|| format!("{raw:?}: give NAME: VALUE"))?;
+    Ok((name.trim().to_string(), value.trim().to_string()))
+}
+
+fn parse_cookie(raw: &str) -> Result<CookieSpec, String> {
+    let (name, value) = raw
+        .split_once('=')
+        .ok_or_else(|| format!("{raw:?}: give NAME=VALUE"))?;
+    Ok(CookieSpec {
+        name: name.trim().to_string(),
+        value: value.trim().to_string(),
+        domain: None,
+        path: None,
+    })
+}
+
+fn parse_viewport(raw: &str) -> Result<Viewport, String> {
+    let (w, h) = raw
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("{raw:?}: give WIDTHxHEIGHT, e.g. 1280x800"))?;
+    let side = |s: &str| {
+        s.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|v| (1..=10_000).contains(v))
+            .ok_or_else(|| format!("{raw:?}: each side is a number from 1 to 10000"))
+    };
+    Ok(Viewport {
+        width: side(w)?,
+        height: side(h)?,
+    })
 }
 
 impl FetchArgs {
@@ -186,6 +316,27 @@ impl FetchArgs {
         };
         spec.include_html = self.include_html;
         spec.screenshot = self.screenshot;
+        spec.include = self.include.clone();
+        spec.exclude = self.exclude.clone();
+        spec.keep_overlays = self.keep_overlays;
+        spec.headers = self.headers.iter().cloned().collect();
+        spec.cookies = self.cookies.clone();
+        spec.user_agent = self.user_agent.clone();
+        spec.locale = self.locale.clone();
+        spec.timezone = self.timezone.clone();
+        spec.viewport = self.viewport;
+        spec.mobile = self.mobile;
+        spec.max_tokens = self.max_tokens;
+        spec.response_headers = self.response_headers.clone();
+        spec.formats = self.formats.iter().map(|f| f.format()).collect();
+        spec.basic_auth = self.basic_auth.as_ref().map(|raw| {
+            let (username, password) = raw.split_once(':').unwrap_or((raw, ""));
+            BasicAuth {
+                username: username.to_string(),
+                password: password.to_string(),
+                host: self.basic_auth_host.clone(),
+            }
+        });
         spec
     }
 }
@@ -309,5 +460,77 @@ mod llm_tests {
             .expect("refused")
             .to_string();
         assert!(err.contains("--model"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        fetch: FetchArgs,
+    }
+
+    #[test]
+    fn fetch_option_flags_build_the_spec() {
+        let cli = Cli::try_parse_from([
+            "x",
+            "--include",
+            "article",
+            "--include",
+            ".post",
+            "--exclude",
+            ".ad",
+            "--keep-overlays",
+            "--header",
+            "X-Team: blue: green",
+            "--cookie",
+            "s=a=b",
+            "--user-agent",
+            "Bot/1",
+            "--locale",
+            "de-DE",
+            "--timezone",
+            "Asia/Tokyo",
+            "--viewport",
+            "800x600",
+            "--mobile",
+            "--basic-auth",
+            "ada:pa:ss",
+            "--basic-auth-host",
+            "a.example:8443",
+        ])
+        .unwrap();
+        let spec = cli.fetch.spec("https://a.example/".parse().unwrap());
+        assert_eq!(spec.include, ["article", ".post"]);
+        assert_eq!(spec.exclude, [".ad"]);
+        assert!(spec.keep_overlays && spec.mobile);
+        assert_eq!(spec.headers["X-Team"], "blue: green");
+        assert_eq!(
+            (spec.cookies[0].name.as_str(), spec.cookies[0].value.as_str()),
+            ("s", "a=b")
+        );
+        assert_eq!(
+            spec.viewport,
+            Some(Viewport {
+                width: 800,
+                height: 600
+            })
+        );
+        let auth = spec.basic_auth.unwrap();
+        assert_eq!((auth.username.as_str(), auth.password.as_str()), ("ada", "pa:ss"));
+        assert_eq!(auth.host.as_deref(), Some("a.example:8443"));
+        for bad in [
+            ["--viewport", "800"],
+            ["--viewport", "0x5"],
+            ["--header", "novalue"],
+            ["--cookie", "x"],
+        ] {
+            assert!(Cli::try_parse_from(["x", bad[0], bad[1]]).is_err(), "{bad:?}");
+        }
     }
 }

@@ -36,6 +36,8 @@ pub struct SubmitCmd {
 }
 
 /// What to submit.
+// Parsed once per process: the fetch flags' size costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum SubmitWhat {
     /// Page fetches: URLs, a URL file, or a site's sitemaps.

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::fetch::{
-    ContinueRequestParams, EnableParams, EventRequestPaused, FailRequestParams, RequestPattern, RequestStage,
+    ContinueRequestParams, EnableParams, EventRequestPaused, FailRequestParams, HeaderEntry, RequestPattern,
+    RequestStage,
 };
 use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
 use futures::StreamExt;
@@ -23,7 +24,7 @@ use tokio::task::JoinHandle;
 
 use crate::error::cdp;
 use crate::tab::Tab;
-use crate::{BrowserError, NavigateOptions};
+use crate::{BrowserError, HostHeaders, NavigateOptions};
 
 /// How long a main-frame navigation of a document that may just have
 /// reached `DOMContentLoaded` waits for the navigation to say so.
@@ -35,6 +36,8 @@ pub(crate) struct MainDocument {
     pub url: Option<String>,
     pub status: Option<u16>,
     pub content_type: Option<String>,
+    /// The accepted main document's response headers.
+    pub headers: Vec<(String, String)>,
     pub redirects: Vec<String>,
     pub blocked: usize,
     pub refused: Vec<String>,
@@ -80,6 +83,8 @@ struct Shared {
     /// The tab's record of origins requested, cleared by its reset.
     origins: Arc<Mutex<BTreeSet<String>>>,
     call_timeout: Duration,
+    /// Headers (and credentials) for one host, added at the request stage.
+    headers: Option<Arc<HostHeaders>>,
 }
 
 /// Returns the DevTools resource types behind a block name.
@@ -149,6 +154,7 @@ impl Interceptor {
             egress: tab.egress.clone(),
             origins: tab.origins.clone(),
             call_timeout: tab.call_timeout(),
+            headers: opts.headers.clone(),
         });
         let task = tokio::spawn(async move {
             while let Some(ev) = events.next().await {
@@ -230,7 +236,26 @@ impl Shared {
             return self.fail(ev, ErrorReason::BlockedByClient).await;
         }
         if is_main_doc && ev.redirected_request_id.is_some() {
-            self.doc.lock().expect("doc").redirects.push(url);
+            self.doc.lock().expect("doc").redirects.push(url.clone());
+        }
+        if let Some(rules) = &self.headers {
+            let original: Vec<(String, String)> = ev
+                .request
+                .headers
+                .inner()
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(headers) = rules.for_request(&url, &original) {
+                let mut cmd = ContinueRequestParams::new(ev.request_id.clone());
+                cmd.headers = Some(headers.into_iter().map(|(n, v)| HeaderEntry::new(n, v)).collect());
+                let _ = tokio::time::timeout(self.call_timeout, self.page.execute(cmd)).await;
+                return;
+            }
         }
         self.proceed(ev).await
     }
@@ -296,6 +321,12 @@ impl Shared {
         doc.url = Some(url);
         doc.status = Some(status);
         doc.content_type = content_type;
+        doc.headers = ev
+            .response_headers
+            .iter()
+            .flatten()
+            .map(|h| (h.name.clone(), h.value.clone()))
+            .collect();
         None
     }
 

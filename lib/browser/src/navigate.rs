@@ -400,6 +400,7 @@ fn finish(url: &url::Url, doc: MainDocument) -> Navigation {
         final_url: doc.url.unwrap_or_else(|| url.to_string()),
         status: doc.status.unwrap_or(200),
         content_type: doc.content_type,
+        headers: doc.headers,
         redirects: doc.redirects,
         blocked: doc.blocked,
         refused: doc.refused,

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use oxwright_jobs::{BlockResource, WaitUntil};
+use oxwright_jobs::{BlockResource, RequestShape, WaitUntil};
 use oxwright_policy::UrlPolicy;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -220,6 +220,9 @@ pub struct Navigated {
     pub blocked: usize,
     /// Sub-requests refused by the URL policy.
     pub refused: Vec<String>,
+    /// The main document's response headers (names as the server sent
+    /// them; empty when the engine cannot tell).
+    pub headers: Vec<(String, String)>,
 }
 
 /// What to wait for.
@@ -313,6 +316,10 @@ pub struct OpenOptions {
     pub headless: bool,
     /// What unhandled dialogs get.
     pub dialogs: DialogAction,
+    /// Headers, cookies, user agent, locale, timezone, viewport, mobile
+    /// emulation and basic auth of the page's requests (the default shapes
+    /// nothing). An engine that cannot shape them refuses a non-empty one.
+    pub shape: Arc<RequestShape>,
 }
 
 impl std::fmt::Debug for OpenOptions {
@@ -320,6 +327,7 @@ impl std::fmt::Debug for OpenOptions {
         f.debug_struct("OpenOptions")
             .field("headless", &self.headless)
             .field("dialogs", &self.dialogs)
+            .field("shaped", &!self.shape.is_empty())
             .finish()
     }
 }
@@ -331,6 +339,7 @@ impl OpenOptions {
             policy,
             headless: true,
             dialogs: DialogAction::Dismiss,
+            shape: Arc::new(RequestShape::default()),
         }
     }
 }

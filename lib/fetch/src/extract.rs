@@ -1,12 +1,14 @@
 //! Reads a rendered page in one script evaluation: the HTML as rendered,
-//! the HTML with CSS-hidden elements removed, the title and the metadata.
+//! the HTML to convert (CSS-hidden elements, `exclude` matches and, in main
+//! mode, overlays removed; or only the `include` matches), the title, the
+//! metadata, the links and the images.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use oxwright_engine::{EngineError, EngineErrorKind, Page};
-use oxwright_jobs::PageMetadata;
-use serde::Deserialize;
+use oxwright_jobs::{PageImage, PageLinks, PageMetadata};
+use serde::{Deserialize, Serialize};
 
 /// The content of a rendered page.
 #[derive(Debug, Clone, Default)]
@@ -14,37 +16,149 @@ pub struct Extracted {
     /// `document.documentElement.outerHTML` as rendered.
     pub html: String,
     /// The same with every element that is not rendered (display:none,
-    /// visibility:hidden, `hidden`) removed: the input of Markdown conversion.
+    /// visibility:hidden, `hidden`) removed, then what [`ExtractOptions`]
+    /// asked: the input of Markdown conversion.
     pub visible_html: String,
     /// `document.title`.
     pub title: String,
-    /// Description, language, canonical URL and other meta tags.
+    /// Description, language, canonical URL, cards, JSON-LD, dates, other meta tags.
     pub metadata: PageMetadata,
+    /// The page's http(s) links (the whole page, before any removal).
+    pub links: PageLinks,
+    /// The page's images (the whole page, before any removal).
+    pub images: Vec<PageImage>,
+    /// Elements `include` selected (outermost ones, in document order);
+    /// `None` when no `include` was given.
+    pub included: Option<usize>,
+    /// Overlays (cookie banners, consent walls, modals) removed.
+    pub overlays_removed: usize,
+}
+
+/// What the page read keeps and drops.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ExtractOptions {
+    /// CSS selectors: when any is given, only what they match is converted.
+    pub include: Vec<String>,
+    /// CSS selectors whose matches are removed first.
+    pub exclude: Vec<String>,
+    /// Removes cookie banners, consent walls and modal overlays.
+    pub overlays: bool,
 }
 
 #[derive(Deserialize)]
 struct Raw {
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
     html: String,
+    #[serde(default)]
     visible: String,
+    #[serde(default)]
     title: String,
     lang: Option<String>,
     canonical: Option<String>,
+    #[serde(default)]
     meta: BTreeMap<String, String>,
+    #[serde(default)]
+    og: BTreeMap<String, String>,
+    #[serde(default)]
+    twitter: BTreeMap<String, String>,
+    #[serde(default)]
+    json_ld: Vec<serde_json::Value>,
+    published: Option<String>,
+    modified: Option<String>,
+    #[serde(default)]
+    links: PageLinks,
+    #[serde(default)]
+    images: Vec<PageImage>,
+    included: Option<usize>,
+    #[serde(default)]
+    overlays: usize,
 }
 
-/// Runs in the page. The page's document is left after the job, so
-/// removing hidden elements from the live DOM is safe and cheaper than
-/// cloning it.
-pub const EXTRACT_JS: &str = r#"(() => {
+/// The page-side reader, a function of [`ExtractOptions`]. The page's
+/// document is left after the job, so removing elements from the live DOM
+/// is safe and cheaper than cloning it.
+macro_rules! extract_fn {
+    () => {
+        r#"((o) => {
   const d = document;
   const root = d.documentElement;
-  const html = root ? root.outerHTML : '';
-  const meta = {};
-  for (const m of d.querySelectorAll('meta[name][content], meta[property][content]')) {
-    const k = (m.getAttribute('name') || m.getAttribute('property')).toLowerCase();
-    if (!(k in meta)) meta[k] = m.getAttribute('content');
+  for (const sel of o.include.concat(o.exclude)) {
+    try { d.createDocumentFragment().querySelector(sel); }
+    catch (e) { return { error: 'selector ' + JSON.stringify(sel) + ' is not valid CSS' }; }
   }
-  const canon = d.querySelector('link[rel~="canonical"][href]');
+  const html = root ? root.outerHTML : '';
+  const one = (t) => (t || '').replace(/\s+/g, ' ').trim();
+  const abs = (u) => { try { return new URL(u, d.baseURI).href; } catch (e) { return u; } };
+  const meta = {}, og = {}, twitter = {};
+  const URLISH = /(^|:)(image|url|video|audio|player)(:url|:secure_url|:src)?$/;
+  for (const m of d.querySelectorAll('meta[content]')) {
+    const k = one(m.getAttribute('property') || m.getAttribute('name') || m.getAttribute('itemprop')).toLowerCase();
+    if (!k) continue;
+    let v = one(m.getAttribute('content'));
+    const social = /^(og|article|book|profile):/.test(k) ? og : k.startsWith('twitter:') ? twitter : null;
+    if (social && v && URLISH.test(k)) v = abs(v);
+    const into = social || meta;
+    if (!(k in into)) into[k] = v;
+  }
+  const json_ld = [];
+  for (const s of d.querySelectorAll('script[type="application/ld+json" i]')) {
+    if (json_ld.length >= 20) break;
+    try { json_ld.push(JSON.parse(s.textContent)); } catch (e) {}
+  }
+  const fromLd = (key) => {
+    const seen = new Set();
+    const walk = (v, depth) => {
+      if (!v || typeof v !== 'object' || depth > 6 || seen.has(v)) return null;
+      seen.add(v);
+      if (!Array.isArray(v) && typeof v[key] === 'string') return v[key];
+      for (const c of (Array.isArray(v) ? v : Object.values(v))) { const f = walk(c, depth + 1); if (f) return f; }
+      return null;
+    };
+    return walk(json_ld, 0);
+  };
+  const timeOf = (prop) => { const t = d.querySelector('[itemprop=' + prop + ']'); return t ? (t.getAttribute('datetime') || t.getAttribute('content') || null) : null; };
+  const first = (...vs) => vs.find((v) => typeof v === 'string' && v.trim()) || null;
+  const published = first(og['article:published_time'], meta['datepublished'], meta['date'], meta['pubdate'],
+    meta['publishdate'], meta['dc.date.issued'], meta['dc.date'], meta['dcterms.created'], fromLd('datePublished'), timeOf('datePublished'));
+  const modified = first(og['article:modified_time'], og['og:updated_time'], meta['datemodified'], meta['last-modified'],
+    meta['dc.date.modified'], meta['dcterms.modified'], fromLd('dateModified'), timeOf('dateModified'));
+  const canon = d.querySelector('link[rel~="canonical" i][href]');
+  const bare = (h) => h.toLowerCase().replace(/^www\./, '');
+  const here = bare(location.hostname);
+  const self = location.href.split('#')[0];
+  const links = { internal: [], external: [] };
+  const byUrl = new Map();
+  for (const a of d.querySelectorAll('a[href], area[href]')) {
+    if (byUrl.size >= 5000) break;
+    let u;
+    try { u = new URL(a.getAttribute('href'), d.baseURI); } catch (e) { continue; }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') continue;
+    u.hash = '';
+    const url = u.href;
+    if (url === self) continue;
+    const text = one(a.textContent || a.getAttribute('aria-label') || a.getAttribute('title')).slice(0, 200);
+    const known = byUrl.get(url);
+    if (known) { if (!known.text && text) known.text = text; continue; }
+    const link = { url, text };
+    byUrl.set(url, link);
+    (bare(u.hostname) === here ? links.internal : links.external).push(link);
+  }
+  const images = [];
+  const imgSeen = new Set();
+  const usable = (s) => s && !/^\s*data:/i.test(s);
+  for (const img of d.querySelectorAll('img')) {
+    if (images.length >= 2000) break;
+    let src = usable(img.currentSrc) ? img.currentSrc : usable(img.getAttribute('src')) ? img.getAttribute('src') : null;
+    for (const a of ['data-src', 'data-lazy-src', 'data-original']) if (!src && usable(img.getAttribute(a))) src = img.getAttribute(a);
+    if (!src) { const set = img.getAttribute('srcset') || img.getAttribute('data-srcset') || ''; const f = set.split(',')[0].trim().split(/\s+/)[0]; if (usable(f)) src = f; }
+    if (!src) continue;
+    src = abs(src.trim());
+    if (!/^https?:/i.test(src) || imgSeen.has(src)) continue;
+    imgSeen.add(src);
+    images.push({ src, alt: one(img.getAttribute('alt')) });
+  }
   // checkVisibility is one native call on the laid-out tree; only the
   // elements it doubts (no box, e.g. display:contents or SVG defs) pay for
   // a computed style.
@@ -53,6 +167,42 @@ pub const EXTRACT_JS: &str = r#"(() => {
     return s.display === 'none' || s.visibility === 'hidden' || s.visibility === 'collapse';
   };
   const hidden = [];
+  let overlays = 0;
+  const removeOverlays = () => {
+    const fixedFrom = (n, sticky) => {
+      for (let e = n; e && e !== d.body; e = e.parentElement) {
+        const p = getComputedStyle(e).position;
+        if (p === 'fixed' || (sticky && p === 'sticky')) return e;
+      }
+      return null;
+    };
+    const small = (e) => e !== d.body && e !== root && one(e.textContent).length < 2000
+      && !e.querySelector('article, main, [role=main], h1') && !e.closest('article');
+    const topLevel = (e) => e.parentElement === d.body || (e.parentElement && e.parentElement.parentElement === d.body);
+    const doomed = new Set();
+    const CONSENT = '[id*=cookie i], [class*=cookie i], [id*=consent i], [class*=consent i], [id*=gdpr i], [class*=gdpr i], '
+      + '[aria-label*=cookie i], [aria-label*=consent i], [id^=onetrust i], [id^=CybotCookiebot], [id^=didomi], '
+      + '[id=usercentrics-root], [class*=cc-window], [class*=cc-banner], [id^=sp_message], [id*=qc-cmp], [class*=fc-consent]';
+    for (const n of d.body.querySelectorAll(CONSENT)) {
+      const fixed = fixedFrom(n, true);
+      const target = fixed || (topLevel(n) ? n : null);
+      if (target && small(target)) doomed.add(target);
+    }
+    const vw = innerWidth, vh = innerHeight;
+    const MODAL = '[role=dialog], [role=alertdialog], [aria-modal=true], dialog[open], body > *, body > * > *';
+    for (const n of d.body.querySelectorAll(MODAL)) {
+      const s = getComputedStyle(n);
+      if (s.position !== 'fixed') continue;
+      const r = n.getBoundingClientRect();
+      const cover = Math.max(0, Math.min(r.right, vw) - Math.max(r.left, 0)) * Math.max(0, Math.min(r.bottom, vh) - Math.max(r.top, 0));
+      const z = parseInt(s.zIndex, 10);
+      const dialog = n.matches('[role=dialog], [role=alertdialog], [aria-modal=true], dialog');
+      if ((dialog || (cover >= 0.5 * vw * vh && z >= 10)) && small(n)) doomed.add(n);
+    }
+    for (const n of doomed) if (n.isConnected) { n.remove(); overlays++; }
+  };
+  let included = null;
+  let visible = '';
   if (d.body) {
     const walker = d.createTreeWalker(d.body, NodeFilter.SHOW_ELEMENT, { acceptNode(n) {
       const doubt = typeof n.checkVisibility !== 'function' || !n.checkVisibility({ visibilityProperty: true });
@@ -63,22 +213,50 @@ pub const EXTRACT_JS: &str = r#"(() => {
       return NodeFilter.FILTER_ACCEPT;
     }});
     while (walker.nextNode()) {}
+    if (o.overlays && !o.include.length) removeOverlays();
   }
   for (const n of hidden) n.remove();
+  for (const sel of o.exclude) for (const n of d.querySelectorAll(sel)) n.remove();
+  if (o.include.length) {
+    const picked = [];
+    for (const sel of o.include) for (const n of d.querySelectorAll(sel)) picked.push(n);
+    picked.sort((a, b) => a === b ? 0 : (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING) ? -1 : 1);
+    const kept = [];
+    for (const n of picked) if (!kept.length || !kept[kept.length - 1].contains(n)) kept.push(n);
+    included = kept.length;
+    visible = '<html><head>' + (d.head ? d.head.innerHTML : '') + '</head><body>'
+      + kept.map((n) => n.outerHTML).join('\n') + '</body></html>';
+  } else {
+    visible = root ? root.outerHTML : '';
+  }
   return {
-    html,
-    visible: root ? root.outerHTML : '',
+    html, visible,
     title: d.title || '',
     lang: (root && root.getAttribute('lang')) || null,
     canonical: canon ? canon.href : null,
-    meta,
+    meta, og, twitter, json_ld, published, modified, links, images, included, overlays,
   };
-})()"#;
+})"#
+    };
+}
 
-/// Parses what [`EXTRACT_JS`] returned.
+/// The page-side reader with every option off (no include, no exclude,
+/// overlays kept): what benchmarks compare extractors on.
+pub const EXTRACT_JS: &str = concat!(extract_fn!(), r#"({"include":[],"exclude":[],"overlays":false})"#);
+
+/// Returns the page-side reader for `opts`.
+pub fn extract_script(opts: &ExtractOptions) -> String {
+    let args = serde_json::to_string(opts).expect("options serialise");
+    format!("{}({args})", extract_fn!())
+}
+
+/// Parses what [`EXTRACT_JS`] (or [`extract_script`]) returned.
 pub fn parse_extracted(value: serde_json::Value) -> Result<Extracted, EngineError> {
     let raw: Raw = serde_json::from_value(value)
         .map_err(|e| EngineError::new(EngineErrorKind::Script, format!("unexpected page read: {e}")))?;
+    if let Some(error) = raw.error {
+        return Err(EngineError::new(EngineErrorKind::InvalidInput, error));
+    }
     let mut meta = raw.meta;
     let description = meta.remove("description");
     Ok(Extracted {
@@ -89,12 +267,31 @@ pub fn parse_extracted(value: serde_json::Value) -> Result<Extracted, EngineErro
             description,
             lang: raw.lang,
             canonical: raw.canonical,
+            open_graph: raw.og,
+            twitter: raw.twitter,
+            json_ld: raw.json_ld,
+            published: raw.published,
+            modified: raw.modified,
+            response_headers: BTreeMap::new(),
             meta,
         },
+        links: raw.links,
+        images: raw.images,
+        included: raw.included,
+        overlays_removed: raw.overlays,
     })
 }
 
-/// Reads the page's HTML and metadata; see [`Extracted`].
+/// Reads the page's HTML and metadata with every option off; see [`Extracted`].
 pub async fn extract(page: &dyn Page, limit: Duration) -> Result<Extracted, EngineError> {
     parse_extracted(page.evaluate(EXTRACT_JS, limit).await?)
+}
+
+/// Reads the page as `opts` asks; see [`Extracted`].
+pub async fn extract_with(
+    page: &dyn Page,
+    opts: &ExtractOptions,
+    limit: Duration,
+) -> Result<Extracted, EngineError> {
+    parse_extracted(page.evaluate(&extract_script(opts), limit).await?)
 }

@@ -15,10 +15,14 @@ use std::time::{Duration, Instant};
 use oxwright_engine::{
     BrowserEngine, EngineError, GotoOptions, OpenOptions, ScreenshotOptions, UrlPolicy, WaitCondition,
 };
-use oxwright_jobs::{ErrorKind, FetchResult, FetchSpec, FetchTimings, JobError, TokenCounts};
-use oxwright_markdown::{count_tokens, html_to_markdown};
+use oxwright_jobs::{
+    ContentMode, ErrorKind, FetchResult, FetchSpec, FetchTimings, Format, JobError, TokenCounts,
+};
+use oxwright_markdown::{count_tokens, html_to_markdown, trim_to_tokens};
 
-pub use extract::{EXTRACT_JS, Extracted, extract, parse_extracted};
+pub use extract::{
+    EXTRACT_JS, ExtractOptions, Extracted, extract, extract_script, extract_with, parse_extracted,
+};
 
 /// A fetch result plus the bulky outputs stored beside it.
 #[derive(Debug, Clone)]
@@ -96,6 +100,7 @@ async fn fetch_once(
     let t0 = Instant::now();
     let mut open = OpenOptions::new(policy.clone());
     open.headless = spec.headless;
+    open.shape = Arc::new(spec.shape());
     let tab = engine.open(&open).await?;
     let acquire_ms = ms(t0.elapsed());
     let opts = GotoOptions {
@@ -112,13 +117,23 @@ async fn fetch_once(
         tab.wait_for(&WaitCondition::Time(wait), wait).await?;
     }
     let navigate_ms = ms(t1.elapsed());
-    let screenshot = if spec.screenshot {
-        Some(tab.screenshot(&ScreenshotOptions::default()).await?)
+    let full_page = spec.formats.contains(&Format::ScreenshotFullPage);
+    let screenshot = if spec.screenshot || full_page || spec.formats.contains(&Format::Screenshot) {
+        let opts = ScreenshotOptions {
+            full_page,
+            ..ScreenshotOptions::default()
+        };
+        Some(tab.screenshot(&opts).await?)
     } else {
         None
     };
     let t2 = Instant::now();
-    let page = extract(tab.as_ref(), EXTRACT_LIMIT).await?;
+    let read = ExtractOptions {
+        include: spec.include.clone(),
+        exclude: spec.exclude.clone(),
+        overlays: spec.content == ContentMode::Main && !spec.keep_overlays,
+    };
+    let page = extract_with(tab.as_ref(), &read, EXTRACT_LIMIT).await?;
     let extract_ms = ms(t2.elapsed());
     let dialogs = tab.dialogs().await;
     // The wait's outcome, and navigations the page started after it had rendered.
@@ -130,7 +145,12 @@ async fn fetch_once(
 
     let t3 = Instant::now();
     let base = url::Url::parse(&nav.final_url).ok();
-    let mode = spec.content;
+    // `include` replaces main-content detection: what it selected is converted whole.
+    let mode = if spec.include.is_empty() {
+        spec.content
+    } else {
+        ContentMode::Full
+    };
     let page_html = Arc::new(page.html);
     // Counting the raw HTML's tokens (4–8 ms, more than the conversion) runs
     // beside the conversion rather than after it.
@@ -139,14 +159,30 @@ async fn fetch_once(
         tokio::task::spawn_blocking(move || count_tokens(&html))
     };
     let visible_html = page.visible_html;
+    let budget = spec.max_tokens.map(|m| usize::try_from(m).unwrap_or(usize::MAX));
     let converted = tokio::task::spawn_blocking(move || {
-        let conv = html_to_markdown(&visible_html, base.as_ref(), mode);
-        let markdown_tokens = conv.as_ref().map(|c| count_tokens(&c.markdown)).unwrap_or(0);
-        (conv, markdown_tokens)
+        let mut conv = html_to_markdown(&visible_html, base.as_ref(), mode);
+        let trimmed = match (&conv, budget) {
+            (Ok(c), Some(max)) => trim_to_tokens(&c.markdown, max),
+            _ => None,
+        };
+        let markdown_tokens = match (&mut conv, &trimmed) {
+            (Ok(c), Some(t)) => {
+                c.markdown = t.markdown.clone();
+                t.kept_tokens
+            }
+            (Ok(c), None) => count_tokens(&c.markdown),
+            (Err(_), _) => 0,
+        };
+        (
+            conv,
+            markdown_tokens,
+            trimmed.map(|t| (t.kept_tokens, t.full_tokens)),
+        )
     });
     let task_err =
         |e: tokio::task::JoinError| JobError::new(ErrorKind::Internal, format!("conversion task: {e}"));
-    let (conv, markdown_tokens) = converted.await.map_err(task_err)?;
+    let (conv, markdown_tokens, trimmed) = converted.await.map_err(task_err)?;
     let html_tokens = html_tokens.await.map_err(task_err)?;
     let conv = conv.map_err(|e| JobError::new(ErrorKind::Extraction, e.to_string()))?;
     let convert_ms = ms(t3.elapsed());
@@ -154,10 +190,43 @@ async fn fetch_once(
         html: html_tokens,
         markdown: markdown_tokens,
     };
+    let raw_html = spec
+        .formats
+        .contains(&Format::RawHtml)
+        .then(|| page_html.as_ref().clone());
     let html = spec.include_html.then(|| Arc::unwrap_or_clone(page_html));
-    let (title, metadata) = (page.title, page.metadata);
+    let cleaned_html = spec.formats.contains(&Format::Html).then(|| conv.html.clone());
+    let text = spec
+        .formats
+        .contains(&Format::Text)
+        .then(|| oxwright_markdown::markdown_to_text(&conv.markdown));
+    let (title, mut metadata, links, images) = (page.title, page.metadata, page.links, page.images);
+    for wanted in &spec.response_headers {
+        let name = wanted.to_ascii_lowercase();
+        let values: Vec<&str> = nav
+            .headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(&name))
+            .map(|(_, v)| v.as_str())
+            .collect();
+        if !values.is_empty() {
+            metadata.response_headers.insert(name, values.join(", "));
+        }
+    }
 
     let mut warnings = conv.warnings;
+    if let Some((kept, full)) = trimmed {
+        warnings.push(format!(
+            "the Markdown was trimmed to the token budget of {}: {kept} of {full} tokens kept, cut at a block boundary",
+            spec.max_tokens.unwrap_or_default()
+        ));
+    }
+    if page.included == Some(0) {
+        warnings.push(format!(
+            "no element matched include {:?}: the Markdown is empty",
+            spec.include
+        ));
+    }
     warnings.extend(navigation_warnings);
     for d in &dialogs {
         warnings.push(format!(
@@ -185,8 +254,14 @@ async fn fetch_once(
             content_type: nav.content_type,
             title,
             metadata,
+            links,
+            images,
             markdown: conv.markdown,
-            content_mode: spec.content,
+            truncated: trimmed.is_some(),
+            html: cleaned_html,
+            raw_html,
+            text,
+            content_mode: mode,
             tokens,
             timings: FetchTimings {
                 acquire_ms,

@@ -1,9 +1,11 @@
 //! The page-fetch job: its spec and its result (seed 002).
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 use url::Url;
+
+use std::collections::BTreeMap;
+
+use crate::{BasicAuth, CookieSpec, PageImage, PageLinks, PageMetadata, RequestShape, Viewport};
 
 /// The state a fetch waits for before reading the DOM.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -51,6 +53,31 @@ pub enum BlockResource {
     Manifest,
     /// Prefetches and pings.
     Other,
+}
+
+/// An output a fetch can add to its result. `markdown`, `links`, `images`
+/// and `metadata` are always there; naming them is allowed and changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// The Markdown (always in the result).
+    Markdown,
+    /// The cleaned HTML that became the Markdown (`html` in the result).
+    Html,
+    /// The HTML as rendered (`raw_html` in the result).
+    RawHtml,
+    /// The Markdown as plain text (`text` in the result).
+    Text,
+    /// Links (always in the result).
+    Links,
+    /// Images (always in the result).
+    Images,
+    /// Metadata (always in the result).
+    Metadata,
+    /// A PNG of the viewport (the `screenshot.png` artefact).
+    Screenshot,
+    /// A PNG of the whole scrollable page (the `screenshot.png` artefact).
+    ScreenshotFullPage,
 }
 
 /// Which part of the page becomes Markdown.
@@ -105,6 +132,57 @@ pub struct FetchSpec {
     /// Takes a PNG screenshot.
     #[serde(default)]
     pub screenshot: bool,
+    /// CSS selectors: when any is given, only the elements they match become
+    /// Markdown (in document order, nested matches once), in place of
+    /// main-content detection.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<String>,
+    /// CSS selectors whose elements are removed before anything else reads the page.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+    /// Keeps cookie banners, consent walls and modal overlays, which main
+    /// mode removes by default.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub keep_overlays: bool,
+    /// Extra request headers, sent to the fetched URL's host only.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Cookies set before the page is requested.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cookies: Vec<CookieSpec>,
+    /// The `User-Agent` (header and `navigator.userAgent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent: Option<String>,
+    /// A locale such as `de-DE`: `Accept-Language`, `navigator.language`, `Intl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
+    /// An IANA time zone such as `Asia/Tokyo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
+    /// The viewport size in CSS pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub viewport: Option<Viewport>,
+    /// Mobile emulation (phone viewport, touch, mobile user agent).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mobile: bool,
+    /// Basic credentials, sent to one host only (by default the fetched URL's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basic_auth: Option<BasicAuth>,
+    /// Outputs to add to the result (`html`, `raw_html`, `text`, screenshots).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub formats: Vec<Format>,
+    /// Response headers of the main document to report in
+    /// `metadata.response_headers` (names, any case).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub response_headers: Vec<String>,
+    /// A token budget (cl100k) for the Markdown: a longer one is cut at a
+    /// block boundary and the result says so (`truncated`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -146,25 +224,36 @@ impl FetchSpec {
             content: ContentMode::default(),
             include_html: false,
             screenshot: false,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            keep_overlays: false,
+            headers: BTreeMap::new(),
+            cookies: Vec::new(),
+            user_agent: None,
+            locale: None,
+            timezone: None,
+            viewport: None,
+            mobile: false,
+            basic_auth: None,
+            max_tokens: None,
+            response_headers: Vec::new(),
+            formats: Vec::new(),
         }
     }
-}
 
-/// Metadata read from the rendered page.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PageMetadata {
-    /// `<meta name="description">`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// `<html lang>`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lang: Option<String>,
-    /// `<link rel="canonical">`, resolved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub canonical: Option<String>,
-    /// Other `<meta>` name/property pairs (og:*, twitter:*, author, …).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub meta: BTreeMap<String, String>,
+    /// The request shaping this spec asks for.
+    pub fn shape(&self) -> RequestShape {
+        RequestShape {
+            headers: self.headers.clone(),
+            cookies: self.cookies.clone(),
+            user_agent: self.user_agent.clone(),
+            locale: self.locale.clone(),
+            timezone: self.timezone.clone(),
+            viewport: self.viewport,
+            mobile: self.mobile,
+            basic_auth: self.basic_auth.clone(),
+        }
+    }
 }
 
 /// Token counts (cl100k) before and after conversion.
@@ -217,8 +306,27 @@ pub struct FetchResult {
     pub title: String,
     /// Page metadata.
     pub metadata: PageMetadata,
+    /// The page's links, internal and external (always written, empty lists included).
+    #[serde(default)]
+    pub links: PageLinks,
+    /// The page's images.
+    #[serde(default)]
+    pub images: Vec<PageImage>,
     /// The Markdown.
     pub markdown: String,
+    /// The cleaned HTML that became the Markdown, when `formats` asked for `html`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub html: Option<String>,
+    /// The HTML as rendered, when `formats` asked for `raw_html`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_html: Option<String>,
+    /// The Markdown as plain text, when `formats` asked for `text`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The Markdown was cut to `max_tokens` at a block boundary
+    /// (`tokens.markdown` counts what was kept; a warning gives both counts).
+    #[serde(default)]
+    pub truncated: bool,
     /// Which content mode produced the Markdown.
     pub content_mode: ContentMode,
     /// Token counts before and after conversion.
@@ -267,6 +375,86 @@ mod tests {
         spec.wait_ms = 250;
         let back: FetchSpec = serde_json::from_value(serde_json::to_value(&spec).unwrap()).unwrap();
         assert_eq!(back, spec);
+    }
+
+    #[test]
+    fn fetch_options_read_from_job_json() {
+        let spec: FetchSpec = serde_json::from_str(
+            r##"{"url":"https://a.example/","include":["article"],"exclude":[".ad"],"keep_overlays":true,
+                "headers":{"X-Team":"blue"},"cookies":[{"name":"s","value":"1","domain":".a.example"}],
+                "user_agent":"Bot/1","locale":"de-DE","timezone":"Asia/Tokyo",
+                "viewport":{"width":800,"height":600},"mobile":true,
+                "basic_auth":{"username":"u","password":"hunter2","host":"a.example:8443"}}"##,
+        )
+        .unwrap();
+        spec.validate().unwrap();
+        let shape = spec.shape();
+        assert_eq!(shape.headers["X-Team"], "blue");
+        assert_eq!(shape.cookies[0].domain.as_deref(), Some(".a.example"));
+        assert_eq!(
+            shape.viewport,
+            Some(Viewport {
+                width: 800,
+                height: 600
+            })
+        );
+        assert!(shape.mobile && !shape.is_empty());
+        assert!(
+            !format!("{spec:?}").contains("hunter2"),
+            "Debug hides the password"
+        );
+        let back: FetchSpec = serde_json::from_value(serde_json::to_value(&spec).unwrap()).unwrap();
+        assert_eq!(back, spec);
+        // Nothing of it is written when unset.
+        let plain = serde_json::to_value(FetchSpec::new("https://a.example/".parse().unwrap())).unwrap();
+        for key in [
+            "include",
+            "exclude",
+            "keep_overlays",
+            "headers",
+            "cookies",
+            "mobile",
+            "basic_auth",
+        ] {
+            assert!(plain.get(key).is_none(), "{key}: {plain}");
+        }
+    }
+
+    #[test]
+    fn bad_fetch_options_are_invalid_input() {
+        let base = || FetchSpec::new("https://a.example/".parse().unwrap());
+        let mut s = base();
+        s.headers.insert("X-A".into(), "1\r\nInjected: 2".into());
+        assert_eq!(s.validate().unwrap_err().kind, crate::ErrorKind::InvalidInput);
+        let mut s = base();
+        s.headers.insert("Bad Name".into(), "1".into());
+        assert!(s.validate().is_err());
+        let mut s = base();
+        s.headers.insert("Host".into(), "b.example".into());
+        assert!(s.validate().is_err());
+        let mut s = base();
+        s.viewport = Some(Viewport {
+            width: 0,
+            height: 600,
+        });
+        assert!(s.validate().is_err());
+        let mut s = base();
+        s.include = vec!["  ".into()];
+        assert!(s.validate().is_err());
+        let mut s = base();
+        s.exclude = vec!["p".into(); 51];
+        assert!(s.validate().is_err());
+        let mut s = base();
+        s.cookies.push(CookieSpec {
+            name: "a".into(),
+            value: "b; c=d".into(),
+            domain: None,
+            path: None,
+        });
+        assert!(s.validate().is_err());
+        let mut s = base();
+        s.response_headers = vec!["etag".into(), "bad name".into()];
+        assert!(s.validate().is_err());
     }
 
     #[test]

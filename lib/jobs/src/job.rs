@@ -73,6 +73,9 @@ impl fmt::Display for JobKind {
 }
 
 /// What a job asks for, one variant per kind.
+// A job is built once per page and moved a few times: the fetch variant's
+// size (its many options) costs nothing worth a box at every match.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "spec", rename_all = "snake_case")]
 pub enum JobSpec {

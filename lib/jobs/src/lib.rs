@@ -8,17 +8,21 @@ mod job;
 pub mod keys;
 pub mod limits;
 mod locator;
+mod page_info;
+mod shape;
 mod step;
 mod workflow;
 
 pub use error::{ErrorKind, JobError};
 pub use fetch::{
-    BlockResource, ContentMode, FetchResult, FetchSpec, FetchTimings, PageMetadata, TokenCounts, WaitUntil,
+    BlockResource, ContentMode, FetchResult, FetchSpec, FetchTimings, Format, TokenCounts, WaitUntil,
 };
 pub use job::{
     Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION, SitemapSpec,
 };
 pub use locator::Locator;
+pub use page_info::{PageImage, PageLink, PageLinks, PageMetadata};
+pub use shape::{BasicAuth, CookieSpec, RequestShape, Viewport};
 pub use step::{
     StepAttemptResult, StepDecision, StepDurations, StepEmergency, StepRecord, StepTokens, StepValue,
 };

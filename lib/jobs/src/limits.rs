@@ -14,6 +14,8 @@ pub const MAX_RETRY_DELAY_MS: u64 = 60_000;
 pub const MAX_WAIT_MS: u64 = 60_000;
 /// Most retries of one fetch after its first attempt.
 pub const MAX_RETRY_COUNT: u32 = 10;
+/// Most `include` (and most `exclude`) selectors of one fetch.
+pub const MAX_SELECTORS: usize = 50;
 /// Shortest deadline of one workflow action.
 pub const MIN_ACTION_TIMEOUT_MS: u64 = 100;
 /// Longest deadline of one workflow action: 2 minutes.
@@ -44,7 +46,37 @@ impl FetchSpec {
             u64::from(self.retry_count),
             0,
             u64::from(MAX_RETRY_COUNT),
-        )
+        )?;
+        for (name, selectors) in [("include", &self.include), ("exclude", &self.exclude)] {
+            check_range(name, selectors.len() as u64, 0, MAX_SELECTORS as u64)?;
+            if let Some(bad) = selectors.iter().find(|s| s.trim().is_empty() || s.len() > 1000) {
+                return Err(JobError::new(
+                    ErrorKind::InvalidInput,
+                    format!("{name} selector {bad:?} is empty or longer than 1000 characters"),
+                ));
+            }
+        }
+        check_range(
+            "response_headers",
+            self.response_headers.len() as u64,
+            0,
+            MAX_SELECTORS as u64,
+        )?;
+        if let Some(bad) = self.response_headers.iter().find(|n| {
+            n.is_empty()
+                || !n
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        }) {
+            return Err(JobError::new(
+                ErrorKind::InvalidInput,
+                format!("response header name {bad:?} is not a valid HTTP token"),
+            ));
+        }
+        if let Some(max) = self.max_tokens {
+            check_range("max_tokens", max, 1, u64::from(u32::MAX))?;
+        }
+        self.shape().validate()
     }
 }
 

@@ -10,11 +10,13 @@
 mod clean;
 mod convert;
 mod extract;
+mod text;
 mod tidy;
 mod tokens;
 
 pub use oxwright_jobs::ContentMode;
-pub use tokens::count_tokens;
+pub use text::markdown_to_text;
+pub use tokens::{Trimmed, count_tokens, trim_to_tokens};
 
 /// Warning added when a page has no visible text at all.
 pub const EMPTY_PAGE_WARNING: &str = "empty page: no visible text";
@@ -29,6 +31,10 @@ pub struct Conversion {
     pub markdown: String,
     /// Human-readable notes on degraded results (empty page, extraction fallback).
     pub warnings: Vec<String>,
+    /// The cleaned HTML that became the Markdown: the main content's, or
+    /// the visible page's `<body>` (scripts, styles, hidden and non-content
+    /// elements gone, URLs absolute).
+    pub html: String,
 }
 
 /// Why a page could not be converted at all.
@@ -100,14 +106,16 @@ pub fn html_to_markdown_with(
     extractor: Extractor,
 ) -> Result<Conversion, MarkdownError> {
     let mut warnings = Vec::new();
+    let mut cleaned = String::new();
     let markdown = match mode {
-        ContentMode::Full => full_page(html, base_url)?,
+        ContentMode::Full => full_page(html, base_url, &mut cleaned)?,
         ContentMode::Main => {
             let doc = clean::parse_and_clean(html, base_url);
             let outcome = extract::main_content(doc, extractor == Extractor::Pruned);
             match outcome {
                 extract::Outcome::Article { html, title } => {
                     let body = convert::to_markdown(&html)?;
+                    cleaned = html;
                     tidy::tidy(&with_title(body, &title))
                 }
                 extract::Outcome::TooLittle {
@@ -117,11 +125,11 @@ pub fn html_to_markdown_with(
                     warnings.push(format!(
                         "{MAIN_FALLBACK_WARNING}: main content kept {kept_chars} of {page_chars} characters"
                     ));
-                    full_page(html, base_url)?
+                    full_page(html, base_url, &mut cleaned)?
                 }
                 extract::Outcome::Failed(reason) => {
                     warnings.push(format!("{MAIN_FALLBACK_WARNING}: {reason}"));
-                    full_page(html, base_url)?
+                    full_page(html, base_url, &mut cleaned)?
                 }
                 extract::Outcome::EmptyPage => String::new(),
             }
@@ -132,14 +140,20 @@ pub fn html_to_markdown_with(
         warnings.clear();
         warnings.push(EMPTY_PAGE_WARNING.to_owned());
     }
-    Ok(Conversion { markdown, warnings })
+    Ok(Conversion {
+        markdown,
+        warnings,
+        html: cleaned,
+    })
 }
 
-/// Converts the whole visible page.
-fn full_page(html: &str, base_url: Option<&url::Url>) -> Result<String, MarkdownError> {
+/// Converts the whole visible page; `cleaned` receives the body's cleaned HTML.
+fn full_page(html: &str, base_url: Option<&url::Url>, cleaned: &mut String) -> Result<String, MarkdownError> {
     let doc = clean::parse_and_clean(html, base_url);
     let body = clean::body_html(&doc);
-    Ok(tidy::tidy(&convert::to_markdown(&body)?))
+    let markdown = tidy::tidy(&convert::to_markdown(&body)?);
+    *cleaned = body;
+    Ok(markdown)
 }
 
 /// Puts the article title on top as the one `#` heading: an existing heading

@@ -103,6 +103,11 @@ impl PlaywrightMcpEngine {
 #[async_trait]
 impl BrowserEngine for PlaywrightMcpEngine {
     async fn open(&self, opts: &OpenOptions) -> Result<Box<dyn Page>, EngineError> {
+        if !opts.shape.is_empty() {
+            return Err(EngineError::unsupported(
+                "request shaping (headers, cookies, emulation)",
+            ));
+        }
         Ok(Box::new(self.open_page(opts).await?))
     }
 

@@ -10,6 +10,7 @@ mod locate;
 pub(crate) mod raw;
 mod screenshot;
 mod settle;
+mod shape;
 mod snapshot;
 
 use std::sync::{Arc, Mutex};
@@ -82,6 +83,8 @@ impl From<BrowserError> for EngineError {
 pub struct ChromiumPage {
     lease: Lease,
     policy: Arc<UrlPolicy>,
+    /// Request shaping of this page (headers, cookies, emulation).
+    shape: Arc<oxwright_jobs::RequestShape>,
     snapshots: tokio::sync::Mutex<Snapshotter>,
     console: Arc<Mutex<Vec<ConsoleMessage>>>,
     dialogs: Arc<Mutex<Vec<DialogRecord>>>,
@@ -172,9 +175,13 @@ impl ChromiumPage {
                 });
             }
         });
+        if !opts.shape.is_empty() {
+            shape::emulate(&lease, &opts.shape).await?;
+        }
         Ok(Self {
             lease,
             policy: opts.policy.clone(),
+            shape: opts.shape.clone(),
             snapshots: tokio::sync::Mutex::new(Snapshotter::default()),
             console,
             dialogs,
@@ -372,7 +379,9 @@ impl Page for ChromiumPage {
             block: opts.block.clone(),
             policy: self.policy.clone(),
             timeout: opts.timeout,
+            headers: shape::host_headers(url, &self.shape),
         };
+        shape::set_cookies(&self.lease, url, &self.shape).await?;
         Ok(self.lease.navigate(url, &nav).await?)
     }
 

@@ -70,6 +70,11 @@ impl ScriptedEngine {
 #[async_trait]
 impl BrowserEngine for ScriptedEngine {
     async fn open(&self, opts: &OpenOptions) -> Result<Box<dyn Page>, EngineError> {
+        if !opts.shape.is_empty() {
+            return Err(EngineError::unsupported(
+                "request shaping (headers, cookies, emulation)",
+            ));
+        }
         Ok(Box::new(ScriptedPage::with_policy(
             self.site.clone(),
             opts.policy.clone(),

@@ -16,8 +16,14 @@ const MIN_MAIN_SHARE: f64 = 0.2;
 /// down, but on short articles (CJK text especially) its retries let them back in.
 const BOILERPLATE: &str = "nav, aside, [role=navigation], [role=complementary], [role=contentinfo], \
     [role=banner], [role=search], [role=dialog], [role=alertdialog], #comments, .comments, \
-    #disqus_thread, .comment-list, .commentlist, body [id*=cookie i], body [class*=cookie i], \
-    body [id*=consent i], body [class*=consent i], body [class*=related i], body [id*=related i]";
+    #disqus_thread, .comment-list, .commentlist, body [class*=related i], body [id*=related i]";
+
+/// Cookie and consent notices, by their names. Inside an `article` or
+/// `main` such a name is content (a cookie recipe, a consent form the
+/// article is about); overlays there are removed in the browser, where
+/// their position is known (`oxwright_fetch`'s page read).
+const CONSENT: &str =
+    "body [id*=cookie i], body [class*=cookie i], body [id*=consent i], body [class*=consent i]";
 
 /// What main-content extraction produced.
 pub(crate) enum Outcome {
@@ -105,17 +111,14 @@ fn page_heading(doc: &Document) -> String {
 /// and page-level headers and footers outside `<article>` or `<main>`.
 fn strip_boilerplate(doc: &Document) {
     let mut doomed: Vec<NodeRef> = doc.select(BOILERPLATE).nodes().to_vec();
+    let outside_article = |n: &&NodeRef| {
+        !n.ancestors_it(None)
+            .any(|a| a.has_name("article") || a.has_name("main"))
+    };
     let chrome = doc.select("body header, body footer");
-    doomed.extend(
-        chrome
-            .nodes()
-            .iter()
-            .filter(|n| {
-                !n.ancestors_it(None)
-                    .any(|a| a.has_name("article") || a.has_name("main"))
-            })
-            .cloned(),
-    );
+    doomed.extend(chrome.nodes().iter().filter(outside_article).cloned());
+    let consent = doc.select(CONSENT);
+    doomed.extend(consent.nodes().iter().filter(outside_article).cloned());
     for node in doomed {
         let holds_article = node
             .descendants_it()

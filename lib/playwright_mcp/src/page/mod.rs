@@ -320,6 +320,7 @@ impl Page for McpPage {
                 .iter()
                 .map(|r| format!("{}: {}", r.target, r.error))
                 .collect(),
+            headers: Vec::new(),
         })
     }
 
