@@ -207,3 +207,33 @@ async fn fetch_reports_each_refused_input_with_its_kind_and_runs_the_others() {
         "{stderr}"
     );
 }
+
+#[test]
+fn unbounded_durations_in_the_config_file_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("oxwright.toml");
+    let config_arg = config.display().to_string();
+    // TOML integers stop at i64::MAX; that many milliseconds is for ever too.
+    let huge = i64::MAX;
+    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let cases: [(String, &[&str]); 3] = [
+        (format!("[browser]\ncall_timeout_ms = {huge}\n"), &["fetch", &url]),
+        (
+            format!("[queue]\nretry_delay_ms = {huge}\n"),
+            &["worker", "--amqp", "amqp://127.0.0.1:1/"],
+        ),
+        (
+            format!("[scheduler]\nflush_interval_ms = {huge}\n"),
+            &["scheduler", "--no-api", "--amqp", "amqp://127.0.0.1:1/"],
+        ),
+    ];
+    for (text, args) in cases {
+        std::fs::write(&config, &text).unwrap();
+        let mut all = vec!["--config", &config_arg, "--allow-private"];
+        all.extend_from_slice(args);
+        let out = run_within(&all, Duration::from_secs(20));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {stderr}");
+        assert!(stderr.contains("out of range"), "{text}: {stderr}");
+    }
+}

@@ -262,7 +262,33 @@ impl Config {
                 cfg.policy.allow_hosts.push(rule);
             }
         }
+        cfg.check_bounds()?;
         Ok(cfg)
+    }
+
+    /// Refuses durations no run could wait out (see `oxwright_jobs::limits`):
+    /// a DevTools call deadline or a queue retry delay of `u64::MAX` ms would
+    /// park work for ever instead of failing.
+    pub fn check_bounds(&self) -> anyhow::Result<()> {
+        use oxwright_jobs::limits::{MAX_QUEUE_RETRY_DELAY_MS, MAX_TIMEOUT_MS, check_range};
+        let checks = [
+            (
+                "[browser] call_timeout_ms",
+                self.browser.call_timeout_ms,
+                1,
+                MAX_TIMEOUT_MS,
+            ),
+            (
+                "[queue] retry_delay_ms",
+                self.queue.retry_delay_ms,
+                0,
+                MAX_QUEUE_RETRY_DELAY_MS,
+            ),
+        ];
+        for (name, value, min, max) in checks {
+            check_range(name, value, min, max).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        }
+        Ok(())
     }
 
     /// Returns the pool configuration, with `CHROME_PATH` / `CHROME_URL` from `env`.
@@ -456,6 +482,20 @@ job = { kind = "sitemap", urls = ["example.com"] }
         let local = cwd.join("oxwright.toml");
         std::fs::write(&local, "").unwrap();
         assert_eq!(discover_config(&cwd, &both), Some(local));
+    }
+
+    #[test]
+    fn unbounded_durations_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.toml");
+        for text in [
+            "[browser]\ncall_timeout_ms = 9223372036854775807\n",
+            "[queue]\nretry_delay_ms = 9223372036854775807\n",
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let err = Config::load(Some(&path), &BTreeMap::new()).unwrap_err();
+            assert!(format!("{err:#}").contains("out of range"), "{text}: {err:#}");
+        }
     }
 
     #[test]
