@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use oxwright_jobs::{BlockResource, ContentMode, FetchSpec, WaitUntil};
+use oxwright_jobs::{BlockResource, ContentMode, DialogAction, FetchSpec, WaitUntil};
 use oxwright_policy::HostRule;
 
 /// Wait state names as typed on the command line.
@@ -161,6 +161,19 @@ pub struct FetchArgs {
     /// Run a visible browser (needs a display).
     #[arg(long)]
     pub headed: bool,
+    /// How the page's JavaScript dialogs (alert, confirm, prompt) are
+    /// answered; each is listed in the result's warnings.
+    #[arg(long, value_enum, default_value = "dismiss", value_name = "ANSWER")]
+    pub dialogs: Dialogs,
+}
+
+/// Dialog answers as typed on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Dialogs {
+    /// Press Cancel (an alert is just closed).
+    Dismiss,
+    /// Press OK (a prompt gets its default text).
+    Accept,
 }
 
 impl FetchArgs {
@@ -186,6 +199,10 @@ impl FetchArgs {
         };
         spec.include_html = self.include_html;
         spec.screenshot = self.screenshot;
+        spec.dialogs = match self.dialogs {
+            Dialogs::Dismiss => DialogAction::Dismiss,
+            Dialogs::Accept => DialogAction::Accept,
+        };
         spec
     }
 }

@@ -237,3 +237,66 @@ fn unbounded_durations_in_the_config_file_are_refused_at_once() {
         assert!(stderr.contains("out of range"), "{text}: {stderr}");
     }
 }
+
+/// Fetches the fixture's `/dialogs` page (an alert, a confirm and a prompt
+/// before load, an alert after it) with `extra` flags; returns its result.
+async fn fetch_dialogs(site: &FixtureServer, extra: &'static [&'static str]) -> serde_json::Value {
+    let (addr, url) = (site.addr().to_string(), site.url("/dialogs"));
+    tokio::task::spawn_blocking(move || fetch_dialogs_blocking(&addr, &url, extra))
+        .await
+        .unwrap()
+}
+
+fn fetch_dialogs_blocking(addr: &str, url: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["--allow-host", addr, "fetch", "--json", "--retries", "0"];
+    args.extend_from_slice(extra);
+    args.push(url);
+    let out = run_within(&args, Duration::from_secs(90));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn js_dialogs_are_answered_as_asked_and_reported() {
+    let site = FixtureServer::start().await.unwrap();
+    let warnings = |r: &serde_json::Value| -> Vec<String> {
+        r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap().to_owned())
+            .collect()
+    };
+    // By default every dialog is dismissed: the page goes on and is read.
+    let r = fetch_dialogs(&site, &[]).await;
+    let markdown = r["markdown"].as_str().unwrap();
+    assert!(
+        markdown.contains("Dialog answers: confirm false, prompt null."),
+        "{markdown}"
+    );
+    let w = warnings(&r);
+    for (kind, text) in [
+        ("alert", "Welcome to the dialog page"),
+        ("confirm", "Accept cookies?"),
+        ("prompt", "Your name?"),
+    ] {
+        assert!(
+            w.iter()
+                .any(|w| w.contains(kind) && w.contains(text) && w.contains("dismissed")),
+            "{kind}: {w:?}"
+        );
+    }
+    // `--dialogs accept` presses OK; a prompt gets its default text.
+    let r = fetch_dialogs(&site, &["--dialogs", "accept"]).await;
+    let markdown = r["markdown"].as_str().unwrap();
+    assert!(
+        markdown.contains("Dialog answers: confirm true, prompt Ada."),
+        "{markdown}"
+    );
+    let w = warnings(&r);
+    assert!(
+        w.iter().any(|w| w.contains("confirm") && w.contains("accepted")),
+        "{w:?}"
+    );
+}

@@ -96,6 +96,7 @@ async fn fetch_once(
     let t0 = Instant::now();
     let mut open = OpenOptions::new(policy.clone());
     open.headless = spec.headless;
+    open.dialogs = spec.dialogs;
     let tab = engine.open(&open).await?;
     let acquire_ms = ms(t0.elapsed());
     let opts = GotoOptions {

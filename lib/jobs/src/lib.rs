@@ -13,7 +13,8 @@ mod workflow;
 
 pub use error::{ErrorKind, JobError};
 pub use fetch::{
-    BlockResource, ContentMode, FetchResult, FetchSpec, FetchTimings, PageMetadata, TokenCounts, WaitUntil,
+    BlockResource, ContentMode, DialogAction, FetchResult, FetchSpec, FetchTimings, PageMetadata,
+    TokenCounts, WaitUntil,
 };
 pub use job::{
     Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION, SitemapSpec,
