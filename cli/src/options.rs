@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use oxwright_jobs::{
-    BasicAuth, BlockResource, ContentMode, CookieSpec, FetchSpec, Format, Viewport, WaitUntil,
+    BasicAuth, BlockResource, ContentMode, CookieSpec, DialogAction, FetchSpec, Format, Viewport, WaitUntil,
 };
 use oxwright_policy::HostRule;
 
@@ -255,6 +255,19 @@ pub struct FetchArgs {
     /// The host[:port] the --basic-auth credentials go to.
     #[arg(long, value_name = "HOST[:PORT]", requires = "basic_auth")]
     pub basic_auth_host: Option<String>,
+    /// How the page's JavaScript dialogs (alert, confirm, prompt) are
+    /// answered; each is listed in the result's warnings.
+    #[arg(long, value_enum, default_value = "dismiss", value_name = "ANSWER")]
+    pub dialogs: Dialogs,
+}
+
+/// Dialog answers as typed on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Dialogs {
+    /// Press Cancel (an alert is just closed).
+    Dismiss,
+    /// Press OK (a prompt gets its default text).
+    Accept,
 }
 
 fn parse_header(raw: &str) -> Result<(String, String), String> {
@@ -337,6 +350,10 @@ impl FetchArgs {
                 host: self.basic_auth_host.clone(),
             }
         });
+        spec.dialogs = match self.dialogs {
+            Dialogs::Dismiss => DialogAction::Dismiss,
+            Dialogs::Accept => DialogAction::Accept,
+        };
         spec
     }
 }

@@ -1,6 +1,8 @@
 //! Hostile inputs through the `oxwright` binary: durations no job could
-//! wait out are refused at once, and a batch line too large for a queue
-//! message becomes that line's typed failure while the others still run.
+//! wait out are refused at once (flags and the configuration file), a
+//! batch line too large for a queue message becomes that line's typed
+//! failure while the others still run, and so does a `fetch` argument the
+//! URL policy refuses; JavaScript dialogs never block a fetch.
 
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -116,4 +118,185 @@ async fn oversized_batch_line_is_that_lines_failure() {
 fn closed_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     listener.local_addr().expect("addr").port()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_reports_each_refused_input_with_its_kind_and_runs_the_others() {
+    let site = FixtureServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let good = site.url(oxwright_fixtures::ARTICLE_PATHS[0]);
+    let refused = [
+        ("file:///etc/passwd", "policy_denied"),
+        ("data:text/html,<p>x</p>", "policy_denied"),
+        ("javascript:alert(1)", "policy_denied"),
+        ("ftp://example.com/file", "policy_denied"),
+        ("http://169.254.169.254/latest/meta-data/", "policy_denied"),
+        ("http://10.0.0.1/", "policy_denied"),
+        ("", "invalid_input"),
+        ("http://", "invalid_input"),
+    ];
+    let addr = site.addr().to_string();
+    let store = dir.path().display().to_string();
+    let mut args: Vec<&str> = vec![
+        "--allow-host",
+        &addr,
+        "--out",
+        &store,
+        "fetch",
+        "--json",
+        "--retries",
+        "0",
+        &good,
+    ];
+    args.extend(refused.iter().map(|(url, _)| *url));
+    let run = tokio::task::spawn_blocking({
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        move || {
+            run_within(
+                &args.iter().map(String::as_str).collect::<Vec<_>>(),
+                Duration::from_secs(120),
+            )
+        }
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    // Some pages failed, one ran: the exit-code table's 1.
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&run.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // One JSON line per argument, in the order given.
+    assert_eq!(lines.len(), 1 + refused.len(), "{stderr}");
+    assert!(
+        lines[0]["markdown"].as_str().is_some_and(|m| !m.is_empty()),
+        "{}",
+        lines[0]
+    );
+    for ((url, kind), line) in refused.iter().zip(&lines[1..]) {
+        assert_eq!(line["url"], *url, "{line}");
+        assert_eq!(line["error"]["kind"], *kind, "{url}: {line}");
+        assert!(line["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+    }
+    // README: `error: URL: kind: message`.
+    assert!(
+        stderr.contains("error: file:///etc/passwd: policy_denied: "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("error: http://169.254.169.254/latest/meta-data/: policy_denied: "),
+        "{stderr}"
+    );
+    assert!(site.hits(oxwright_fixtures::ARTICLE_PATHS[0]) >= 1);
+
+    // Nothing but refused inputs: every one reported, nothing ran, exit 2.
+    let only_bad = run_within(
+        &["fetch", "--json", "file:///etc/passwd", "http://127.0.0.1/"],
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&only_bad.stderr);
+    assert_eq!(only_bad.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&only_bad.stdout).lines().count(),
+        2,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("error: http://127.0.0.1/: policy_denied: "),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn unbounded_durations_in_the_config_file_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("oxwright.toml");
+    let config_arg = config.display().to_string();
+    // TOML integers stop at i64::MAX; that many milliseconds is for ever too.
+    let huge = i64::MAX;
+    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let cases: [(String, &[&str]); 3] = [
+        (format!("[browser]\ncall_timeout_ms = {huge}\n"), &["fetch", &url]),
+        (
+            format!("[queue]\nretry_delay_ms = {huge}\n"),
+            &["worker", "--amqp", "amqp://127.0.0.1:1/"],
+        ),
+        (
+            format!("[scheduler]\nflush_interval_ms = {huge}\n"),
+            &["scheduler", "--no-api", "--amqp", "amqp://127.0.0.1:1/"],
+        ),
+    ];
+    for (text, args) in cases {
+        std::fs::write(&config, &text).unwrap();
+        let mut all = vec!["--config", &config_arg, "--allow-private"];
+        all.extend_from_slice(args);
+        let out = run_within(&all, Duration::from_secs(20));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {stderr}");
+        assert!(stderr.contains("out of range"), "{text}: {stderr}");
+    }
+}
+
+/// Fetches the fixture's `/dialogs` page (an alert, a confirm and a prompt
+/// before load, an alert after it) with `extra` flags; returns its result.
+async fn fetch_dialogs(site: &FixtureServer, extra: &'static [&'static str]) -> serde_json::Value {
+    let (addr, url) = (site.addr().to_string(), site.url("/dialogs"));
+    tokio::task::spawn_blocking(move || fetch_dialogs_blocking(&addr, &url, extra))
+        .await
+        .unwrap()
+}
+
+fn fetch_dialogs_blocking(addr: &str, url: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["--allow-host", addr, "fetch", "--json", "--retries", "0"];
+    args.extend_from_slice(extra);
+    args.push(url);
+    let out = run_within(&args, Duration::from_secs(90));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn js_dialogs_are_answered_as_asked_and_reported() {
+    let site = FixtureServer::start().await.unwrap();
+    let warnings = |r: &serde_json::Value| -> Vec<String> {
+        r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap().to_owned())
+            .collect()
+    };
+    // By default every dialog is dismissed: the page goes on and is read.
+    let r = fetch_dialogs(&site, &[]).await;
+    let markdown = r["markdown"].as_str().unwrap();
+    assert!(
+        markdown.contains("Dialog answers: confirm false, prompt null."),
+        "{markdown}"
+    );
+    let w = warnings(&r);
+    for (kind, text) in [
+        ("alert", "Welcome to the dialog page"),
+        ("confirm", "Accept cookies?"),
+        ("prompt", "Your name?"),
+    ] {
+        assert!(
+            w.iter()
+                .any(|w| w.contains(kind) && w.contains(text) && w.contains("dismissed")),
+            "{kind}: {w:?}"
+        );
+    }
+    // `--dialogs accept` presses OK; a prompt gets its default text.
+    let r = fetch_dialogs(&site, &["--dialogs", "accept"]).await;
+    let markdown = r["markdown"].as_str().unwrap();
+    assert!(
+        markdown.contains("Dialog answers: confirm true, prompt Ada."),
+        "{markdown}"
+    );
+    let w = warnings(&r);
+    assert!(
+        w.iter().any(|w| w.contains("confirm") && w.contains("accepted")),
+        "{w:?}"
+    );
 }

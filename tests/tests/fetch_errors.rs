@@ -1,7 +1,7 @@
 //! Page-fetch failures against real Chromium and the fixture site: retries
-//! and backoff, HTTP errors, non-HTML documents, timeouts, missing selectors
-//! and refused connections, each with its typed error kind; failures a
-//! second attempt cannot change are tried once.
+//! and backoff, HTTP errors, non-HTML documents, timeouts, missing selectors,
+//! refused connections, cut bodies, 204s and downloads, each with its typed
+//! error kind; failures a second attempt cannot change are tried once.
 
 mod common;
 
@@ -292,4 +292,49 @@ async fn a_timed_out_navigation_does_not_poison_the_next_one() {
         .await
         .expect("a navigation after a page that never loaded");
     assert!(page.html().await.unwrap().contains("<form"));
+}
+
+/// Failures the answer already shows are not waited out: a body reset or
+/// cut short of its `Content-Length`, a 204 (no document to read) and an
+/// HTML page sent as a download each end with their typed error, not
+/// `timeout` (the deadline is far; no retry is made).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_that_cannot_become_a_page_fail_with_their_kind() {
+    use oxwright_fixtures::{Cut, CutBodyServer};
+    let env = Env::start().await;
+    let fetch = |policy: std::sync::Arc<oxwright_policy::UrlPolicy>, url: String| {
+        let env = &env;
+        async move {
+            let mut spec = oxwright_jobs::FetchSpec::new(url.parse().unwrap());
+            spec.timeout_ms = 60_000;
+            spec.retry_count = 0;
+            fetch_page(&env.pool, &policy, &spec).await
+        }
+    };
+    for cut in [Cut::Reset, Cut::Short] {
+        let server = CutBodyServer::start(cut).await.unwrap();
+        let policy = policy_allowing(&[server.addr()]);
+        let err = fetch(policy, server.url("/cut"))
+            .await
+            .expect_err("a cut body is not a page");
+        assert_eq!(err.kind, ErrorKind::Connection, "{cut:?}: {err}");
+        // Chromium reaches the origin through the egress proxy, which ends
+        // its side of a reset connection too: either name is the cut.
+        assert!(
+            err.message.contains("ERR_CONNECTION_RESET")
+                || err.message.contains("ERR_CONTENT_LENGTH_MISMATCH"),
+            "{cut:?}: {err}"
+        );
+    }
+    let err = fetch(env.policy.clone(), env.site.url("/status/204"))
+        .await
+        .expect_err("a 204 has no document");
+    assert_eq!(err.kind, ErrorKind::HttpStatus, "{err}");
+    assert_eq!(err.status, Some(204), "{err}");
+    assert!(err.message.contains("no content"), "{err}");
+    let err = fetch(env.policy.clone(), env.site.url("/attachment"))
+        .await
+        .expect_err("a download is not a page");
+    assert_eq!(err.kind, ErrorKind::NonHtml, "{err}");
+    assert!(err.message.contains("attachment"), "{err}");
 }

@@ -386,7 +386,34 @@ impl Config {
                 cfg.policy.allow_hosts.push(rule);
             }
         }
+        cfg.check_bounds()?;
         Ok(cfg)
+    }
+
+    /// Refuses durations no run could wait out (see `oxwright_jobs::limits`):
+    /// a DevTools call deadline or a queue retry delay of `u64::MAX` ms would
+    /// park work for ever instead of failing.
+    pub fn check_bounds(&self) -> anyhow::Result<()> {
+        use oxwright_jobs::limits::{MAX_QUEUE_RETRY_DELAY_MS, MAX_TIMEOUT_MS, check_range};
+        let checks = [
+            (
+                "[browser] call_timeout_ms",
+                self.browser.call_timeout_ms,
+                1,
+                MAX_TIMEOUT_MS,
+            ),
+            (
+                "[queue] retry_delay_ms",
+                self.queue.retry_delay_ms,
+                0,
+                MAX_QUEUE_RETRY_DELAY_MS,
+            ),
+            ("[llm] timeout_ms", self.llm.timeout_ms, 1, MAX_TIMEOUT_MS),
+        ];
+        for (name, value, min, max) in checks {
+            check_range(name, value, min, max).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        }
+        Ok(())
     }
 
     /// Returns the pool configuration, with `CHROME_PATH` / `CHROME_URL` from `env`.
@@ -628,6 +655,20 @@ job = { kind = "sitemap", urls = ["example.com"] }
             let env = BTreeMap::from([(var.to_string(), value.to_string())]);
             let err = format!("{:#}", Config::load(None, &env).unwrap_err());
             assert!(err.contains(var) && err.contains(says), "{err}");
+        }
+    }
+
+    #[test]
+    fn unbounded_durations_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.toml");
+        for text in [
+            "[browser]\ncall_timeout_ms = 9223372036854775807\n",
+            "[queue]\nretry_delay_ms = 9223372036854775807\n",
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let err = Config::load(Some(&path), &BTreeMap::new()).unwrap_err();
+            assert!(format!("{err:#}").contains("out of range"), "{text}: {err:#}");
         }
     }
 

@@ -6,7 +6,8 @@ use std::io::Write;
 use clap::Args;
 use futures::StreamExt;
 use oxwright_fetch::fetch_page;
-use oxwright_jobs::{Job, JobReport, JobSpec, ReportStatus};
+use oxwright_jobs::{FetchSpec, Job, JobError, JobReport, JobSpec, ReportStatus};
+use oxwright_scheduler::batch::{BatchLine, parse_url_entry, shorten};
 use oxwright_worker::run_job;
 
 use crate::options::FetchArgs;
@@ -33,23 +34,52 @@ pub struct FetchCmd {
     pub fetch: FetchArgs,
 }
 
+/// What one argument of the command becomes: a page to fetch, or the
+/// typed refusal of an input the URL policy does not accept (the same
+/// refusal a `batch` line gets).
+enum Input {
+    Page(FetchSpec),
+    Refused { text: String, error: JobError },
+}
+
 /// Runs the command; returns the process exit code.
 pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
-    let mut specs = Vec::new();
-    for raw in &cmd.urls {
-        let url = setup
-            .policy
-            .parse_input(raw)
-            .map_err(|e| crate::exit::usage(format!("{raw}: {e}")))?;
-        specs.push(cmd.fetch.spec(url));
+    let inputs: Vec<Input> = cmd
+        .urls
+        .iter()
+        .map(|raw| match parse_url_entry(raw, &setup.policy) {
+            BatchLine::Url(url) => Input::Page(cmd.fetch.spec(url)),
+            BatchLine::Invalid { text, error } => Input::Refused {
+                text: shorten(&text),
+                error,
+            },
+        })
+        .collect();
+    let refused = inputs
+        .iter()
+        .filter(|i| matches!(i, Input::Refused { .. }))
+        .count();
+    if refused == inputs.len() {
+        // Nothing to run: report every refusal, start no browser, exit 2.
+        let mut out = std::io::stdout().lock();
+        for input in &inputs {
+            if let Input::Refused { text, error } = input {
+                report_refusal(&mut out, cmd.json, text, error)?;
+            }
+        }
+        return Ok(crate::exit::USAGE);
     }
     let pool = setup.pool().await?;
     let ctx = setup.handler(pool.clone()).await?;
     let keep = cmd.keep;
     let concurrency = pool.capacity();
-    let mut results = futures::stream::iter(specs.into_iter().map(|spec| {
+    let mut results = futures::stream::iter(inputs.into_iter().map(|input| {
         let ctx = ctx.clone();
         async move {
+            let spec = match input {
+                Input::Page(spec) => spec,
+                Input::Refused { text, error } => return anyhow::Ok(Outcome::Refused(text, error)),
+            };
             if keep {
                 let job = Job::new(JobSpec::Fetch(spec.clone()), None);
                 let report = run_job(&ctx, &job).await;
@@ -61,10 +91,10 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
                     }
                     ReportStatus::Failed => Err(report.error.clone().expect("failed reports carry an error")),
                 };
-                anyhow::Ok((spec, result, Some(report)))
+                anyhow::Ok(Outcome::Ran(Box::new((spec, result, Some(report)))))
             } else {
                 let result = fetch_page(&ctx.pool, &ctx.policy, &spec).await.map(|o| o.result);
-                anyhow::Ok((spec, result, None::<JobReport>))
+                anyhow::Ok(Outcome::Ran(Box::new((spec, result, None::<JobReport>))))
             }
         }
     }))
@@ -72,8 +102,15 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
     let (mut failures, mut misconfigured) = (0, 0);
     let stdout = std::io::stdout();
     while let Some(item) = results.next().await {
-        let (spec, result, report) = item?;
         let mut out = stdout.lock();
+        let (spec, result, report) = match item? {
+            Outcome::Ran(ran) => *ran,
+            Outcome::Refused(text, error) => {
+                failures += 1;
+                report_refusal(&mut out, cmd.json, &text, &error)?;
+                continue;
+            }
+        };
         match result {
             Ok(r) => {
                 if cmd.json {
@@ -117,4 +154,28 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
         return Ok(crate::exit::USAGE);
     }
     Ok(crate::exit::of_outcome(failures, false))
+}
+
+/// A page that ran: its spec, its result or failure, its job report (`--keep`).
+type Ran = (
+    FetchSpec,
+    Result<oxwright_jobs::FetchResult, JobError>,
+    Option<JobReport>,
+);
+
+/// The result of one argument: the page's fetch, or its refusal.
+enum Outcome {
+    Ran(Box<Ran>),
+    Refused(String, JobError),
+}
+
+/// Reports an input the policy refused: `error: INPUT: kind: message` on
+/// stderr and, with `--json`, `{"url": INPUT, "error": {…}}` on stdout.
+fn report_refusal(out: &mut impl Write, json: bool, text: &str, error: &JobError) -> anyhow::Result<()> {
+    if json {
+        serde_json::to_writer(&mut *out, &serde_json::json!({"url": text, "error": error}))?;
+        writeln!(out)?;
+    }
+    eprintln!("error: {text}: {error}");
+    Ok(())
 }

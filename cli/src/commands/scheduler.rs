@@ -49,6 +49,9 @@ pub struct SchedulerSection {
 fn default_listen() -> String {
     "127.0.0.1:8080".to_owned()
 }
+/// Longest `[scheduler] flush_interval_ms`: a minute.
+const MAX_FLUSH_INTERVAL_MS: u64 = 60_000;
+
 fn default_flush_ms() -> u64 {
     500
 }
@@ -59,14 +62,24 @@ impl SchedulerSection {
         let table = raw
             .cloned()
             .unwrap_or_else(|| toml::Value::Table(Default::default()));
-        table.try_into().context("parsing the [scheduler] section")
+        let section: Self = table.try_into().context("parsing the [scheduler] section")?;
+        // An interval no one could wait out would hold every summary back.
+        oxwright_jobs::limits::check_range(
+            "[scheduler] flush_interval_ms",
+            section.flush_interval_ms,
+            1,
+            MAX_FLUSH_INTERVAL_MS,
+        )
+        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        Ok(section)
     }
 }
 
 /// Runs the daemon until SIGTERM / Ctrl-C; returns the exit code.
 pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
     let shutdown = shutdown_on_signals();
-    let section = &SchedulerSection::from_config(setup.config.scheduler.as_ref())?;
+    let section =
+        &SchedulerSection::from_config(setup.config.scheduler.as_ref()).map_err(crate::exit::usage)?;
     let mut webhook_secrets = BTreeMap::new();
     for hook in &section.webhooks {
         if let Some(var) = &hook.secret_env {
@@ -141,6 +154,9 @@ job = { kind = "sitemap", urls = ["example.com"] }
             SchedulerSection::from_config(None).unwrap().flush_interval_ms,
             500
         );
+        let huge: toml::Value = toml::from_str("flush_interval_ms = 9223372036854775807").unwrap();
+        let err = SchedulerSection::from_config(Some(&huge)).unwrap_err();
+        assert!(format!("{err:#}").contains("out of range"), "{err:#}");
     }
 
     #[test]

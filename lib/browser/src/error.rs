@@ -41,7 +41,7 @@ pub enum BrowserError {
         source: PolicyError,
     },
     /// The main document answered with an HTTP error.
-    #[error("HTTP {status} from {url}")]
+    #[error("HTTP {status} from {url}{}", status_hint(*.status))]
     HttpStatus {
         /// The status.
         status: u16,
@@ -51,6 +51,17 @@ pub enum BrowserError {
     /// The main document is not HTML.
     #[error("{url} is {content_type}, not HTML")]
     NonHtml {
+        /// The document's content type.
+        content_type: String,
+        /// Its URL.
+        url: String,
+    },
+    /// The main document is sent as a download (`Content-Disposition:
+    /// attachment`), which Chromium saves instead of rendering.
+    #[error("{url} is sent as a download ({disposition}; {content_type}), not a page to read")]
+    Download {
+        /// The `Content-Disposition` header.
+        disposition: String,
         /// The document's content type.
         content_type: String,
         /// Its URL.
@@ -91,7 +102,7 @@ impl BrowserError {
                 _ => ErrorKind::PolicyDenied,
             },
             BrowserError::HttpStatus { .. } => ErrorKind::HttpStatus,
-            BrowserError::NonHtml { .. } => ErrorKind::NonHtml,
+            BrowserError::NonHtml { .. } | BrowserError::Download { .. } => ErrorKind::NonHtml,
             BrowserError::Net { net_error, .. } => {
                 if net_error.contains("NAME_NOT_RESOLVED") || net_error.contains("NAME_RESOLUTION") {
                     ErrorKind::Dns
@@ -122,7 +133,10 @@ impl From<BrowserError> for JobError {
             BrowserError::HttpStatus { status, url } => {
                 out = out.with_status(*status).with_url(url.clone());
             }
-            BrowserError::NonHtml { content_type, url } => {
+            BrowserError::NonHtml { content_type, url }
+            | BrowserError::Download {
+                content_type, url, ..
+            } => {
                 out = out.with_content_type(content_type.clone()).with_url(url.clone());
             }
             BrowserError::Policy { url, .. } | BrowserError::Net { url, .. } => {
@@ -145,6 +159,14 @@ const PERMANENT_NET_ERRORS: &[&str] = &[
 
 fn is_permanent_net_error(net_error: &str) -> bool {
     PERMANENT_NET_ERRORS.iter().any(|e| net_error.contains(e))
+}
+
+/// Says what an HTTP status means for a page, where it is not plain.
+fn status_hint(status: u16) -> &'static str {
+    match status {
+        204 | 205 => " (no content: the server sent no document to read)",
+        _ => "",
+    }
 }
 
 /// Says what a person can do about a net error, where there is something to say.

@@ -42,6 +42,10 @@ pub(crate) struct MainDocument {
     pub blocked: usize,
     pub refused: Vec<String>,
     pub error: Option<BrowserError>,
+    /// The network request id of the navigated document's response: a
+    /// `Network.loadingFailed` of it (a reset or cut-short body) fails
+    /// the navigation at once.
+    pub request_id: Option<String>,
     /// The main frame reached `DOMContentLoaded` on the navigated
     /// document: later navigations that fail keep it.
     pub rendered: bool,
@@ -301,12 +305,25 @@ impl Shared {
                     .unwrap_or(BrowserError::HttpStatus { status, url }),
             );
         }
-        let content_type = ev
-            .response_headers
-            .iter()
-            .flatten()
-            .find(|h| h.name.eq_ignore_ascii_case("content-type"))
-            .map(|h| h.value.clone());
+        // No content: Chromium keeps the page it had and commits nothing,
+        // so nothing would ever be read.
+        if status == 204 || status == 205 {
+            return Some(BrowserError::HttpStatus { status, url });
+        }
+        let header = |name: &str| response_header(ev, name);
+        let content_type = header("content-type");
+        // A download: Chromium would save it, not render it.
+        if let Some(disposition) = header("content-disposition").filter(|d| {
+            d.split(';')
+                .next()
+                .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("attachment"))
+        }) {
+            return Some(BrowserError::Download {
+                disposition,
+                content_type: content_type.unwrap_or_default(),
+                url,
+            });
+        }
         let mime = content_type
             .as_deref()
             .map(|c| c.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
@@ -327,19 +344,14 @@ impl Shared {
             .flatten()
             .map(|h| (h.name.clone(), h.value.clone()))
             .collect();
+        doc.request_id = ev.network_id.as_ref().map(|id| id.inner().clone());
         None
     }
 
     /// Reads an answer the egress proxy gave itself instead of an origin's:
     /// a refusal (the proxy's own check, with its reason) or a network error.
     fn egress_error(&self, ev: &EventRequestPaused, url: &str) -> Option<BrowserError> {
-        let header = |name: &str| {
-            ev.response_headers
-                .iter()
-                .flatten()
-                .find(|h| h.name.eq_ignore_ascii_case(name))
-                .map(|h| h.value.clone())
-        };
+        let header = |name: &str| response_header(ev, name);
         if let Some(net_error) = header(oxwright_egress::NET_ERROR_HEADER) {
             return Some(BrowserError::Net {
                 net_error,
@@ -393,4 +405,13 @@ impl Shared {
         let cmd = FailRequestParams::new(ev.request_id.clone(), reason);
         let _ = tokio::time::timeout(self.call_timeout, self.page.execute(cmd)).await;
     }
+}
+
+/// Returns the value of the response header `name` of a paused request.
+fn response_header(ev: &EventRequestPaused, name: &str) -> Option<String> {
+    ev.response_headers
+        .iter()
+        .flatten()
+        .find(|h| h.name.eq_ignore_ascii_case(name))
+        .map(|h| h.value.clone())
 }

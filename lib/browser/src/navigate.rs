@@ -184,6 +184,10 @@ impl Tab {
                             }
                         }
                         Some(ev) = failed.next() => {
+                            if let Some(err) = main_document_failed(&ev, &doc, url) {
+                                // Its body was reset or cut short: no wait can mend it.
+                                return Err(recorded().unwrap_or(err));
+                            }
                             if ev.r#type == ResourceType::Document {
                                 doc_failure = Some(ev.error_text.clone());
                                 if error_page {
@@ -250,6 +254,12 @@ impl Tab {
         if let Some(err) = refused_later() {
             // A later navigation of the main frame was refused before the page was read.
             return Err(err);
+        }
+        // The document's body failed while the waits above ran.
+        while let Some(Some(ev)) = futures::FutureExt::now_or_never(failed.next()) {
+            if let Some(err) = main_document_failed(&ev, &doc, url) {
+                return Err(err);
+            }
         }
         let doc = doc.lock().expect("doc").clone();
         if let Some(job) = self.job_doc.lock().expect("job doc").as_mut() {
@@ -393,6 +403,27 @@ impl Tab {
             source: r.error.clone(),
         })
     }
+}
+
+/// Returns the error of `ev` when it is the navigated document's own load
+/// failing (its body reset or shorter than its `Content-Length`), not a
+/// sub-resource's, an iframe's or a cancelled load's.
+fn main_document_failed(
+    ev: &EventLoadingFailed,
+    doc: &std::sync::Mutex<MainDocument>,
+    url: &url::Url,
+) -> Option<BrowserError> {
+    if ev.r#type != ResourceType::Document || ev.canceled == Some(true) {
+        return None;
+    }
+    let doc = doc.lock().expect("doc");
+    if doc.request_id.as_deref() != Some(ev.request_id.inner().as_str()) {
+        return None;
+    }
+    Some(BrowserError::Net {
+        net_error: ev.error_text.clone(),
+        url: doc.url.clone().unwrap_or_else(|| url.to_string()),
+    })
 }
 
 fn finish(url: &url::Url, doc: MainDocument) -> Navigation {

@@ -271,17 +271,8 @@ pub struct ConsoleMessage {
     pub timestamp_ms: Option<i64>,
 }
 
-/// What to do with JavaScript dialogs (`alert`, `confirm`, `prompt`,
-/// `beforeunload`) nobody handles: they would block the page.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DialogAction {
-    /// Press OK (a prompt gets its default text).
-    Accept,
-    /// Press Cancel.
-    #[default]
-    Dismiss,
-}
+/// What to do with JavaScript dialogs nobody handles (the job spec's type).
+pub use oxwright_jobs::DialogAction;
 
 /// A dialog the page opened and how it was answered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

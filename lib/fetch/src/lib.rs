@@ -101,6 +101,7 @@ async fn fetch_once(
     let mut open = OpenOptions::new(policy.clone());
     open.headless = spec.headless;
     open.shape = Arc::new(spec.shape());
+    open.dialogs = spec.dialogs;
     let tab = engine.open(&open).await?;
     let acquire_ms = ms(t0.elapsed());
     let opts = GotoOptions {

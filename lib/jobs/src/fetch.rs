@@ -91,6 +91,26 @@ pub enum ContentMode {
     Full,
 }
 
+/// What to do with JavaScript dialogs (`alert`, `confirm`, `prompt`,
+/// `beforeunload`) nobody handles: they would block the page. A fetch
+/// answers them at once and lists them in its result's warnings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DialogAction {
+    /// Press OK (a prompt gets its default text).
+    Accept,
+    /// Press Cancel.
+    #[default]
+    Dismiss,
+}
+
+impl DialogAction {
+    /// Says whether this is the default answer (`dismiss`).
+    pub fn is_default(&self) -> bool {
+        *self == DialogAction::default()
+    }
+}
+
 /// A page-fetch request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -179,6 +199,10 @@ pub struct FetchSpec {
     /// block boundary and the result says so (`truncated`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
+    /// How the page's JavaScript dialogs are answered (not written out at
+    /// its default, `dismiss`).
+    #[serde(default, skip_serializing_if = "DialogAction::is_default")]
+    pub dialogs: DialogAction,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -238,6 +262,7 @@ impl FetchSpec {
             max_tokens: None,
             response_headers: Vec::new(),
             formats: Vec::new(),
+            dialogs: DialogAction::default(),
         }
     }
 
@@ -370,9 +395,12 @@ mod tests {
         let json = serde_json::to_value(&spec).unwrap();
         assert!(json.get("wait_for_load_state").is_none(), "{json}");
         assert!(json.get("wait_ms").is_none(), "{json}");
+        assert!(json.get("dialogs").is_none(), "{json}");
         let mut spec = spec;
         spec.wait_for_load_state = WaitUntil::Load;
         spec.wait_ms = 250;
+        spec.dialogs = DialogAction::Accept;
+        assert_eq!(serde_json::to_value(&spec).unwrap()["dialogs"], "accept");
         let back: FetchSpec = serde_json::from_value(serde_json::to_value(&spec).unwrap()).unwrap();
         assert_eq!(back, spec);
     }

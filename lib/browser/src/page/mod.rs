@@ -53,7 +53,10 @@ pub(crate) fn engine_error(err: BrowserError) -> EngineError {
         BrowserError::HttpStatus { status, url } => EngineError::new(EngineErrorKind::HttpStatus, message)
             .with_status(status)
             .with_url(url),
-        BrowserError::NonHtml { content_type, url } => EngineError::new(EngineErrorKind::NonHtml, message)
+        BrowserError::NonHtml { content_type, url }
+        | BrowserError::Download {
+            content_type, url, ..
+        } => EngineError::new(EngineErrorKind::NonHtml, message)
             .with_content_type(content_type)
             .with_url(url),
         BrowserError::Net { url, .. } => {
