@@ -38,7 +38,7 @@ pub struct FetchCmd {
 /// typed refusal of an input the URL policy does not accept (the same
 /// refusal a `batch` line gets).
 enum Input {
-    Page(FetchSpec),
+    Page(Box<FetchSpec>),
     Refused { text: String, error: JobError },
 }
 
@@ -48,7 +48,7 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
         .urls
         .iter()
         .map(|raw| match parse_url_entry(raw, &setup.policy) {
-            BatchLine::Url(url) => Input::Page(cmd.fetch.spec(url)),
+            BatchLine::Url(url) => Input::Page(Box::new(cmd.fetch.spec(url))),
             BatchLine::Invalid { text, error } => Input::Refused {
                 text: shorten(&text),
                 error,
@@ -77,7 +77,7 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
         let ctx = ctx.clone();
         async move {
             let spec = match input {
-                Input::Page(spec) => spec,
+                Input::Page(spec) => *spec,
                 Input::Refused { text, error } => return anyhow::Ok(Outcome::Refused(text, error)),
             };
             if keep {
