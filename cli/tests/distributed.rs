@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use oxwright_artifacts::{ArtifactStore, S3Config, S3Credentials, S3Store};
-use oxwright_fixtures::{FixtureServer, PrivateBroker};
+use oxwright_fixtures::{
+    FixtureServer, PRIVATE_S3_ACCESS_KEY, PRIVATE_S3_SECRET_KEY, PrivateBroker, PrivateS3,
+};
 use oxwright_jobs::{JobKind, keys};
 use oxwright_queue::{AmqpOptions, AmqpQueue, Headers, JobQueue};
 use support::{chromium_groups, members, wait_until};
@@ -43,6 +45,9 @@ fn s3_endpoint() -> String {
 struct Cluster {
     site: FixtureServer,
     amqp_url: String,
+    s3_endpoint: String,
+    /// The S3 access key pair.
+    s3_keys: (String, String),
     prefix: String,
     bucket: String,
     store: S3Store,
@@ -62,22 +67,29 @@ impl Cluster {
     }
 
     async fn start_on(amqp_url: String) -> Self {
+        let keys = (
+            env_or("AWS_ACCESS_KEY_ID", ACCESS_KEY),
+            env_or("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+        );
+        Self::start_with(amqp_url, s3_endpoint(), keys).await
+    }
+
+    /// A cluster on the broker at `amqp_url` and the S3 server at
+    /// `s3_endpoint` with `s3_keys` (a private one, for the tests that stop it).
+    async fn start_with(amqp_url: String, s3_endpoint: String, s3_keys: (String, String)) -> Self {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let prefix = format!("oxwright-e2e-{}", &id[..12]);
         let bucket = format!("oxwright-e2e-{}", &id[..12]);
         let mut s3 = S3Config::new(&bucket);
-        s3.endpoint = Some(s3_endpoint());
+        s3.endpoint = Some(s3_endpoint.clone());
         s3.region = Some("us-east-1".into());
         s3.credentials = Some(S3Credentials {
-            access_key_id: env_or("AWS_ACCESS_KEY_ID", ACCESS_KEY),
-            secret_access_key: env_or("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+            access_key_id: s3_keys.0.clone(),
+            secret_access_key: s3_keys.1.clone(),
         });
         let store = S3Store::new(s3).await.expect("S3 config");
         if let Err(err) = store.create_bucket().await {
-            panic!(
-                "S3 server not usable at {} ({err}); run `infra/services.sh start`",
-                s3_endpoint()
-            );
+            panic!("S3 server not usable at {s3_endpoint} ({err}); run `infra/services.sh start`");
         }
         let options = AmqpOptions {
             prefix: prefix.clone(),
@@ -90,6 +102,8 @@ impl Cluster {
         Self {
             site: FixtureServer::start().await.expect("fixture site"),
             amqp_url,
+            s3_endpoint,
+            s3_keys,
             prefix,
             bucket,
             store,
@@ -119,14 +133,11 @@ impl Cluster {
                 "--s3",
                 &format!("s3://{}", self.bucket),
                 "--s3-endpoint",
-                &s3_endpoint(),
+                &self.s3_endpoint,
             ])
             .args(["--allow-host", &self.site.addr().to_string()])
-            .env("AWS_ACCESS_KEY_ID", env_or("AWS_ACCESS_KEY_ID", ACCESS_KEY))
-            .env(
-                "AWS_SECRET_ACCESS_KEY",
-                env_or("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
-            )
+            .env("AWS_ACCESS_KEY_ID", &self.s3_keys.0)
+            .env("AWS_SECRET_ACCESS_KEY", &self.s3_keys.1)
             .env("AWS_REGION", "us-east-1")
             .env("RUST_LOG", "warn,oxwright=info")
             .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -551,6 +562,47 @@ async fn a_broker_restart_mid_batch_is_survived() {
     assert_results_in_s3(&cluster.store, &ids).await;
     drop(cluster);
     drop(broker);
+}
+
+/// The default broker's URL.
+fn amqp_url() -> String {
+    env_or("OXWRIGHT_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2f")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_s3_outage_mid_batch_is_retried_not_dead_lettered() {
+    let s3 = Arc::new(tokio::task::spawn_blocking(PrivateS3::start).await.unwrap());
+    let keys = (PRIVATE_S3_ACCESS_KEY.to_owned(), PRIVATE_S3_SECRET_KEY.to_owned());
+    let mut cluster = Cluster::start_with(amqp_url(), s3.endpoint().to_owned(), keys).await;
+    cluster.scheduler();
+    // The default attempts and retry delays (3; 5 s, then 10 s) outlast a
+    // 10 s outage.
+    let worker = cluster.worker(4, &[]);
+    let batch = cluster.submit(&slow_pages(60, 1_000), &[]);
+    wait_until("pages in flight", Duration::from_secs(120), || {
+        cluster.site.hits("/slow") >= 8
+    })
+    .await;
+    let outage = s3.clone();
+    tokio::task::spawn_blocking(move || {
+        outage.stop();
+        std::thread::sleep(Duration::from_secs(10));
+        outage.start_again();
+    })
+    .await
+    .unwrap();
+    let lines = cluster.manifest(&batch, Duration::from_secs(300)).await;
+    let ids = assert_complete(&lines, 60);
+    assert_results_in_s3(&cluster.store, &ids).await;
+    let dead = cluster.queue.dead_letters().await.unwrap();
+    assert!(dead.is_empty(), "dead-lettered: {dead:?}");
+    let log = cluster.log(&format!("worker-{worker}"));
+    assert!(
+        log.contains("transient failure, retrying later") && log.contains("storage"),
+        "the outage did not reach a job: the test proves nothing\n{log}"
+    );
+    drop(cluster);
+    drop(s3);
 }
 
 /// Runs `oxwright submit fetch` of `paths` with `extra` flags off the
