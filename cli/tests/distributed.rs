@@ -177,8 +177,14 @@ impl Cluster {
 
     /// Starts the scheduler daemon without its HTTP API.
     fn scheduler(&mut self) -> usize {
+        self.scheduler_logged("scheduler")
+    }
+
+    /// Starts the scheduler daemon without its HTTP API, logging to
+    /// `<log_name>.log`.
+    fn scheduler_logged(&mut self, log_name: &str) -> usize {
         let child = self
-            .command("scheduler")
+            .command(log_name)
             .args(["scheduler", "--no-api"])
             .stdout(Stdio::null())
             .spawn()
@@ -562,6 +568,35 @@ async fn a_broker_restart_mid_batch_is_survived() {
     assert_results_in_s3(&cluster.store, &ids).await;
     drop(cluster);
     drop(broker);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduler_killed_again_and_again_mid_batch_loses_no_manifest_line() {
+    let mut cluster = Cluster::start().await;
+    let mut scheduler = cluster.scheduler();
+    cluster.worker(4, &[]);
+    cluster.worker(4, &[]);
+    let batch = cluster.submit(&slow_pages(300, 0), &[]);
+    wait_until("pages done", Duration::from_secs(120), || {
+        cluster.site.hits("/slow") >= 20
+    })
+    .await;
+    // SIGKILL while reports flow, at varying points of the 500 ms window
+    // between two manifest writes; a new scheduler takes over each time.
+    for round in 0..6u64 {
+        tokio::time::sleep(Duration::from_millis(1_300 + round * 170)).await;
+        cluster.signal(scheduler, libc::SIGKILL);
+        cluster.wait(scheduler);
+        scheduler = cluster.scheduler_logged(&format!("scheduler-{round}"));
+    }
+    let done_at_last_kill = cluster.site.hits("/slow");
+    let lines = cluster.manifest(&batch, Duration::from_secs(600)).await;
+    let ids = assert_complete(&lines, 300);
+    assert_results_in_s3(&cluster.store, &ids).await;
+    assert!(
+        done_at_last_kill < 300,
+        "the batch ended before the last kill ({done_at_last_kill} pages): the kills proved nothing"
+    );
 }
 
 /// The default broker's URL.

@@ -14,7 +14,7 @@ use tracing::debug;
 
 use crate::{
     Consumer, DEFAULT_MAX_MESSAGE_BYTES, DeadLetter, Delivery, Headers, JobQueue, Message, QueueError,
-    ReportStream, Settlement, Settler, encode_job,
+    ReportAck, ReportAcker, ReportStream, Settlement, Settler, encode_job,
 };
 
 /// Settings of a [`MemoryQueue`].
@@ -317,18 +317,62 @@ struct MemoryReports {
     inner: Arc<Inner>,
 }
 
-#[async_trait]
-impl ReportStream for MemoryReports {
-    async fn next(&mut self) -> Option<Result<JobReport, QueueError>> {
-        let body = self
-            .inner
+impl MemoryReports {
+    async fn take(&mut self) -> Option<Bytes> {
+        self.inner
             .wait_for(|state| match state.reports.pop_front() {
                 Some(body) => Some(Some(body)),
                 None if state.closed => Some(None),
                 None => None,
             })
-            .await?;
-        Some(serde_json::from_slice(&body).map_err(|e| QueueError::MalformedReport(e.to_string())))
+            .await
+    }
+}
+
+fn decode_report(body: &[u8]) -> Result<JobReport, QueueError> {
+    serde_json::from_slice(body).map_err(|e| QueueError::MalformedReport(e.to_string()))
+}
+
+#[async_trait]
+impl ReportStream for MemoryReports {
+    async fn next(&mut self) -> Option<Result<JobReport, QueueError>> {
+        let body = self.take().await?;
+        Some(decode_report(&body))
+    }
+
+    async fn next_unacked(&mut self) -> Option<(Result<JobReport, QueueError>, ReportAck)> {
+        let body = self.take().await?;
+        let report = decode_report(&body);
+        let ack = MemoryReportAck {
+            inner: self.inner.clone(),
+            body: Some(body),
+        };
+        Some((report, ReportAck::new(Box::new(ack))))
+    }
+}
+
+/// A report handed out unacked: dropped before its ack, it goes back to
+/// the front of the results queue, as the broker redelivers the unacked
+/// reports of a subscriber that died.
+#[derive(Debug)]
+struct MemoryReportAck {
+    inner: Arc<Inner>,
+    body: Option<Bytes>,
+}
+
+#[async_trait]
+impl ReportAcker for MemoryReportAck {
+    async fn ack(mut self: Box<Self>) -> Result<(), QueueError> {
+        self.body = None;
+        Ok(())
+    }
+}
+
+impl Drop for MemoryReportAck {
+    fn drop(&mut self) {
+        if let Some(body) = self.body.take() {
+            self.inner.update(|state| state.reports.push_front(body));
+        }
     }
 }
 

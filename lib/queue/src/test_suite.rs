@@ -32,6 +32,7 @@ pub async fn run_all(queue: &dyn JobQueue) {
     malformed_bodies_decode_to_typed_errors(queue).await;
     reports_arrive_in_order(queue).await;
     cancelled_report_reads_lose_nothing(queue).await;
+    unacked_reports_go_to_the_next_subscriber(queue).await;
     depth_counts_ready_messages(queue).await;
 }
 
@@ -342,6 +343,48 @@ pub async fn cancelled_report_reads_lose_nothing(queue: &dyn JobQueue) {
         jobs.iter().map(|j| j.id).collect::<Vec<_>>(),
         "every report once, in order"
     );
+}
+
+/// Checks `ReportStream::next_unacked`: a report whose ack was never sent
+/// (its subscriber died before storing it) goes to the next subscriber; an
+/// acked one does not.
+pub async fn unacked_reports_go_to_the_next_subscriber(queue: &dyn JobQueue) {
+    let (stored, lost) = (job("unacked-stored"), job("unacked-lost"));
+    let mut stream = queue.reports().await.expect("subscribe");
+    for job in [&stored, &lost] {
+        queue
+            .publish_report(&report(job, 1))
+            .await
+            .expect("publish report");
+    }
+    let mut acks = Vec::new();
+    for expected in [&stored, &lost] {
+        let (got, ack) = tokio::time::timeout(PATIENCE, stream.next_unacked())
+            .await
+            .expect("no report within 5 s")
+            .expect("report stream ended");
+        assert_eq!(got.expect("report decodes").job_id, expected.id);
+        acks.push(ack);
+    }
+    let lost_ack = acks.pop().expect("two acks");
+    acks.pop().expect("two acks").ack().await.expect("ack report");
+    // The subscriber dies with one report unacked.
+    drop(stream);
+    drop(lost_ack);
+    let mut stream = queue.reports().await.expect("subscribe again");
+    let (got, ack) = tokio::time::timeout(PATIENCE, stream.next_unacked())
+        .await
+        .expect("the unacked report was not handed out again within 5 s")
+        .expect("report stream ended");
+    assert_eq!(
+        got.expect("report decodes").job_id,
+        lost.id,
+        "only the unacked report comes back"
+    );
+    ack.ack().await.expect("ack report");
+    if let Ok(extra) = tokio::time::timeout(QUIET, stream.next_unacked()).await {
+        panic!("an acked report came back: {:?}", extra.map(|(r, _)| r));
+    }
 }
 
 /// Checks that depth counts ready messages only: published ones, not the
