@@ -599,6 +599,40 @@ async fn a_scheduler_killed_again_and_again_mid_batch_loses_no_manifest_line() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_and_a_scheduler_started_before_the_broker_wait_for_it() {
+    let broker = Arc::new(PrivateBroker::start());
+    let mut cluster = Cluster::start_on(broker.url().to_owned()).await;
+    let stopping = broker.clone();
+    tokio::task::spawn_blocking(move || stopping.stop())
+        .await
+        .unwrap();
+    let worker = cluster.worker(2, &[]);
+    let scheduler = cluster.scheduler();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    for (name, index) in [("worker", worker), ("scheduler", scheduler)] {
+        let status = cluster.children[index].try_wait().unwrap();
+        assert!(
+            status.is_none(),
+            "the {name} gave up while the broker was down ({status:?}):\n{}",
+            cluster.log(if index == worker { "worker-0" } else { "scheduler" })
+        );
+    }
+    let starting = broker.clone();
+    tokio::task::spawn_blocking(move || starting.start_again())
+        .await
+        .unwrap();
+    let batch = cluster.submit(&slow_pages(3, 1), &[]);
+    let lines = cluster.manifest(&batch, Duration::from_secs(180)).await;
+    assert_complete(&lines, 3);
+    for log in [cluster.log("worker-0"), cluster.log("scheduler")] {
+        let said = log.matches("cannot reach the broker").count();
+        assert_eq!(said, 1, "said once while the broker was down:\n{log}");
+    }
+    drop(cluster);
+    drop(broker);
+}
+
 /// The default broker's URL.
 fn amqp_url() -> String {
     env_or("OXWRIGHT_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2f")

@@ -58,7 +58,12 @@ pub async fn run_worker(
     )
     .map_err(|e| anyhow::anyhow!("[queue] {}", e.message))?;
     let store = setup.store().await?;
-    let queue = Arc::new(setup.queue().await?);
+    // A worker started before the broker (or while it restarts) waits for it.
+    let Some(queue) = setup.queue_patiently(&shutdown).await? else {
+        tracing::info!("worker stopped before the broker answered");
+        return Ok(());
+    };
+    let queue = Arc::new(queue);
     let pool = setup.pool().await?;
     crate::metrics::observe_pool(&pool);
     let mut ctx = HandlerContext::new(pool.clone(), setup.policy.clone(), store.clone());

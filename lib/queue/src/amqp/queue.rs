@@ -9,6 +9,7 @@ use lapin::options::{BasicGetOptions, BasicNackOptions, QueueDeclareOptions};
 use lapin::types::FieldTable;
 use oxwright_jobs::{Job, JobKind, JobReport};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
 use super::consumer::{AmqpConsumer, Subscription};
@@ -42,6 +43,23 @@ impl AmqpQueue {
     pub async fn connect(url: &str, options: AmqpOptions) -> Result<Self, QueueError> {
         Ok(Self {
             link: Link::connect(url, options).await?,
+        })
+    }
+
+    /// Connects like [`AmqpQueue::connect`], but while the broker cannot be
+    /// reached (not started yet, restarting, its name not resolving yet)
+    /// keeps trying with capped exponential backoff and jitter (at most
+    /// 10 s apart): one warning when the first attempt fails, a reminder
+    /// every minute, a line when it answers. Returns
+    /// [`QueueError::Closed`] when `stop` is cancelled first. A malformed
+    /// URL, refused credentials or a rejected topology fail at once.
+    pub async fn connect_patiently(
+        url: &str,
+        options: AmqpOptions,
+        stop: &CancellationToken,
+    ) -> Result<Self, QueueError> {
+        Ok(Self {
+            link: Link::connect_patiently(url, options, stop).await?,
         })
     }
 
