@@ -633,6 +633,39 @@ async fn a_worker_and_a_scheduler_started_before_the_broker_wait_for_it() {
     drop(broker);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_past_their_deadline_end_expired_without_running() {
+    let mut cluster = Cluster::start().await;
+    cluster.scheduler();
+    // No worker yet: the jobs wait on the queue past their deadline.
+    let batch = cluster.submit(&slow_pages(3, 1), &["--deadline-s", "1"]);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    cluster.worker(2, &[]);
+    let lines = cluster.manifest(&batch, Duration::from_secs(120)).await;
+    assert_eq!(lines.len(), 3, "one line per job: {lines:?}");
+    for line in &lines {
+        assert_eq!(line["status"], "failed", "{line}");
+        assert_eq!(line["error"]["kind"], "expired", "{line}");
+        let id = line["job_id"].as_str().unwrap();
+        assert!(
+            cluster
+                .store
+                .exists(&format!("jobs/fetch/{id}/error.json"))
+                .await
+                .unwrap(),
+            "no error.json for {id}"
+        );
+    }
+    assert_eq!(cluster.site.hits("/slow"), 0, "an expired job ran");
+    let summary = cluster.store.get(&keys::batch_summary(&batch)).await.unwrap();
+    let summary: serde_json::Value = serde_json::from_slice(&summary).unwrap();
+    assert_eq!(summary["failed_by_kind"]["expired"], 3, "{summary}");
+    // Jobs submitted with a deadline still ahead run as usual.
+    let batch = cluster.submit(&slow_pages(2, 1), &["--deadline-s", "600"]);
+    let lines = cluster.manifest(&batch, Duration::from_secs(120)).await;
+    assert_complete(&lines, 2);
+}
+
 /// The default broker's URL.
 fn amqp_url() -> String {
     env_or("OXWRIGHT_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2f")
