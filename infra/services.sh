@@ -9,6 +9,7 @@
 #   infra/services.sh status    # exit 0 only when both answer
 #   infra/services.sh restart-rabbitmq   # stop + start the broker only (recovery tests)
 #   infra/services.sh start-s3 | stop-s3 # the S3 server only (outage tests; data kept)
+#   infra/services.sh list-queues        # every queue: name, ready, unacked (tab-separated)
 #
 # Everything binds to 127.0.0.1 and lives under $OXWRIGHT_STATE
 # (default /tmp/oxwright-services): broker data and logs, the S3 data
@@ -215,6 +216,9 @@ case "${1:-}" in
     stop_rabbitmq
     ;;
   start-rabbitmq) start_rabbitmq ;;
+  list-queues)
+    (rabbit_env; "$RABBIT_BIN/rabbitmqctl" -q list_queues --no-table-headers name messages_ready messages_unacknowledged)
+    ;;
   start-s3) start_s3 ;;
   stop-s3) stop_pid s3s-fs "$S3_PID" 10 ;;
   stop-rabbitmq) stop_rabbitmq ;;
@@ -224,7 +228,7 @@ case "${1:-}" in
     ;;
   status) status ;;
   *)
-    echo "usage: $0 install|start|stop|status|start-rabbitmq|stop-rabbitmq|restart-rabbitmq|start-s3|stop-s3" >&2
+    echo "usage: $0 install|start|stop|status|start-rabbitmq|stop-rabbitmq|restart-rabbitmq|start-s3|stop-s3|list-queues" >&2
     exit 2
     ;;
 esac

@@ -154,8 +154,15 @@ impl Cluster {
         cmd
     }
 
-    /// Starts a worker with `pages` pages in one browser; returns its index.
+    /// Starts a worker of fetches and sitemaps with `pages` pages in one
+    /// browser; returns its index.
     fn worker(&mut self, pages: usize, extra: &[&str]) -> usize {
+        self.worker_of("fetch,sitemap", pages, extra)
+    }
+
+    /// Starts a worker of `kinds` with `pages` pages in one browser;
+    /// returns its index.
+    fn worker_of(&mut self, kinds: &str, pages: usize, extra: &[&str]) -> usize {
         let name = format!("worker-{}", self.children.len());
         let child = self
             .command(&name)
@@ -166,7 +173,7 @@ impl Cluster {
                 &pages.to_string(),
                 "worker",
             ])
-            .args(["--kinds", "fetch,sitemap"])
+            .args(["--kinds", kinds])
             .args(extra)
             .stdout(Stdio::null())
             .spawn()
@@ -664,6 +671,69 @@ async fn jobs_past_their_deadline_end_expired_without_running() {
     let batch = cluster.submit(&slow_pages(2, 1), &["--deadline-s", "600"]);
     let lines = cluster.manifest(&batch, Duration::from_secs(120)).await;
     assert_complete(&lines, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_never_holds_more_browser_jobs_than_it_has_pages() {
+    let broker = Arc::new(PrivateBroker::start());
+    let mut cluster = Cluster::start_on(broker.url().to_owned()).await;
+    // Two pages, no adaptive headroom: the pool's capacity is 2.
+    cluster.with_config("[browser]\nmax_pages_per_browser = 2\n");
+    // A queue of 100 browser jobs of both kinds, each holding a page.
+    for i in 0..60 {
+        let url = cluster.site.url(&format!("/slow?ms=1500&n={i}")).parse().unwrap();
+        let job = oxwright_jobs::Job::new(
+            oxwright_jobs::JobSpec::Fetch(oxwright_jobs::FetchSpec::new(url)),
+            None,
+        );
+        cluster.queue.publish(&job).await.unwrap();
+    }
+    for i in 0..40 {
+        let start = cluster.site.url(&format!("/slow?ms=1&w={i}")).parse().unwrap();
+        let spec = oxwright_jobs::WorkflowSpec::new("wait: 1500ms", start);
+        let job = oxwright_jobs::Job::new(oxwright_jobs::JobSpec::Workflow(Box::new(spec)), None);
+        cluster.queue.publish(&job).await.unwrap();
+    }
+    let worker = cluster.worker_of("fetch,sitemap,workflow", 2, &[]);
+    let mut samples = Vec::new();
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_secs(25) {
+        let prefix = format!("{}.", cluster.prefix);
+        let probe = broker.clone();
+        let counts = tokio::task::spawn_blocking(move || probe.queue_counts(&prefix))
+            .await
+            .unwrap();
+        let count = |kind: &str| {
+            counts
+                .get(&format!("{}.{kind}", cluster.prefix))
+                .copied()
+                .unwrap_or_default()
+        };
+        let (fetch, workflow) = (count("fetch"), count("workflow"));
+        samples.push((fetch.unacked, workflow.unacked));
+        assert!(
+            fetch.unacked + workflow.unacked <= 2,
+            "{} fetch and {} workflow jobs unacked with 2 pages (samples so far {samples:?})\n{}",
+            fetch.unacked,
+            workflow.unacked,
+            cluster.log(&format!("worker-{worker}"))
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let busy = samples.iter().filter(|(f, w)| f + w == 2).count();
+    assert!(busy >= 3, "the worker hardly ran: {samples:?}");
+    let prefix = format!("{}.", cluster.prefix);
+    let probe = broker.clone();
+    let counts = tokio::task::spawn_blocking(move || probe.queue_counts(&prefix))
+        .await
+        .unwrap();
+    let ready = |kind: &str| counts[&format!("{}.{kind}", cluster.prefix)].ready;
+    assert!(
+        ready("fetch") < 60 || ready("workflow") < 40,
+        "no job was taken: {counts:?}"
+    );
+    drop(cluster);
+    drop(broker);
 }
 
 /// The default broker's URL.

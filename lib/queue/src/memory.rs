@@ -177,7 +177,12 @@ impl JobQueue for MemoryQueue {
         })
     }
 
-    async fn consume(&self, kind: JobKind, prefetch: usize) -> Result<Box<dyn Consumer>, QueueError> {
+    async fn consume_many(
+        &self,
+        kinds: &[JobKind],
+        prefetch: usize,
+    ) -> Result<Box<dyn Consumer>, QueueError> {
+        crate::queue::check_kinds(kinds)?;
         if prefetch == 0 {
             return Err(QueueError::InvalidArgument(
                 "prefetch must be at least 1".to_owned(),
@@ -188,7 +193,8 @@ impl JobQueue for MemoryQueue {
         }
         Ok(Box::new(MemoryConsumer {
             inner: self.inner.clone(),
-            kind,
+            kinds: kinds.to_vec(),
+            turn: 0,
             slots: Arc::new(Semaphore::new(prefetch)),
         }))
     }
@@ -223,11 +229,13 @@ impl JobQueue for MemoryQueue {
     }
 }
 
-/// A consumer of one kind's in-memory queue.
+/// A consumer of one or more kinds' in-memory queues.
 #[derive(Debug)]
 struct MemoryConsumer {
     inner: Arc<Inner>,
-    kind: JobKind,
+    kinds: Vec<JobKind>,
+    /// Which kind is looked at first next time, so no kind starves.
+    turn: usize,
     /// One permit per unsettled delivery; each delivery's settler holds one.
     slots: Arc<Semaphore>,
 }
@@ -240,16 +248,20 @@ impl Consumer for MemoryConsumer {
             () = self.inner.wait_for(|s| s.closed.then_some(())) => return None,
             permit = self.slots.clone().acquire_owned() => permit.ok()?,
         };
-        let kind = self.kind;
+        let (kinds, turn) = (&self.kinds, self.turn);
         let queued = self
             .inner
             .wait_for(|state| {
                 if state.closed {
                     return Some(None);
                 }
-                state.queues.get_mut(&kind)?.pop_front().map(Some)
+                (0..kinds.len())
+                    .map(|i| (turn + i) % kinds.len())
+                    .find_map(|i| state.queues.get_mut(&kinds[i])?.pop_front())
+                    .map(Some)
             })
             .await?;
+        self.turn = (self.turn + 1) % self.kinds.len();
         let settler = MemorySettler {
             inner: self.inner.clone(),
             _permit: permit,

@@ -30,7 +30,16 @@ pub trait JobQueue: Send + Sync + std::fmt::Debug {
 
     /// Starts consuming `kind`'s queue with at most `prefetch` unsettled
     /// deliveries outstanding (0 is refused: prefetch is the only brake).
-    async fn consume(&self, kind: JobKind, prefetch: usize) -> Result<Box<dyn Consumer>, QueueError>;
+    async fn consume(&self, kind: JobKind, prefetch: usize) -> Result<Box<dyn Consumer>, QueueError> {
+        self.consume_many(&[kind], prefetch).await
+    }
+
+    /// Starts one consumer of several kinds' queues with at most
+    /// `prefetch` unsettled deliveries of all of them together (a worker's
+    /// one pool of browser pages serves every kind that needs one). No
+    /// kind, a repeated kind or a prefetch of 0 is refused.
+    async fn consume_many(&self, kinds: &[JobKind], prefetch: usize)
+    -> Result<Box<dyn Consumer>, QueueError>;
 
     /// Publishes a job report on the results queue, returning once
     /// confirmed.
@@ -109,4 +118,19 @@ impl ReportAck {
     pub async fn ack(self) -> Result<(), QueueError> {
         self.acker.ack().await
     }
+}
+
+/// Refuses an empty or repeated list of kinds to consume.
+pub(crate) fn check_kinds(kinds: &[JobKind]) -> Result<(), QueueError> {
+    if kinds.is_empty() {
+        return Err(QueueError::InvalidArgument("no job kind to consume".to_owned()));
+    }
+    for (i, kind) in kinds.iter().enumerate() {
+        if kinds[..i].contains(kind) {
+            return Err(QueueError::InvalidArgument(format!(
+                "job kind {kind} given twice"
+            )));
+        }
+    }
+    Ok(())
 }

@@ -144,7 +144,12 @@ impl JobQueue for AmqpQueue {
         self.publish_message(kind, &body, None, &headers).await
     }
 
-    async fn consume(&self, kind: JobKind, prefetch: usize) -> Result<Box<dyn Consumer>, QueueError> {
+    async fn consume_many(
+        &self,
+        kinds: &[JobKind],
+        prefetch: usize,
+    ) -> Result<Box<dyn Consumer>, QueueError> {
+        crate::queue::check_kinds(kinds)?;
         let prefetch = match u16::try_from(prefetch) {
             Ok(0) => {
                 return Err(QueueError::InvalidArgument(
@@ -159,9 +164,12 @@ impl JobQueue for AmqpQueue {
                 )));
             }
         };
-        let queue = self.link.names.kind_queue(kind);
-        let subscription = Subscription::open(Arc::clone(&self.link), queue, prefetch).await?;
-        Ok(Box::new(AmqpConsumer { subscription, kind }))
+        let queues = kinds.iter().map(|k| self.link.names.kind_queue(*k)).collect();
+        let subscription = Subscription::open(Arc::clone(&self.link), queues, prefetch).await?;
+        Ok(Box::new(AmqpConsumer {
+            subscription,
+            kinds: kinds.to_vec(),
+        }))
     }
 
     async fn publish_report(&self, report: &JobReport) -> Result<(), QueueError> {
@@ -179,7 +187,7 @@ impl JobQueue for AmqpQueue {
 
     async fn reports(&self) -> Result<Box<dyn ReportStream>, QueueError> {
         let queue = self.link.names.results_queue();
-        let subscription = Subscription::open(Arc::clone(&self.link), queue, REPORT_PREFETCH).await?;
+        let subscription = Subscription::open(Arc::clone(&self.link), vec![queue], REPORT_PREFETCH).await?;
         Ok(Box::new(AmqpReportStream {
             subscription,
             pending: None,

@@ -32,7 +32,7 @@ impl ReportStream for AmqpReportStream {
     async fn next(&mut self) -> Option<Result<JobReport, QueueError>> {
         loop {
             if self.pending.is_none() {
-                self.pending = Some(self.subscription.next().await?);
+                self.pending = Some(self.subscription.next().await?.1);
             }
             let delivery = self.pending.as_ref().expect("filled above");
             // Acked when handed out: a report buffered here but never read
@@ -55,7 +55,7 @@ impl ReportStream for AmqpReportStream {
         // awaited once a delivery is taken, so a cancelled call loses none.
         let delivery = match self.pending.take() {
             Some(delivery) => delivery,
-            None => self.subscription.next().await?,
+            None => self.subscription.next().await?.1,
         };
         let ack = ReportAck::new(Box::new(AmqpReportAck(delivery.acker)));
         Some((decode(&delivery.data), ack))
