@@ -8,6 +8,8 @@
 #   infra/services.sh stop      # stops by recorded PID, then `epmd -kill`
 #   infra/services.sh status    # exit 0 only when both answer
 #   infra/services.sh restart-rabbitmq   # stop + start the broker only (recovery tests)
+#   infra/services.sh start-s3 | stop-s3 # the S3 server only (outage tests; data kept)
+#   infra/services.sh list-queues        # every queue: name, ready, unacked (tab-separated)
 #
 # Everything binds to 127.0.0.1 and lives under $OXWRIGHT_STATE
 # (default /tmp/oxwright-services): broker data and logs, the S3 data
@@ -23,7 +25,8 @@
 #   OXWRIGHT_S3_BUCKET      bucket created at start    oxwright
 #
 # A second, private broker (tests that stop the broker use one) needs its
-# own OXWRIGHT_STATE, OXWRIGHT_AMQP_PORT and OXWRIGHT_RABBIT_NODE.
+# own OXWRIGHT_STATE, OXWRIGHT_AMQP_PORT and OXWRIGHT_RABBIT_NODE; a private
+# S3 server its own OXWRIGHT_STATE and OXWRIGHT_S3_PORT.
 set -euo pipefail
 
 STATE="${OXWRIGHT_STATE:-/tmp/oxwright-services}"
@@ -213,6 +216,11 @@ case "${1:-}" in
     stop_rabbitmq
     ;;
   start-rabbitmq) start_rabbitmq ;;
+  list-queues)
+    (rabbit_env; "$RABBIT_BIN/rabbitmqctl" -q list_queues --no-table-headers name messages_ready messages_unacknowledged)
+    ;;
+  start-s3) start_s3 ;;
+  stop-s3) stop_pid s3s-fs "$S3_PID" 10 ;;
   stop-rabbitmq) stop_rabbitmq ;;
   restart-rabbitmq)
     stop_rabbitmq
@@ -220,7 +228,7 @@ case "${1:-}" in
     ;;
   status) status ;;
   *)
-    echo "usage: $0 install|start|stop|status|start-rabbitmq|stop-rabbitmq|restart-rabbitmq" >&2
+    echo "usage: $0 install|start|stop|status|start-rabbitmq|stop-rabbitmq|restart-rabbitmq|start-s3|stop-s3|list-queues" >&2
     exit 2
     ;;
 esac

@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use oxwright_artifacts::{ArtifactStore, S3Config, S3Credentials, S3Store};
-use oxwright_fixtures::{FixtureServer, PrivateBroker};
+use oxwright_fixtures::{
+    FixtureServer, PRIVATE_S3_ACCESS_KEY, PRIVATE_S3_SECRET_KEY, PrivateBroker, PrivateS3,
+};
 use oxwright_jobs::{JobKind, keys};
 use oxwright_queue::{AmqpOptions, AmqpQueue, Headers, JobQueue};
 use support::{chromium_groups, members, wait_until};
@@ -43,6 +45,9 @@ fn s3_endpoint() -> String {
 struct Cluster {
     site: FixtureServer,
     amqp_url: String,
+    s3_endpoint: String,
+    /// The S3 access key pair.
+    s3_keys: (String, String),
     prefix: String,
     bucket: String,
     store: S3Store,
@@ -62,22 +67,29 @@ impl Cluster {
     }
 
     async fn start_on(amqp_url: String) -> Self {
+        let keys = (
+            env_or("AWS_ACCESS_KEY_ID", ACCESS_KEY),
+            env_or("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+        );
+        Self::start_with(amqp_url, s3_endpoint(), keys).await
+    }
+
+    /// A cluster on the broker at `amqp_url` and the S3 server at
+    /// `s3_endpoint` with `s3_keys` (a private one, for the tests that stop it).
+    async fn start_with(amqp_url: String, s3_endpoint: String, s3_keys: (String, String)) -> Self {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let prefix = format!("oxwright-e2e-{}", &id[..12]);
         let bucket = format!("oxwright-e2e-{}", &id[..12]);
         let mut s3 = S3Config::new(&bucket);
-        s3.endpoint = Some(s3_endpoint());
+        s3.endpoint = Some(s3_endpoint.clone());
         s3.region = Some("us-east-1".into());
         s3.credentials = Some(S3Credentials {
-            access_key_id: env_or("AWS_ACCESS_KEY_ID", ACCESS_KEY),
-            secret_access_key: env_or("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+            access_key_id: s3_keys.0.clone(),
+            secret_access_key: s3_keys.1.clone(),
         });
         let store = S3Store::new(s3).await.expect("S3 config");
         if let Err(err) = store.create_bucket().await {
-            panic!(
-                "S3 server not usable at {} ({err}); run `infra/services.sh start`",
-                s3_endpoint()
-            );
+            panic!("S3 server not usable at {s3_endpoint} ({err}); run `infra/services.sh start`");
         }
         let options = AmqpOptions {
             prefix: prefix.clone(),
@@ -90,6 +102,8 @@ impl Cluster {
         Self {
             site: FixtureServer::start().await.expect("fixture site"),
             amqp_url,
+            s3_endpoint,
+            s3_keys,
             prefix,
             bucket,
             store,
@@ -119,14 +133,11 @@ impl Cluster {
                 "--s3",
                 &format!("s3://{}", self.bucket),
                 "--s3-endpoint",
-                &s3_endpoint(),
+                &self.s3_endpoint,
             ])
             .args(["--allow-host", &self.site.addr().to_string()])
-            .env("AWS_ACCESS_KEY_ID", env_or("AWS_ACCESS_KEY_ID", ACCESS_KEY))
-            .env(
-                "AWS_SECRET_ACCESS_KEY",
-                env_or("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
-            )
+            .env("AWS_ACCESS_KEY_ID", &self.s3_keys.0)
+            .env("AWS_SECRET_ACCESS_KEY", &self.s3_keys.1)
             .env("AWS_REGION", "us-east-1")
             .env("RUST_LOG", "warn,oxwright=info")
             .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -143,8 +154,15 @@ impl Cluster {
         cmd
     }
 
-    /// Starts a worker with `pages` pages in one browser; returns its index.
+    /// Starts a worker of fetches and sitemaps with `pages` pages in one
+    /// browser; returns its index.
     fn worker(&mut self, pages: usize, extra: &[&str]) -> usize {
+        self.worker_of("fetch,sitemap", pages, extra)
+    }
+
+    /// Starts a worker of `kinds` with `pages` pages in one browser;
+    /// returns its index.
+    fn worker_of(&mut self, kinds: &str, pages: usize, extra: &[&str]) -> usize {
         let name = format!("worker-{}", self.children.len());
         let child = self
             .command(&name)
@@ -155,7 +173,7 @@ impl Cluster {
                 &pages.to_string(),
                 "worker",
             ])
-            .args(["--kinds", "fetch,sitemap"])
+            .args(["--kinds", kinds])
             .args(extra)
             .stdout(Stdio::null())
             .spawn()
@@ -166,8 +184,14 @@ impl Cluster {
 
     /// Starts the scheduler daemon without its HTTP API.
     fn scheduler(&mut self) -> usize {
+        self.scheduler_logged("scheduler")
+    }
+
+    /// Starts the scheduler daemon without its HTTP API, logging to
+    /// `<log_name>.log`.
+    fn scheduler_logged(&mut self, log_name: &str) -> usize {
         let child = self
-            .command("scheduler")
+            .command(log_name)
             .args(["scheduler", "--no-api"])
             .stdout(Stdio::null())
             .spawn()
@@ -551,6 +575,206 @@ async fn a_broker_restart_mid_batch_is_survived() {
     assert_results_in_s3(&cluster.store, &ids).await;
     drop(cluster);
     drop(broker);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduler_killed_again_and_again_mid_batch_loses_no_manifest_line() {
+    let mut cluster = Cluster::start().await;
+    let mut scheduler = cluster.scheduler();
+    cluster.worker(4, &[]);
+    cluster.worker(4, &[]);
+    let batch = cluster.submit(&slow_pages(300, 0), &[]);
+    wait_until("pages done", Duration::from_secs(120), || {
+        cluster.site.hits("/slow") >= 20
+    })
+    .await;
+    // SIGKILL while reports flow, at varying points of the 500 ms window
+    // between two manifest writes; a new scheduler takes over each time.
+    for round in 0..6u64 {
+        tokio::time::sleep(Duration::from_millis(1_300 + round * 170)).await;
+        cluster.signal(scheduler, libc::SIGKILL);
+        cluster.wait(scheduler);
+        scheduler = cluster.scheduler_logged(&format!("scheduler-{round}"));
+    }
+    let done_at_last_kill = cluster.site.hits("/slow");
+    let lines = cluster.manifest(&batch, Duration::from_secs(600)).await;
+    let ids = assert_complete(&lines, 300);
+    assert_results_in_s3(&cluster.store, &ids).await;
+    assert!(
+        done_at_last_kill < 300,
+        "the batch ended before the last kill ({done_at_last_kill} pages): the kills proved nothing"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_and_a_scheduler_started_before_the_broker_wait_for_it() {
+    let broker = Arc::new(PrivateBroker::start());
+    let mut cluster = Cluster::start_on(broker.url().to_owned()).await;
+    let stopping = broker.clone();
+    tokio::task::spawn_blocking(move || stopping.stop())
+        .await
+        .unwrap();
+    let worker = cluster.worker(2, &[]);
+    let scheduler = cluster.scheduler();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    for (name, index) in [("worker", worker), ("scheduler", scheduler)] {
+        let status = cluster.children[index].try_wait().unwrap();
+        assert!(
+            status.is_none(),
+            "the {name} gave up while the broker was down ({status:?}):\n{}",
+            cluster.log(if index == worker { "worker-0" } else { "scheduler" })
+        );
+    }
+    let starting = broker.clone();
+    tokio::task::spawn_blocking(move || starting.start_again())
+        .await
+        .unwrap();
+    let batch = cluster.submit(&slow_pages(3, 1), &[]);
+    let lines = cluster.manifest(&batch, Duration::from_secs(180)).await;
+    assert_complete(&lines, 3);
+    for log in [cluster.log("worker-0"), cluster.log("scheduler")] {
+        let said = log.matches("cannot reach the broker").count();
+        assert_eq!(said, 1, "said once while the broker was down:\n{log}");
+    }
+    drop(cluster);
+    drop(broker);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_past_their_deadline_end_expired_without_running() {
+    let mut cluster = Cluster::start().await;
+    cluster.scheduler();
+    // No worker yet: the jobs wait on the queue past their deadline.
+    let batch = cluster.submit(&slow_pages(3, 1), &["--deadline-s", "1"]);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    cluster.worker(2, &[]);
+    let lines = cluster.manifest(&batch, Duration::from_secs(120)).await;
+    assert_eq!(lines.len(), 3, "one line per job: {lines:?}");
+    for line in &lines {
+        assert_eq!(line["status"], "failed", "{line}");
+        assert_eq!(line["error"]["kind"], "expired", "{line}");
+        let id = line["job_id"].as_str().unwrap();
+        assert!(
+            cluster
+                .store
+                .exists(&format!("jobs/fetch/{id}/error.json"))
+                .await
+                .unwrap(),
+            "no error.json for {id}"
+        );
+    }
+    assert_eq!(cluster.site.hits("/slow"), 0, "an expired job ran");
+    let summary = cluster.store.get(&keys::batch_summary(&batch)).await.unwrap();
+    let summary: serde_json::Value = serde_json::from_slice(&summary).unwrap();
+    assert_eq!(summary["failed_by_kind"]["expired"], 3, "{summary}");
+    // Jobs submitted with a deadline still ahead run as usual.
+    let batch = cluster.submit(&slow_pages(2, 1), &["--deadline-s", "600"]);
+    let lines = cluster.manifest(&batch, Duration::from_secs(120)).await;
+    assert_complete(&lines, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_never_holds_more_browser_jobs_than_it_has_pages() {
+    let broker = Arc::new(PrivateBroker::start());
+    let mut cluster = Cluster::start_on(broker.url().to_owned()).await;
+    // Two pages, no adaptive headroom: the pool's capacity is 2.
+    cluster.with_config("[browser]\nmax_pages_per_browser = 2\n");
+    // A queue of 100 browser jobs of both kinds, each holding a page.
+    for i in 0..60 {
+        let url = cluster.site.url(&format!("/slow?ms=1500&n={i}")).parse().unwrap();
+        let job = oxwright_jobs::Job::new(
+            oxwright_jobs::JobSpec::Fetch(oxwright_jobs::FetchSpec::new(url)),
+            None,
+        );
+        cluster.queue.publish(&job).await.unwrap();
+    }
+    for i in 0..40 {
+        let start = cluster.site.url(&format!("/slow?ms=1&w={i}")).parse().unwrap();
+        let spec = oxwright_jobs::WorkflowSpec::new("wait: 1500ms", start);
+        let job = oxwright_jobs::Job::new(oxwright_jobs::JobSpec::Workflow(Box::new(spec)), None);
+        cluster.queue.publish(&job).await.unwrap();
+    }
+    let worker = cluster.worker_of("fetch,sitemap,workflow", 2, &[]);
+    let mut samples = Vec::new();
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_secs(25) {
+        let prefix = format!("{}.", cluster.prefix);
+        let probe = broker.clone();
+        let counts = tokio::task::spawn_blocking(move || probe.queue_counts(&prefix))
+            .await
+            .unwrap();
+        let count = |kind: &str| {
+            counts
+                .get(&format!("{}.{kind}", cluster.prefix))
+                .copied()
+                .unwrap_or_default()
+        };
+        let (fetch, workflow) = (count("fetch"), count("workflow"));
+        samples.push((fetch.unacked, workflow.unacked));
+        assert!(
+            fetch.unacked + workflow.unacked <= 2,
+            "{} fetch and {} workflow jobs unacked with 2 pages (samples so far {samples:?})\n{}",
+            fetch.unacked,
+            workflow.unacked,
+            cluster.log(&format!("worker-{worker}"))
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let busy = samples.iter().filter(|(f, w)| f + w == 2).count();
+    assert!(busy >= 3, "the worker hardly ran: {samples:?}");
+    let prefix = format!("{}.", cluster.prefix);
+    let probe = broker.clone();
+    let counts = tokio::task::spawn_blocking(move || probe.queue_counts(&prefix))
+        .await
+        .unwrap();
+    let ready = |kind: &str| counts[&format!("{}.{kind}", cluster.prefix)].ready;
+    assert!(
+        ready("fetch") < 60 || ready("workflow") < 40,
+        "no job was taken: {counts:?}"
+    );
+    drop(cluster);
+    drop(broker);
+}
+
+/// The default broker's URL.
+fn amqp_url() -> String {
+    env_or("OXWRIGHT_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2f")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_s3_outage_mid_batch_is_retried_not_dead_lettered() {
+    let s3 = Arc::new(tokio::task::spawn_blocking(PrivateS3::start).await.unwrap());
+    let keys = (PRIVATE_S3_ACCESS_KEY.to_owned(), PRIVATE_S3_SECRET_KEY.to_owned());
+    let mut cluster = Cluster::start_with(amqp_url(), s3.endpoint().to_owned(), keys).await;
+    cluster.scheduler();
+    // The default attempts and retry delays (3; 5 s, then 10 s) outlast a
+    // 10 s outage.
+    let worker = cluster.worker(4, &[]);
+    let batch = cluster.submit(&slow_pages(60, 1_000), &[]);
+    wait_until("pages in flight", Duration::from_secs(120), || {
+        cluster.site.hits("/slow") >= 8
+    })
+    .await;
+    let outage = s3.clone();
+    tokio::task::spawn_blocking(move || {
+        outage.stop();
+        std::thread::sleep(Duration::from_secs(10));
+        outage.start_again();
+    })
+    .await
+    .unwrap();
+    let lines = cluster.manifest(&batch, Duration::from_secs(300)).await;
+    let ids = assert_complete(&lines, 60);
+    assert_results_in_s3(&cluster.store, &ids).await;
+    let dead = cluster.queue.dead_letters().await.unwrap();
+    assert!(dead.is_empty(), "dead-lettered: {dead:?}");
+    let log = cluster.log(&format!("worker-{worker}"));
+    assert!(
+        log.contains("transient failure, retrying later") && log.contains("storage"),
+        "the outage did not reach a job: the test proves nothing\n{log}"
+    );
+    drop(cluster);
+    drop(s3);
 }
 
 /// Runs `oxwright submit fetch` of `paths` with `extra` flags off the

@@ -135,3 +135,35 @@ async fn a_finished_batch_leaves_no_chromium_behind() {
     assert_eq!(lines.len(), 6);
     assert!(lines.iter().all(|l| l["status"] == "ok"), "{lines:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_tmpdir_does_not_break_chromium() {
+    let site = FixtureServer::start().await.unwrap();
+    // Like /tmp/some-service/run-20261123T100623Z/tmp, only longer: a
+    // profile under it would put Chromium's singleton socket past the
+    // 107-byte limit of a Unix socket path.
+    let root = tempfile::tempdir().unwrap();
+    let tmpdir = root
+        .path()
+        .join("some-service/run-20261123T100623Z/a-rather-long-directory-name/tmp");
+    std::fs::create_dir_all(&tmpdir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_oxwright"))
+        .env("TMPDIR", &tmpdir)
+        .env_remove("OXWRIGHT_CONFIG")
+        .args(["--allow-host", &site.addr().to_string(), "--out"])
+        .arg(root.path().join("store"))
+        .args(["fetch", "--json"])
+        .arg(site.url("/slow?ms=1"))
+        .output()
+        .expect("oxwright runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a FetchResult line");
+    assert_eq!(result["status"], 200, "{result}");
+    let left: Vec<_> = std::fs::read_dir(&tmpdir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+}

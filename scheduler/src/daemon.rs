@@ -153,31 +153,65 @@ pub async fn run_scheduler(
     Ok(())
 }
 
+/// Reports held unacked (recorded, their manifests not yet written) that
+/// make the report loop write the manifests before the next tick, well
+/// below the broker's report prefetch, so reports keep flowing.
+pub const FLUSH_AT_HELD: usize = 256;
+
 async fn report_loop(state: &AppState, shutdown: &CancellationToken) -> Result<(), SchedulerError> {
     let mut reports = state.queue.reports().await.map_err(BatchError::from)?;
-    let mut tick = tokio::time::interval(state.opts.flush_interval);
+    let every = state.opts.flush_interval;
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // While the store fails only the tick tries again.
+    let mut written = true;
     loop {
         tokio::select! {
-            _ = shutdown.cancelled() => return Ok(()),
-            _ = tick.tick() => {
-                let mut tracker = state.tracker.lock().await;
-                if let Err(err) = tracker.flush().await {
-                    // The lines stay buffered; the next tick tries again.
-                    tracing::warn!(error = %err, "writing manifests failed");
-                }
+            _ = shutdown.cancelled() => {
+                // While the subscription lives, so the held reports can be acked.
+                flush(state).await;
+                return Ok(());
             }
-            next = reports.next() => match next {
-                Some(Ok(report)) => {
-                    let recorded = state.tracker.lock().await.record(&report).await;
-                    match recorded {
-                        Ok(outcome) => tracing::debug!(job_id = %report.job_id, ?outcome, "report"),
-                        Err(err) => tracing::warn!(job_id = %report.job_id, error = %err, "report not recorded"),
+            _ = tick.tick() => written = flush(state).await,
+            // Each report is acked once the manifest holding its line is
+            // written (`BatchTracker::hold`), not when it is read.
+            next = reports.next_unacked() => match next {
+                Some((Ok(report), ack)) => {
+                    let job_id = report.job_id;
+                    let mut tracker = state.tracker.lock().await;
+                    match tracker.hold(report, ack).await {
+                        Ok(outcome) => tracing::debug!(%job_id, ?outcome, "report"),
+                        Err(err) => tracing::warn!(
+                            %job_id, error = %err,
+                            "report not recorded yet; kept unacked, tried again at the next flush"
+                        ),
+                    }
+                    let held = tracker.held();
+                    drop(tracker);
+                    if held >= FLUSH_AT_HELD && written {
+                        written = flush(state).await;
                     }
                 }
-                Some(Err(err)) => tracing::warn!(error = %err, "unreadable report skipped"),
+                Some((Err(err), ack)) => {
+                    tracing::warn!(error = %err, "unreadable report dropped");
+                    if let Err(err) = ack.ack().await {
+                        tracing::debug!(error = %err, "ack of an unreadable report failed");
+                    }
+                }
                 None => return Err(BatchError::Queue(oxwright_queue::QueueError::Closed).into()),
             },
+        }
+    }
+}
+
+/// Writes the manifests with new lines; on failure the lines and their
+/// reports stay held for the next try. Says whether it succeeded.
+async fn flush(state: &AppState) -> bool {
+    match state.tracker.lock().await.flush().await {
+        Ok(_) => true,
+        Err(err) => {
+            tracing::warn!(error = %err, "writing manifests failed; the next flush tries again");
+            false
         }
     }
 }

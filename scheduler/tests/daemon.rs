@@ -435,3 +435,162 @@ async fn api_batch_entries_are_each_one_job_or_one_refusal() {
     daemon.shutdown.cancel();
     daemon.task.await.unwrap();
 }
+
+/// A memory store that fails every operation, like an S3 server that
+/// refuses connections, while `down` is set.
+#[derive(Debug, Default)]
+struct SwitchedStore {
+    inner: MemoryStore,
+    down: std::sync::atomic::AtomicBool,
+}
+
+impl SwitchedStore {
+    fn check(&self, key: &str) -> Result<(), oxwright_artifacts::ArtifactError> {
+        if self.down.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(oxwright_artifacts::ArtifactError::Backend {
+                key: key.to_owned(),
+                message: "dispatch failure: connection refused".into(),
+                retryable: true,
+                source: None,
+            });
+        }
+        Ok(())
+    }
+
+    fn set_down(&self, down: bool) {
+        self.down.store(down, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[async_trait::async_trait]
+impl ArtifactStore for SwitchedStore {
+    async fn put(
+        &self,
+        key: &str,
+        body: bytes::Bytes,
+        content_type: &str,
+    ) -> Result<(), oxwright_artifacts::ArtifactError> {
+        self.check(key)?;
+        self.inner.put(key, body, content_type).await
+    }
+
+    async fn get(&self, key: &str) -> Result<bytes::Bytes, oxwright_artifacts::ArtifactError> {
+        self.check(key)?;
+        self.inner.get(key).await
+    }
+
+    async fn append(&self, key: &str, line: bytes::Bytes) -> Result<(), oxwright_artifacts::ArtifactError> {
+        self.check(key)?;
+        self.inner.append(key, line).await
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, oxwright_artifacts::ArtifactError> {
+        self.check(prefix)?;
+        self.inner.list(prefix).await
+    }
+
+    async fn exists(&self, key: &str) -> Result<bool, oxwright_artifacts::ArtifactError> {
+        self.check(key)?;
+        self.inner.exists(key).await
+    }
+
+    fn describe(&self) -> String {
+        "switched memory store".into()
+    }
+}
+
+/// Runs a daemon without the API on `queue` and `store`, writing manifests
+/// every `flush`.
+fn spawn_daemon(
+    queue: Arc<MemoryQueue>,
+    store: Arc<dyn ArtifactStore>,
+    flush: Duration,
+) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let shutdown = CancellationToken::new();
+    let opts = SchedulerOptions {
+        policy: Arc::new(UrlPolicy::default()),
+        flush_interval: flush,
+        schedules: Vec::new(),
+        webhooks: Vec::new(),
+        webhook_secrets: BTreeMap::new(),
+    };
+    let task = tokio::spawn({
+        let shutdown = shutdown.clone();
+        async move {
+            run_scheduler(queue, store, opts, None, shutdown)
+                .await
+                .expect("scheduler runs");
+        }
+    });
+    (shutdown, task)
+}
+
+/// Submits a batch of `n` fetches straight to the queue and store.
+async fn submit(queue: &MemoryQueue, store: &dyn ArtifactStore, batch_id: &str, n: usize) {
+    let urls: Vec<String> = (0..n).map(|i| format!("https://example.com/{i}")).collect();
+    let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let (jobs, refused) = template(&urls).jobs(batch_id, &UrlPolicy::default()).unwrap();
+    oxwright_scheduler::submit_batch(queue, store, batch_id, jobs, refused, "test")
+        .await
+        .unwrap();
+}
+
+/// Waits until `batch_id` has its summary; returns the manifest's lines.
+async fn manifest_when_complete(store: &dyn ArtifactStore, batch_id: &str) -> Vec<serde_json::Value> {
+    for _ in 0..200 {
+        if store
+            .exists(&keys::batch_summary(batch_id))
+            .await
+            .unwrap_or(false)
+        {
+            let body = store.get(&keys::batch_manifest(batch_id)).await.unwrap();
+            return String::from_utf8(body.to_vec())
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("batch {batch_id} did not complete");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduler_killed_before_its_flush_loses_no_report() {
+    let queue = Arc::new(MemoryQueue::new());
+    let store = Arc::new(MemoryStore::new());
+    submit(&queue, store.as_ref(), "b-killed", 3).await;
+    // This scheduler writes its manifests once, at start, then never again.
+    let (_, first) = spawn_daemon(queue.clone(), store.clone(), Duration::from_secs(3_600));
+    play_worker(&queue, 3).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Killed: nothing runs after this, no flush, no ack.
+    first.abort();
+    let _ = first.await;
+    assert!(
+        !store.exists(&keys::batch_manifest("b-killed")).await.unwrap(),
+        "the first scheduler wrote no manifest"
+    );
+    let (shutdown, second) = spawn_daemon(queue.clone(), store.clone(), Duration::from_millis(50));
+    let lines = manifest_when_complete(store.as_ref(), "b-killed").await;
+    assert_eq!(lines.len(), 3, "one line per job: {lines:?}");
+    shutdown.cancel();
+    second.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_that_arrive_while_the_store_is_down_are_recorded_once_it_is_back() {
+    let queue = Arc::new(MemoryQueue::new());
+    let store = Arc::new(SwitchedStore::default());
+    submit(&queue, store.as_ref(), "b-outage", 2).await;
+    let (shutdown, daemon) = spawn_daemon(queue.clone(), store.clone(), Duration::from_millis(50));
+    // The batch's first report comes while its record cannot be read.
+    store.set_down(true);
+    play_worker(&queue, 2).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    store.set_down(false);
+    let lines = manifest_when_complete(store.as_ref(), "b-outage").await;
+    assert_eq!(lines.len(), 2, "one line per job: {lines:?}");
+    shutdown.cancel();
+    daemon.await.unwrap();
+}

@@ -1,6 +1,8 @@
-//! The consumer loop: take a pool permit, then a message; run the job;
-//! publish its report; only then settle the delivery. Undecodable messages
-//! and failed jobs go to the dead-letter queue with their reason.
+//! The consumer loop: take a permit, then a message; run the job; publish
+//! its report; only then settle the delivery. Undecodable messages and
+//! failed jobs go to the dead-letter queue with their reason. One loop may
+//! serve several kinds: their jobs then share its permits and its prefetch
+//! (a worker's fetches and workflows share one pool of browser pages).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,9 +20,11 @@ use crate::metrics::{self, Outcome};
 /// How a consumer behaves.
 #[derive(Debug, Clone)]
 pub struct ConsumerOptions {
-    /// The job kind consumed.
-    pub kind: JobKind,
-    /// Jobs run at once; also the prefetch. Defaults to the pool capacity.
+    /// The job kinds consumed, sharing `concurrency`.
+    pub kinds: Vec<JobKind>,
+    /// Jobs of all `kinds` run at once; also the prefetch (the broker holds
+    /// no more unacked for this consumer). For the kinds that need a browser
+    /// it is the pool's capacity.
     pub concurrency: usize,
     /// Deliveries of one job before a retryable failure is final.
     pub max_attempts: u32,
@@ -33,8 +37,14 @@ pub struct ConsumerOptions {
 impl ConsumerOptions {
     /// Returns options for `kind` with `concurrency`, one attempt per job.
     pub fn new(kind: JobKind, concurrency: usize) -> Self {
+        Self::for_kinds(vec![kind], concurrency)
+    }
+
+    /// Returns options for one consumer of every kind of `kinds`, sharing
+    /// `concurrency`, one attempt per job.
+    pub fn for_kinds(kinds: Vec<JobKind>, concurrency: usize) -> Self {
         Self {
-            kind,
+            kinds,
             concurrency: concurrency.max(1),
             max_attempts: 1,
             retry_delay: Duration::from_secs(5),
@@ -43,7 +53,7 @@ impl ConsumerOptions {
     }
 }
 
-/// Consumes `opts.kind` jobs until `shutdown` fires or the queue closes,
+/// Consumes `opts.kinds` jobs until `shutdown` fires or the queue closes,
 /// then waits (bounded) for in-flight jobs. Unsettled deliveries left at the
 /// end return to the queue.
 pub async fn run_consumer(
@@ -53,7 +63,7 @@ pub async fn run_consumer(
     shutdown: CancellationToken,
 ) -> Result<(), QueueError> {
     let permits = Arc::new(Semaphore::new(opts.concurrency));
-    let mut consumer = queue.consume(opts.kind, opts.concurrency).await?;
+    let mut consumer = queue.consume_many(&opts.kinds, opts.concurrency).await?;
     let tracker = TaskTracker::new();
     loop {
         // The permit comes first: a message is only taken when it can run.
@@ -72,7 +82,7 @@ pub async fn run_consumer(
         // One span per delivery, continuing the submitter's trace.
         let span = tracing::info_span!(
             "delivery",
-            kind = %opts.kind,
+            kind = %delivery.kind(),
             message_id = delivery.message_id().unwrap_or(""),
             redelivered = delivery.redelivered(),
         );

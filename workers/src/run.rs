@@ -39,6 +39,38 @@ impl Default for WorkerOptions {
     }
 }
 
+/// Returns the consumers a worker runs for `kinds`: one for every kind that
+/// needs a browser (fetches and workflows lease pages from the same pool,
+/// so they share its `capacity` as their permits and prefetch: the broker
+/// never holds more of them unacked for this worker than it has pages), and
+/// sitemap loads (no browser) on their own small limit.
+pub fn consumer_plan(
+    kinds: &[JobKind],
+    capacity: usize,
+    sitemap_concurrency: usize,
+) -> Vec<(Vec<JobKind>, usize)> {
+    let mut browser: Vec<JobKind> = Vec::new();
+    let mut plan = Vec::new();
+    for kind in kinds {
+        match kind {
+            JobKind::Fetch | JobKind::Workflow => {
+                if !browser.contains(kind) {
+                    browser.push(*kind);
+                }
+            }
+            JobKind::Sitemap => {
+                if !plan.iter().any(|(k, _): &(Vec<JobKind>, usize)| k.contains(kind)) {
+                    plan.push((vec![JobKind::Sitemap], sitemap_concurrency.max(1)));
+                }
+            }
+        }
+    }
+    if !browser.is_empty() {
+        plan.insert(0, (browser, capacity.max(1)));
+    }
+    plan
+}
+
 /// Runs a worker until `shutdown` is cancelled (or a consumer fails): jobs
 /// from RabbitMQ, artefacts to the configured store, reports published
 /// before each ack. Returns once every consumer drained and the browsers
@@ -58,30 +90,31 @@ pub async fn run_worker(
     )
     .map_err(|e| anyhow::anyhow!("[queue] {}", e.message))?;
     let store = setup.store().await?;
-    let queue = Arc::new(setup.queue().await?);
+    // A worker started before the broker (or while it restarts) waits for it.
+    let Some(queue) = setup.queue_patiently(&shutdown).await? else {
+        tracing::info!("worker stopped before the broker answered");
+        return Ok(());
+    };
+    let queue = Arc::new(queue);
     let pool = setup.pool().await?;
     crate::metrics::observe_pool(&pool);
     let mut ctx = HandlerContext::new(pool.clone(), setup.policy.clone(), store.clone());
     ctx.workflow = crate::handlers::workflow::WorkflowContext::from_env(&setup.env);
     let queue_config = &setup.config.queue;
     let mut consumers = tokio::task::JoinSet::new();
-    for kind in &opts.kinds {
-        let concurrency = match kind {
-            JobKind::Sitemap => opts.sitemap_concurrency.max(1),
-            // Fetches and workflows lease pages from the same pool.
-            JobKind::Fetch | JobKind::Workflow => pool.capacity(),
-        };
-        let mut copts = ConsumerOptions::new(*kind, concurrency);
+    for (kinds, concurrency) in consumer_plan(&opts.kinds, pool.capacity(), opts.sitemap_concurrency) {
+        let mut copts = ConsumerOptions::for_kinds(kinds, concurrency);
         copts.max_attempts = opts.max_attempts.unwrap_or(queue_config.max_attempts).max(1);
         copts.retry_delay = Duration::from_millis(retry_delay_ms);
         copts.drain_timeout = opts.drain_timeout;
-        let (ctx, queue, shutdown, kind) = (
-            ctx.clone(),
-            queue.clone() as Arc<dyn JobQueue>,
-            shutdown.clone(),
-            *kind,
-        );
-        consumers.spawn(async move { (kind, run_consumer(ctx, queue, copts, shutdown).await) });
+        let (ctx, queue, shutdown) = (ctx.clone(), queue.clone() as Arc<dyn JobQueue>, shutdown.clone());
+        let name = copts
+            .kinds
+            .iter()
+            .map(|k| k.as_str())
+            .collect::<Vec<_>>()
+            .join("+");
+        consumers.spawn(async move { (name, run_consumer(ctx, queue, copts, shutdown).await) });
     }
     tracing::info!(
         pid = std::process::id(),
@@ -93,10 +126,10 @@ pub async fn run_worker(
     );
     let mut failure = None;
     while let Some(joined) = consumers.join_next().await {
-        let (kind, result) = joined.context("consumer task")?;
+        let (kinds, result) = joined.context("consumer task")?;
         if let Err(err) = result {
-            tracing::error!(%kind, error = %err, "consumer stopped");
-            failure.get_or_insert(anyhow::anyhow!("{kind} consumer: {err}"));
+            tracing::error!(%kinds, error = %err, "consumer stopped");
+            failure.get_or_insert(anyhow::anyhow!("{kinds} consumer: {err}"));
             // One dead consumer stops the worker: a supervisor restarts it.
             shutdown.cancel();
         }
@@ -108,5 +141,26 @@ pub async fn run_worker(
     match failure {
         Some(err) => Err(err),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn browser_kinds_share_one_consumer_and_sitemaps_have_their_own() {
+        use JobKind::{Fetch, Sitemap, Workflow};
+        assert_eq!(
+            consumer_plan(&[Fetch, Sitemap, Workflow], 8, 4),
+            vec![(vec![Fetch, Workflow], 8), (vec![Sitemap], 4)]
+        );
+        assert_eq!(consumer_plan(&[Workflow], 8, 4), vec![(vec![Workflow], 8)]);
+        assert_eq!(consumer_plan(&[Sitemap], 8, 0), vec![(vec![Sitemap], 1)]);
+        assert_eq!(
+            consumer_plan(&[Fetch, Fetch, Sitemap, Sitemap], 2, 4),
+            vec![(vec![Fetch], 2), (vec![Sitemap], 4)],
+            "a kind given twice is consumed once"
+        );
     }
 }

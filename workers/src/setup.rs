@@ -10,7 +10,8 @@ use anyhow::Context as _;
 use oxwright_artifacts::{ArtifactStore, FsStore, S3Config, S3Store};
 use oxwright_browser::BrowserPool;
 use oxwright_policy::{HostRule, UrlPolicy};
-use oxwright_queue::{AmqpOptions, AmqpQueue};
+use oxwright_queue::{AmqpOptions, AmqpQueue, QueueError};
+use tokio_util::sync::CancellationToken;
 
 use crate::HandlerContext;
 use crate::config::Config;
@@ -140,8 +141,32 @@ impl Setup {
         Ok(Arc::new(store))
     }
 
-    /// Connects to the configured RabbitMQ, declaring the topology.
+    /// Connects to the configured RabbitMQ, declaring the topology; a
+    /// broker that cannot be reached fails at once (commands a person
+    /// waits on).
     pub async fn queue(&self) -> anyhow::Result<AmqpQueue> {
+        let (url, options) = self.amqp()?;
+        AmqpQueue::connect(url, options)
+            .await
+            .context("connecting to RabbitMQ")
+    }
+
+    /// Connects to the configured RabbitMQ like [`Self::queue`], but waits
+    /// for a broker that cannot be reached yet (a daemon started before
+    /// it, or while it restarts), trying again with capped backoff and
+    /// saying so once ([`AmqpQueue::connect_patiently`]). `None` when
+    /// `stop` fires first.
+    pub async fn queue_patiently(&self, stop: &CancellationToken) -> anyhow::Result<Option<AmqpQueue>> {
+        let (url, options) = self.amqp()?;
+        match AmqpQueue::connect_patiently(url, options, stop).await {
+            Ok(queue) => Ok(Some(queue)),
+            Err(QueueError::Closed) if stop.is_cancelled() => Ok(None),
+            Err(err @ QueueError::InvalidArgument(_)) => Err(UsageError::from_any(err)),
+            Err(err) => Err(anyhow::Error::new(err).context("connecting to RabbitMQ")),
+        }
+    }
+
+    fn amqp(&self) -> anyhow::Result<(&str, AmqpOptions)> {
         let url = self.config.queue.amqp_url.as_deref().ok_or_else(|| {
             UsageError::from_any(
                 "no RabbitMQ configured: pass --amqp URL, set OXWRIGHT_AMQP_URL, or [queue] amqp_url",
@@ -151,9 +176,7 @@ impl Setup {
             prefix: self.config.queue.prefix.clone(),
             ..AmqpOptions::default()
         };
-        AmqpQueue::connect(url, options)
-            .await
-            .context("connecting to RabbitMQ")
+        Ok((url, options))
     }
 
     /// Starts the warm browser pool.

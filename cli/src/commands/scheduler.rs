@@ -91,7 +91,12 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         }
     }
     let store = setup.store().await?;
-    let queue = std::sync::Arc::new(setup.queue().await?);
+    // Started before the broker (or while it restarts), it waits for it.
+    let Some(queue) = setup.queue_patiently(&shutdown).await? else {
+        tracing::info!("scheduler stopped before the broker answered");
+        return Ok(crate::exit::OK);
+    };
+    let queue = std::sync::Arc::new(queue);
     let listener = if cmd.no_api {
         None
     } else {

@@ -33,7 +33,16 @@ pub struct SubmitCmd {
     /// how far the batch got); the batch itself goes on.
     #[arg(long, global = true, default_value_t = 3600, value_name = "SECONDS")]
     pub wait_timeout_s: u64,
+    /// Jobs no worker has started within this many seconds of submission
+    /// are not run: they end `expired`, with their manifest line and
+    /// `error.json` (the same for a retry due after it).
+    #[arg(long, global = true, value_name = "SECONDS",
+        value_parser = clap::value_parser!(u64).range(1..=MAX_DEADLINE_S))]
+    pub deadline_s: Option<u64>,
 }
+
+/// The longest `--deadline-s`: 30 days.
+pub const MAX_DEADLINE_S: u64 = 30 * 24 * 3600;
 
 /// What to submit.
 // Parsed once per process: the fetch flags' size costs nothing worth a box.
@@ -94,6 +103,14 @@ pub async fn run(setup: Setup, cmd: SubmitCmd) -> anyhow::Result<i32> {
         .jobs(&batch_id, &setup.policy)
         .map_err(crate::exit::usage)?,
     };
+    let mut jobs = jobs;
+    if let Some(secs) = cmd.deadline_s {
+        // In range: clap bounds it to 30 days.
+        let deadline = chrono::Utc::now() + chrono::Duration::seconds(secs as i64);
+        for job in &mut jobs {
+            job.deadline = Some(deadline);
+        }
+    }
     let store = setup.store().await?;
     let queue = setup.queue().await?;
     let receipt = submit_batch(&queue, store.as_ref(), &batch_id, jobs, refused, "cli").await;

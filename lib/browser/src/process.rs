@@ -98,27 +98,105 @@ const BASE_FLAGS: &[&str] = &[
 /// Profile directories are named `<prefix><owner-pid>-<random>`.
 const PROFILE_PREFIX: &str = "oxwright-chromium-";
 
+/// Where a profile goes when `$TMPDIR` is too long for Chromium's socket
+/// paths, in order: the first that fits and takes a directory.
+const SHORT_PROFILE_BASES: &[&str] = &["/tmp", "/dev/shm"];
+
+/// The longest Unix socket path Linux takes (`sun_path` is 108 bytes with
+/// its terminating NUL).
+const MAX_SOCKET_PATH: usize = 107;
+
+/// What Chromium puts under `$TMPDIR` for its process-singleton socket,
+/// its longest socket path: `org.chromium.Chromium.XXXXXX/SingletonSocket`
+/// (a longer one kills it at start: "Socket path too long").
+const SINGLETON_SOCKET: &str = "/org.chromium.Chromium.XXXXXX/SingletonSocket";
+
+/// Returns the `$TMPDIR` a profile under `base` gives Chromium
+/// (`<base>/oxwright-chromium-<pid>-XXXXXX/tmp`, the random part as long as
+/// tempfile makes it), for its length.
+fn profile_tmp_len(base: &Path, pid: u32) -> usize {
+    base.as_os_str().len() + 1 + PROFILE_PREFIX.len() + pid.to_string().len() + 1 + 6 + "/tmp".len()
+}
+
+/// Says whether Chromium's socket paths fit under a profile in `base`.
+fn fits(base: &Path, pid: u32) -> bool {
+    profile_tmp_len(base, pid) + SINGLETON_SOCKET.len() <= MAX_SOCKET_PATH
+}
+
+/// Creates the profile directory: under `temp` (`$TMPDIR`) when Chromium's
+/// socket paths fit there, else under the first of
+/// [`SHORT_PROFILE_BASES`] that fits and is writable. Fails, saying why,
+/// when none is.
+fn create_profile(temp: &Path, pid: u32) -> Result<tempfile::TempDir, BrowserError> {
+    let prefix = format!("{PROFILE_PREFIX}{pid}-");
+    let mut last_error = None;
+    let bases = std::iter::once(temp).chain(SHORT_PROFILE_BASES.iter().map(Path::new));
+    for base in bases.filter(|b| fits(b, pid)) {
+        match tempfile::Builder::new().prefix(&prefix).tempdir_in(base) {
+            Ok(dir) => {
+                if base != temp {
+                    static SAID: OnceLock<()> = OnceLock::new();
+                    SAID.get_or_init(|| {
+                        tracing::info!(
+                            tmpdir = %temp.display(), profiles = %base.display(),
+                            "TMPDIR is too long for Chromium's socket paths; its profiles go elsewhere"
+                        );
+                    });
+                }
+                return Ok(dir);
+            }
+            Err(err) => last_error = Some(format!("{}: {err}", base.display())),
+        }
+    }
+    let limit = MAX_SOCKET_PATH - SINGLETON_SOCKET.len() - (profile_tmp_len(Path::new(""), pid));
+    Err(BrowserError::Misconfigured(format!(
+        "no directory for Chromium's profile: TMPDIR {} is too long for its socket paths (at most {limit} \
+         characters fit) and {} {}; set TMPDIR to a shorter writable directory",
+        temp.display(),
+        SHORT_PROFILE_BASES.join(" and "),
+        match last_error {
+            Some(err) => format!("failed ({err})"),
+            None => "do not fit either".to_owned(),
+        }
+    )))
+}
+
 /// Removes, once per process, the profile directories of oxwright processes
-/// that died without cleaning up (SIGKILL leaves them behind).
+/// that died without cleaning up (SIGKILL leaves them behind), under
+/// `$TMPDIR` and the short bases profiles may go to.
 fn sweep_stale_profiles() {
     static SWEPT: OnceLock<()> = OnceLock::new();
     SWEPT.get_or_init(|| {
-        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PROFILE_PREFIX)) else {
-                continue;
-            };
-            let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-                continue;
-            };
-            if !Path::new(&format!("/proc/{pid}")).exists() {
-                let _ = std::fs::remove_dir_all(entry.path());
-            }
+        let temp = std::env::temp_dir();
+        let mut bases = vec![temp.clone()];
+        bases.extend(
+            SHORT_PROFILE_BASES
+                .iter()
+                .map(PathBuf::from)
+                .filter(|b| *b != temp),
+        );
+        for base in bases {
+            sweep_stale_profiles_in(&base);
         }
     });
+}
+
+fn sweep_stale_profiles_in(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PROFILE_PREFIX)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Writes the profile's preferences before Chromium first reads them.
@@ -171,12 +249,11 @@ impl ChromiumProcess {
             )));
         }
         sweep_stale_profiles();
-        let profile = tempfile::Builder::new()
-            .prefix(&format!("{PROFILE_PREFIX}{}-", std::process::id()))
-            .tempdir()
-            .map_err(|e| BrowserError::Unavailable(format!("profile dir: {e}")))?;
+        let profile = create_profile(&std::env::temp_dir(), std::process::id())?;
         // With --disable-dev-shm-usage Chromium keeps shared memory under
-        // $TMPDIR; inside the profile it goes away with the profile.
+        // $TMPDIR; inside the profile it goes away with the profile. Its
+        // socket paths live there too, which is why the profile's place is
+        // chosen for their length.
         let tmp = profile.path().join("tmp");
         std::fs::create_dir_all(&tmp)
             .map_err(|e| BrowserError::Unavailable(format!("profile tmp dir: {e}")))?;
@@ -306,6 +383,27 @@ mod tests {
             window: (1280, 800),
             display: display.map(str::to_owned),
         }
+    }
+
+    #[test]
+    fn profiles_go_where_chromium_socket_paths_fit() {
+        let long = Path::new("/tmp/some-service/run-20261123T100623Z/tmp");
+        assert!(!fits(long, 4_194_304), "the issue's TMPDIR");
+        assert!(fits(Path::new("/tmp"), 4_194_304));
+        let dir = tempfile::tempdir_in("/tmp").unwrap();
+        let deep = dir.path().join("a".repeat(60));
+        std::fs::create_dir_all(&deep).unwrap();
+        let profile = create_profile(&deep, std::process::id()).unwrap();
+        assert!(profile.path().starts_with("/tmp"), "{}", profile.path().display());
+        assert!(!profile.path().starts_with(&deep), "{}", profile.path().display());
+        let tmp = profile.path().join("tmp");
+        assert!(
+            tmp.as_os_str().len() + SINGLETON_SOCKET.len() <= MAX_SOCKET_PATH,
+            "{}",
+            tmp.display()
+        );
+        let short = create_profile(dir.path(), std::process::id()).unwrap();
+        assert!(short.path().starts_with(dir.path()), "a TMPDIR that fits is kept");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use tracing::debug;
 
 use crate::{
     Consumer, DEFAULT_MAX_MESSAGE_BYTES, DeadLetter, Delivery, Headers, JobQueue, Message, QueueError,
-    ReportStream, Settlement, Settler, encode_job,
+    ReportAck, ReportAcker, ReportStream, Settlement, Settler, encode_job,
 };
 
 /// Settings of a [`MemoryQueue`].
@@ -177,7 +177,12 @@ impl JobQueue for MemoryQueue {
         })
     }
 
-    async fn consume(&self, kind: JobKind, prefetch: usize) -> Result<Box<dyn Consumer>, QueueError> {
+    async fn consume_many(
+        &self,
+        kinds: &[JobKind],
+        prefetch: usize,
+    ) -> Result<Box<dyn Consumer>, QueueError> {
+        crate::queue::check_kinds(kinds)?;
         if prefetch == 0 {
             return Err(QueueError::InvalidArgument(
                 "prefetch must be at least 1".to_owned(),
@@ -188,7 +193,8 @@ impl JobQueue for MemoryQueue {
         }
         Ok(Box::new(MemoryConsumer {
             inner: self.inner.clone(),
-            kind,
+            kinds: kinds.to_vec(),
+            turn: 0,
             slots: Arc::new(Semaphore::new(prefetch)),
         }))
     }
@@ -223,11 +229,13 @@ impl JobQueue for MemoryQueue {
     }
 }
 
-/// A consumer of one kind's in-memory queue.
+/// A consumer of one or more kinds' in-memory queues.
 #[derive(Debug)]
 struct MemoryConsumer {
     inner: Arc<Inner>,
-    kind: JobKind,
+    kinds: Vec<JobKind>,
+    /// Which kind is looked at first next time, so no kind starves.
+    turn: usize,
     /// One permit per unsettled delivery; each delivery's settler holds one.
     slots: Arc<Semaphore>,
 }
@@ -240,16 +248,20 @@ impl Consumer for MemoryConsumer {
             () = self.inner.wait_for(|s| s.closed.then_some(())) => return None,
             permit = self.slots.clone().acquire_owned() => permit.ok()?,
         };
-        let kind = self.kind;
+        let (kinds, turn) = (&self.kinds, self.turn);
         let queued = self
             .inner
             .wait_for(|state| {
                 if state.closed {
                     return Some(None);
                 }
-                state.queues.get_mut(&kind)?.pop_front().map(Some)
+                (0..kinds.len())
+                    .map(|i| (turn + i) % kinds.len())
+                    .find_map(|i| state.queues.get_mut(&kinds[i])?.pop_front())
+                    .map(Some)
             })
             .await?;
+        self.turn = (self.turn + 1) % self.kinds.len();
         let settler = MemorySettler {
             inner: self.inner.clone(),
             _permit: permit,
@@ -317,18 +329,62 @@ struct MemoryReports {
     inner: Arc<Inner>,
 }
 
-#[async_trait]
-impl ReportStream for MemoryReports {
-    async fn next(&mut self) -> Option<Result<JobReport, QueueError>> {
-        let body = self
-            .inner
+impl MemoryReports {
+    async fn take(&mut self) -> Option<Bytes> {
+        self.inner
             .wait_for(|state| match state.reports.pop_front() {
                 Some(body) => Some(Some(body)),
                 None if state.closed => Some(None),
                 None => None,
             })
-            .await?;
-        Some(serde_json::from_slice(&body).map_err(|e| QueueError::MalformedReport(e.to_string())))
+            .await
+    }
+}
+
+fn decode_report(body: &[u8]) -> Result<JobReport, QueueError> {
+    serde_json::from_slice(body).map_err(|e| QueueError::MalformedReport(e.to_string()))
+}
+
+#[async_trait]
+impl ReportStream for MemoryReports {
+    async fn next(&mut self) -> Option<Result<JobReport, QueueError>> {
+        let body = self.take().await?;
+        Some(decode_report(&body))
+    }
+
+    async fn next_unacked(&mut self) -> Option<(Result<JobReport, QueueError>, ReportAck)> {
+        let body = self.take().await?;
+        let report = decode_report(&body);
+        let ack = MemoryReportAck {
+            inner: self.inner.clone(),
+            body: Some(body),
+        };
+        Some((report, ReportAck::new(Box::new(ack))))
+    }
+}
+
+/// A report handed out unacked: dropped before its ack, it goes back to
+/// the front of the results queue, as the broker redelivers the unacked
+/// reports of a subscriber that died.
+#[derive(Debug)]
+struct MemoryReportAck {
+    inner: Arc<Inner>,
+    body: Option<Bytes>,
+}
+
+#[async_trait]
+impl ReportAcker for MemoryReportAck {
+    async fn ack(mut self: Box<Self>) -> Result<(), QueueError> {
+        self.body = None;
+        Ok(())
+    }
+}
+
+impl Drop for MemoryReportAck {
+    fn drop(&mut self) {
+        if let Some(body) = self.body.take() {
+            self.inner.update(|state| state.reports.push_front(body));
+        }
     }
 }
 

@@ -30,7 +30,16 @@ pub trait JobQueue: Send + Sync + std::fmt::Debug {
 
     /// Starts consuming `kind`'s queue with at most `prefetch` unsettled
     /// deliveries outstanding (0 is refused: prefetch is the only brake).
-    async fn consume(&self, kind: JobKind, prefetch: usize) -> Result<Box<dyn Consumer>, QueueError>;
+    async fn consume(&self, kind: JobKind, prefetch: usize) -> Result<Box<dyn Consumer>, QueueError> {
+        self.consume_many(&[kind], prefetch).await
+    }
+
+    /// Starts one consumer of several kinds' queues with at most
+    /// `prefetch` unsettled deliveries of all of them together (a worker's
+    /// one pool of browser pages serves every kind that needs one). No
+    /// kind, a repeated kind or a prefetch of 0 is refused.
+    async fn consume_many(&self, kinds: &[JobKind], prefetch: usize)
+    -> Result<Box<dyn Consumer>, QueueError>;
 
     /// Publishes a job report on the results queue, returning once
     /// confirmed.
@@ -66,9 +75,62 @@ pub trait Consumer: Send + std::fmt::Debug {
 /// A subscription to the results queue.
 #[async_trait]
 pub trait ReportStream: Send + std::fmt::Debug {
-    /// Waits for the next report, in publish order. Returns `None` once the
-    /// queue is closed and drained, and an error for an undecodable report.
-    /// Cancel-safe: dropping the future loses no report and hands none out
-    /// twice.
+    /// Waits for the next report, in publish order, and removes it from
+    /// the queue. Returns `None` once the queue is closed and drained, and
+    /// an error for an undecodable report. Cancel-safe: dropping the future
+    /// loses no report and hands none out twice.
     async fn next(&mut self) -> Option<Result<JobReport, QueueError>>;
+
+    /// Waits for the next report like [`ReportStream::next`] but leaves it
+    /// on the queue until its [`ReportAck`] is acked, so a subscriber that
+    /// dies before it has stored the report loses nothing: the report goes
+    /// to the next subscriber. An undecodable report comes with its ack
+    /// too. Cancel-safe.
+    async fn next_unacked(&mut self) -> Option<(Result<JobReport, QueueError>, ReportAck)>;
+}
+
+/// What a backend hands out with each report of
+/// [`ReportStream::next_unacked`]: removes that report from the queue.
+#[async_trait]
+pub trait ReportAcker: Send + Sync + std::fmt::Debug {
+    /// Removes the report from the results queue for good.
+    async fn ack(self: Box<Self>) -> Result<(), QueueError>;
+}
+
+/// The acknowledgement of one report handed out by
+/// [`ReportStream::next_unacked`]. Until [`ReportAck::ack`] the report stays
+/// on the results queue; dropped unacked, it is handed out again (by the
+/// broker once the subscription's channel closes, by the in-memory queue at
+/// once).
+#[derive(Debug)]
+pub struct ReportAck {
+    acker: Box<dyn ReportAcker>,
+}
+
+impl ReportAck {
+    /// Wraps a backend's acker. Backends call this.
+    pub fn new(acker: Box<dyn ReportAcker>) -> Self {
+        Self { acker }
+    }
+
+    /// Removes the report from the results queue. An error means the
+    /// subscription is gone; the report will be handed out again.
+    pub async fn ack(self) -> Result<(), QueueError> {
+        self.acker.ack().await
+    }
+}
+
+/// Refuses an empty or repeated list of kinds to consume.
+pub(crate) fn check_kinds(kinds: &[JobKind]) -> Result<(), QueueError> {
+    if kinds.is_empty() {
+        return Err(QueueError::InvalidArgument("no job kind to consume".to_owned()));
+    }
+    for (i, kind) in kinds.iter().enumerate() {
+        if kinds[..i].contains(kind) {
+            return Err(QueueError::InvalidArgument(format!(
+                "job kind {kind} given twice"
+            )));
+        }
+    }
+    Ok(())
 }

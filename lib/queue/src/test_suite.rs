@@ -25,6 +25,7 @@ const QUIET: Duration = Duration::from_millis(200);
 pub async fn run_all(queue: &dyn JobQueue) {
     publish_consume_ack(queue).await;
     prefetch_bounds_unsettled_deliveries(queue).await;
+    one_consumer_of_several_kinds_shares_its_prefetch(queue).await;
     requeue_redelivers(queue).await;
     dropped_delivery_is_redelivered(queue).await;
     retry_increments_attempt_after_delay(queue).await;
@@ -32,6 +33,7 @@ pub async fn run_all(queue: &dyn JobQueue) {
     malformed_bodies_decode_to_typed_errors(queue).await;
     reports_arrive_in_order(queue).await;
     cancelled_report_reads_lose_nothing(queue).await;
+    unacked_reports_go_to_the_next_subscriber(queue).await;
     depth_counts_ready_messages(queue).await;
 }
 
@@ -145,6 +147,56 @@ pub async fn prefetch_bounds_unsettled_deliveries(queue: &dyn JobQueue) {
         delivery.ack().await.expect("ack");
     }
     assert_eq!(seen, vec![jobs[3].id, jobs[4].id], "FIFO order");
+    assert_depth(queue, 0).await;
+}
+
+/// Checks `consume_many`: one consumer of two kinds never holds more than
+/// its prefetch of both together, hands each delivery out with the kind
+/// it came from, serves both kinds, and refuses no kind or a kind twice.
+pub async fn one_consumer_of_several_kinds_shares_its_prefetch(queue: &dyn JobQueue) {
+    let sitemap = |n: usize| {
+        Job::new(
+            JobSpec::Sitemap(oxwright_jobs::SitemapSpec {
+                target: format!("example.com/shared-{n}"),
+            }),
+            None,
+        )
+    };
+    let mut sent: Vec<Job> = (0..3).map(|n| job(&format!("shared-{n}"))).collect();
+    sent.extend((0..3).map(sitemap));
+    for job in &sent {
+        queue.publish(job).await.expect("publish");
+    }
+    let kinds = [JobKind::Fetch, JobKind::Sitemap];
+    let mut consumer = queue.consume_many(&kinds, 2).await.expect("consume");
+    let first = next(consumer.as_mut()).await;
+    let second = next(consumer.as_mut()).await;
+    assert_quiet(consumer.as_mut(), "third delivery of two kinds with prefetch 2").await;
+    let mut got = Vec::new();
+    for delivery in [first, second] {
+        assert_eq!(delivery.kind(), job_of(&delivery).kind(), "delivery kind");
+        got.push(job_of(&delivery).id);
+        delivery.ack().await.expect("ack");
+    }
+    while got.len() < sent.len() {
+        let delivery = next(consumer.as_mut()).await;
+        assert_eq!(delivery.kind(), job_of(&delivery).kind(), "delivery kind");
+        got.push(job_of(&delivery).id);
+        delivery.ack().await.expect("ack");
+    }
+    got.sort();
+    let mut want: Vec<JobId> = sent.iter().map(|j| j.id).collect();
+    want.sort();
+    assert_eq!(got, want, "every job of both kinds, once");
+    drop(consumer);
+    assert!(matches!(
+        queue.consume_many(&[], 2).await,
+        Err(crate::QueueError::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        queue.consume_many(&[JobKind::Fetch, JobKind::Fetch], 2).await,
+        Err(crate::QueueError::InvalidArgument(_))
+    ));
     assert_depth(queue, 0).await;
 }
 
@@ -342,6 +394,48 @@ pub async fn cancelled_report_reads_lose_nothing(queue: &dyn JobQueue) {
         jobs.iter().map(|j| j.id).collect::<Vec<_>>(),
         "every report once, in order"
     );
+}
+
+/// Checks `ReportStream::next_unacked`: a report whose ack was never sent
+/// (its subscriber died before storing it) goes to the next subscriber; an
+/// acked one does not.
+pub async fn unacked_reports_go_to_the_next_subscriber(queue: &dyn JobQueue) {
+    let (stored, lost) = (job("unacked-stored"), job("unacked-lost"));
+    let mut stream = queue.reports().await.expect("subscribe");
+    for job in [&stored, &lost] {
+        queue
+            .publish_report(&report(job, 1))
+            .await
+            .expect("publish report");
+    }
+    let mut acks = Vec::new();
+    for expected in [&stored, &lost] {
+        let (got, ack) = tokio::time::timeout(PATIENCE, stream.next_unacked())
+            .await
+            .expect("no report within 5 s")
+            .expect("report stream ended");
+        assert_eq!(got.expect("report decodes").job_id, expected.id);
+        acks.push(ack);
+    }
+    let lost_ack = acks.pop().expect("two acks");
+    acks.pop().expect("two acks").ack().await.expect("ack report");
+    // The subscriber dies with one report unacked.
+    drop(stream);
+    drop(lost_ack);
+    let mut stream = queue.reports().await.expect("subscribe again");
+    let (got, ack) = tokio::time::timeout(PATIENCE, stream.next_unacked())
+        .await
+        .expect("the unacked report was not handed out again within 5 s")
+        .expect("report stream ended");
+    assert_eq!(
+        got.expect("report decodes").job_id,
+        lost.id,
+        "only the unacked report comes back"
+    );
+    ack.ack().await.expect("ack report");
+    if let Ok(extra) = tokio::time::timeout(QUIET, stream.next_unacked()).await {
+        panic!("an acked report came back: {:?}", extra.map(|(r, _)| r));
+    }
 }
 
 /// Checks that depth counts ready messages only: published ones, not the

@@ -68,3 +68,94 @@ async fn consumer_and_publisher_survive_a_broker_restart() {
     queue.delete_topology().await.expect("delete topology");
     queue.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patient_connect_waits_for_a_broker_that_starts_late() {
+    let broker = Arc::new(oxwright_fixtures::PrivateBroker::start());
+    let stopping = broker.clone();
+    tokio::task::spawn_blocking(move || stopping.stop())
+        .await
+        .unwrap();
+    let options = AmqpOptions {
+        prefix: format!("oxwright-test-{}", uuid::Uuid::new_v4().simple()),
+        ..AmqpOptions::default()
+    };
+    let stop = tokio_util::sync::CancellationToken::new();
+    let connecting = tokio::spawn({
+        let (url, stop) = (broker.url().to_owned(), stop.clone());
+        async move { AmqpQueue::connect_patiently(&url, options, &stop).await }
+    });
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(!connecting.is_finished(), "gave up while the broker was down");
+    let starting = broker.clone();
+    tokio::task::spawn_blocking(move || starting.start_again())
+        .await
+        .unwrap();
+    // At most one backoff step (10 s) after the broker is back.
+    let queue = tokio::time::timeout(Duration::from_secs(30), connecting)
+        .await
+        .expect("connected once the broker was back")
+        .unwrap()
+        .expect("connects");
+    let sent = job("late");
+    queue.publish(&sent).await.expect("publish");
+    let mut consumer = queue.consume(JobKind::Fetch, 1).await.expect("consume");
+    let delivery = tokio::time::timeout(Duration::from_secs(10), consumer.next())
+        .await
+        .expect("delivery")
+        .expect("open");
+    assert_eq!(delivery.job().as_ref().unwrap().id, sent.id);
+    delivery.ack().await.unwrap();
+    queue.delete_topology().await.unwrap();
+    queue.close().await;
+    drop(broker);
+}
+
+#[tokio::test]
+async fn a_patient_connect_stops_when_asked_and_refuses_bad_credentials_at_once() {
+    let options = || AmqpOptions {
+        prefix: format!("oxwright-test-{}", uuid::Uuid::new_v4().simple()),
+        ..AmqpOptions::default()
+    };
+    let stop = tokio_util::sync::CancellationToken::new();
+    let cancel = stop.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        cancel.cancel();
+    });
+    let started = std::time::Instant::now();
+    let err = AmqpQueue::connect_patiently("amqp://guest:guest@127.0.0.1:1/%2f", options(), &stop)
+        .await
+        .expect_err("nothing listens on port 1");
+    assert!(matches!(err, oxwright_queue::QueueError::Closed), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+
+    let err = AmqpQueue::connect_patiently("amqpx://not a url", options(), &stop)
+        .await
+        .expect_err("malformed");
+    assert!(
+        matches!(err, oxwright_queue::QueueError::InvalidArgument(_)),
+        "{err}"
+    );
+
+    // The shared broker answers, and says no: that is not waited out.
+    let url = std::env::var("OXWRIGHT_TEST_AMQP_URL")
+        .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned())
+        .replacen("guest:guest@", "guest:wrong-password@", 1);
+    let forever = tokio_util::sync::CancellationToken::new();
+    let err = tokio::time::timeout(
+        Duration::from_secs(20),
+        AmqpQueue::connect_patiently(&url, options(), &forever),
+    )
+    .await
+    .expect("refused credentials fail at once")
+    .expect_err("wrong password");
+    assert!(
+        !err.to_string().contains("wrong-password"),
+        "password leaked: {err}"
+    );
+}

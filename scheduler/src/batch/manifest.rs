@@ -178,8 +178,9 @@ impl ManifestWriter {
         self.seen.contains(id)
     }
 
-    /// Writes `summary.json` and returns the summary.
-    pub async fn finish(mut self, interrupted: bool, elapsed_s: f64) -> Result<BatchSummary, ArtifactError> {
+    /// Writes `summary.json` and returns the summary; after a failure it
+    /// may be called again.
+    pub async fn finish(&mut self, interrupted: bool, elapsed_s: f64) -> Result<BatchSummary, ArtifactError> {
         self.flush().await?;
         self.summary.interrupted = interrupted;
         self.summary.elapsed_s = elapsed_s;
@@ -191,6 +192,6 @@ impl ManifestWriter {
                 "application/json",
             )
             .await?;
-        Ok(self.summary)
+        Ok(self.summary.clone())
     }
 }

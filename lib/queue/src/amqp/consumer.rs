@@ -1,12 +1,14 @@
 //! Prefetch-bounded consumers that survive connection loss: a
-//! [`Subscription`] to one queue re-subscribes on a new channel after the
-//! connection drops (the broker redelivers what was unacked), and
-//! [`AmqpConsumer`] turns its deliveries into [`Delivery`] values.
+//! [`Subscription`] to one or more queues on one channel re-subscribes on
+//! a new channel after the connection drops (the broker redelivers what was
+//! unacked), and [`AmqpConsumer`] turns its deliveries into [`Delivery`]
+//! values.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::StreamExt;
+use futures::stream::{SelectAll, Stream};
 use lapin::options::{BasicConsumeOptions, BasicQosOptions};
 use lapin::types::FieldTable;
 use lapin::{Channel, message};
@@ -20,13 +22,22 @@ use super::settle::AmqpSettler;
 use super::wire::{broker_error, message_of};
 use crate::{Consumer, Delivery, QueueError};
 
-/// A manual-ack subscription to one queue with `basic_qos(prefetch)`.
-#[derive(Debug)]
+/// What the merged consumers of a channel yield: the index of the queue,
+/// then a delivery, or `None` once that queue's consumer ended.
+type Item = (usize, Option<Result<message::Delivery, lapin::Error>>);
+
+/// One queue's consumer as merged into the channel's stream.
+type Merged = std::pin::Pin<Box<dyn Stream<Item = Item> + Send + Sync>>;
+
+/// A manual-ack subscription to one or more queues on one channel. With
+/// one queue the prefetch bounds its consumer; with several it is shared
+/// (RabbitMQ's per-channel `basic_qos(global)`): the broker never has more
+/// than `prefetch` deliveries of all of them unacked on the channel.
 pub(super) struct Subscription {
     link: Arc<Link>,
-    queue: String,
+    queues: Vec<String>,
     prefetch: u16,
-    current: Option<(Channel, lapin::Consumer)>,
+    current: Option<(Channel, SelectAll<Merged>)>,
     /// Kept across `next` calls: a caller polling `next` in a `select!`
     /// must not restart the backoff (or skip its pause) each time.
     backoff: Backoff,
@@ -34,13 +45,27 @@ pub(super) struct Subscription {
     retry_at: Option<Instant>,
 }
 
+impl std::fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription")
+            .field("queues", &self.queues)
+            .field("prefetch", &self.prefetch)
+            .field("subscribed", &self.current.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Subscription {
-    /// Subscribes to `queue`, retrying while the broker is unreachable up
+    /// Subscribes to `queues`, retrying while the broker is unreachable up
     /// to the reconnect timeout.
-    pub(super) async fn open(link: Arc<Link>, queue: String, prefetch: u16) -> Result<Self, QueueError> {
+    pub(super) async fn open(
+        link: Arc<Link>,
+        queues: Vec<String>,
+        prefetch: u16,
+    ) -> Result<Self, QueueError> {
         let mut sub = Self {
             link: Arc::clone(&link),
-            queue,
+            queues,
             prefetch,
             current: None,
             backoff: Backoff::new(backoff::SUBSCRIBE_MAX),
@@ -51,52 +76,78 @@ impl Subscription {
         Ok(sub)
     }
 
-    async fn subscribe(&self) -> Result<(Channel, lapin::Consumer), QueueError> {
-        let channel = self.link.channel().await?;
-        channel
-            .basic_qos(self.prefetch, BasicQosOptions::default())
-            .await
-            .map_err(|e| broker_error("basic_qos", e))?;
-        let consumer = channel
-            .basic_consume(
-                self.queue.as_str().into(),
-                "".into(),
-                BasicConsumeOptions::default(),
-                FieldTable::default(),
-            )
-            .await
-            .map_err(|e| broker_error("basic_consume", e))?;
-        Ok((channel, consumer))
+    fn name(&self) -> String {
+        self.queues.join(",")
     }
 
-    /// Returns the next delivery, re-subscribing with backoff whenever the
-    /// channel or connection is lost; `None` once the queue is closed.
-    /// Cancel-safe: a delivery is only taken from lapin's buffer when it
-    /// is returned.
-    pub(super) async fn next(&mut self) -> Option<message::Delivery> {
+    async fn subscribe(&self) -> Result<(Channel, SelectAll<Merged>), QueueError> {
+        let channel = self.link.channel().await?;
+        let shared = self.queues.len() > 1;
+        channel
+            .basic_qos(self.prefetch, BasicQosOptions { global: shared })
+            .await
+            .map_err(|e| broker_error("basic_qos", e))?;
+        let mut merged = SelectAll::new();
+        for (index, queue) in self.queues.iter().enumerate() {
+            let consumer = channel
+                .basic_consume(
+                    queue.as_str().into(),
+                    "".into(),
+                    BasicConsumeOptions::default(),
+                    FieldTable::default(),
+                )
+                .await
+                .map_err(|e| broker_error("basic_consume", e))?;
+            // The end of one consumer is an item too: it means re-subscribing.
+            let stream: Merged = Box::pin(
+                consumer
+                    .map(move |item| (index, Some(item)))
+                    .chain(futures::stream::once(async move { (index, None) })),
+            );
+            merged.push(stream);
+        }
+        Ok((channel, merged))
+    }
+
+    /// Returns the next delivery and the index of its queue, re-subscribing
+    /// with backoff whenever the channel or connection is lost; `None` once
+    /// the queue handle is closed. Cancel-safe: a delivery is only taken
+    /// from lapin's buffer when it is returned.
+    pub(super) async fn next(&mut self) -> Option<(usize, message::Delivery)> {
         loop {
             if self.link.closed.is_cancelled() {
                 return None;
             }
-            let Some((_, consumer)) = self.current.as_mut() else {
+            let Some((_, consumers)) = self.current.as_mut() else {
                 self.resubscribe().await?;
                 continue;
             };
             let item = tokio::select! {
                 () = self.link.closed.cancelled() => return None,
-                item = consumer.next() => item,
+                item = consumers.next() => item,
             };
             match item {
-                Some(Ok(delivery)) => return Some(delivery),
-                Some(Err(err)) => {
-                    warn!(queue = %self.queue, error = %err, "consumer lost its channel, re-subscribing");
-                    self.current = None;
+                Some((index, Some(Ok(delivery)))) => return Some((index, delivery)),
+                Some((_, Some(Err(err)))) => {
+                    warn!(queue = %self.name(), error = %err, "consumer lost its channel, re-subscribing");
+                    self.drop_current();
                 }
-                None => {
-                    warn!(queue = %self.queue, "consumer cancelled by the broker, re-subscribing");
-                    self.current = None;
+                Some((_, None)) | None => {
+                    warn!(queue = %self.name(), "consumer cancelled by the broker, re-subscribing");
+                    self.drop_current();
                 }
             }
+        }
+    }
+
+    /// Closes the current channel (its other consumers' unacked deliveries
+    /// go back to their queues) before re-subscribing.
+    fn drop_current(&mut self) {
+        if let Some((channel, consumers)) = self.current.take() {
+            self.link.defer(async move {
+                let _ = channel.close(200, "OK".into()).await;
+                drop(consumers);
+            });
         }
     }
 
@@ -116,10 +167,10 @@ impl Subscription {
                 self.current = Some(current);
                 match self.backoff.succeeded(Instant::now()) {
                     Some((down, failures)) => info!(
-                        queue = %self.queue, down_s = down.as_secs(), failures,
+                        queue = %self.name(), down_s = down.as_secs(), failures,
                         "re-subscribed, the broker is back"
                     ),
-                    None => debug!(queue = %self.queue, "re-subscribed after connection loss"),
+                    None => debug!(queue = %self.name(), "re-subscribed after connection loss"),
                 }
             }
             Err(err) => {
@@ -128,14 +179,16 @@ impl Subscription {
                 let (down_s, failures) = (self.backoff.down_for(now).as_secs(), self.backoff.failures());
                 match report {
                     Report::Warn => warn!(
-                        queue = %self.queue, error = %err, max_pause = ?backoff::SUBSCRIBE_MAX,
+                        queue = %self.name(), error = %err, max_pause = ?backoff::SUBSCRIBE_MAX,
                         remind_every = ?backoff::REMIND_EVERY, "cannot re-subscribe, retrying with backoff"
                     ),
                     Report::Remind => warn!(
-                        queue = %self.queue, error = %err, down_s, failures,
+                        queue = %self.name(), error = %err, down_s, failures,
                         "still cannot re-subscribe"
                     ),
-                    Report::Quiet => debug!(queue = %self.queue, error = %err, ?pause, "cannot re-subscribe"),
+                    Report::Quiet => {
+                        debug!(queue = %self.name(), error = %err, ?pause, "cannot re-subscribe")
+                    }
                 }
                 self.retry_at = Some(now + pause);
             }
@@ -151,32 +204,29 @@ impl Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        if let Some((channel, consumer)) = self.current.take() {
-            // Closing the channel ends the subscription and requeues
-            // whatever it still holds unacked, like a crashed consumer.
-            self.link.defer(async move {
-                let _ = channel.close(200, "OK".into()).await;
-                drop(consumer);
-            });
-        }
+        // Closing the channel ends the subscription and requeues whatever
+        // it still holds unacked, like a crashed consumer.
+        self.drop_current();
     }
 }
 
-/// A consumer of one kind's queue.
+/// A consumer of one or more kinds' queues, `kinds[i]` read from the
+/// subscription's queue `i`.
 #[derive(Debug)]
 pub(super) struct AmqpConsumer {
     pub(super) subscription: Subscription,
-    pub(super) kind: JobKind,
+    pub(super) kinds: Vec<JobKind>,
 }
 
 #[async_trait]
 impl Consumer for AmqpConsumer {
     async fn next(&mut self) -> Option<Delivery> {
-        let delivery = self.subscription.next().await?;
+        let (index, delivery) = self.subscription.next().await?;
+        let kind = self.kinds[index];
         let link = Arc::clone(self.subscription.link());
-        let message = message_of(self.kind, &delivery);
+        let message = message_of(kind, &delivery);
         let max = link.options.max_message_bytes;
-        let settler = AmqpSettler::new(link, delivery.acker, self.kind);
+        let settler = AmqpSettler::new(link, delivery.acker, kind);
         Some(Delivery::new(
             message,
             delivery.redelivered,

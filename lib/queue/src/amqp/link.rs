@@ -11,7 +11,7 @@ use lapin::options::{BasicPublishOptions, ConfirmSelectOptions};
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 use super::backoff::{self, Backoff, Report};
 use super::options::AmqpOptions;
@@ -41,13 +41,77 @@ impl Link {
     /// Connects once (no retry, so a wrong URL or a missing broker fails
     /// at once) and declares the topology.
     pub(super) async fn connect(url: &str, options: AmqpOptions) -> Result<Arc<Self>, QueueError> {
+        let link = Self::new(url, options)?;
+        link.connection().await?;
+        Ok(link)
+    }
+
+    /// Connects like [`Link::connect`], but while the broker cannot be
+    /// reached (refused, reset, timed out, its name not resolving yet)
+    /// tries again with capped exponential backoff and jitter until it
+    /// answers or `stop` is cancelled ([`QueueError::Closed`]). Says so
+    /// once, reminds every [`backoff::REMIND_EVERY`], and says when it got
+    /// through. A malformed URL, refused credentials or a topology the
+    /// broker rejects fail at once.
+    pub(super) async fn connect_patiently(
+        url: &str,
+        options: AmqpOptions,
+        stop: &CancellationToken,
+    ) -> Result<Arc<Self>, QueueError> {
+        let link = Self::new(url, options)?;
+        let mut backoff = Backoff::new(backoff::SUBSCRIBE_MAX);
+        loop {
+            let err = match link.connection().await {
+                Ok(_) => {
+                    if let Some((down, failures)) = backoff.succeeded(tokio::time::Instant::now()) {
+                        info!(
+                            broker = %redact(url), waited_s = down.as_secs(), failures,
+                            "reached the broker"
+                        );
+                    }
+                    return Ok(link);
+                }
+                Err(err) if unreachable(&err) => err,
+                Err(err) => return Err(err),
+            };
+            let now = tokio::time::Instant::now();
+            let (pause, report) = backoff.failed(now, backoff::jitter());
+            match report {
+                Report::Warn => warn!(
+                    broker = %redact(url), error = %err, max_pause = ?backoff::SUBSCRIBE_MAX,
+                    remind_every = ?backoff::REMIND_EVERY,
+                    "cannot reach the broker; trying again with backoff until it answers"
+                ),
+                Report::Remind => warn!(
+                    broker = %redact(url), error = %err, down_s = backoff.down_for(now).as_secs(),
+                    failures = backoff.failures(), "still cannot reach the broker"
+                ),
+                Report::Quiet => {
+                    debug!(broker = %redact(url), error = %err, ?pause, "cannot reach the broker")
+                }
+            }
+            tokio::select! {
+                () = stop.cancelled() => return Err(QueueError::Closed),
+                () = tokio::time::sleep(pause) => {}
+            }
+        }
+    }
+
+    /// A link not connected yet; refuses bad options and a malformed URL.
+    fn new(url: &str, options: AmqpOptions) -> Result<Arc<Self>, QueueError> {
         if options.retry_delays.is_empty() {
             return Err(QueueError::InvalidArgument("retry_delays is empty".to_owned()));
         }
         if options.prefix.is_empty() {
             return Err(QueueError::InvalidArgument("prefix is empty".to_owned()));
         }
-        let link = Arc::new(Self {
+        if let Err(err) = url.parse::<lapin::uri::AMQPUri>() {
+            return Err(QueueError::InvalidArgument(format!(
+                "AMQP URL {}: {err}",
+                redact(url)
+            )));
+        }
+        Ok(Arc::new(Self {
             url: url.to_owned(),
             names: Names::new(&options.prefix),
             options,
@@ -55,9 +119,7 @@ impl Link {
             publisher: tokio::sync::Mutex::new(None),
             deferred: Mutex::new(Vec::new()),
             closed: CancellationToken::new(),
-        });
-        link.connection().await?;
-        Ok(link)
+        }))
     }
 
     /// Opens a connection and declares the topology on it.
@@ -279,6 +341,26 @@ impl Link {
         if let Some(connection) = self.connection.lock().await.take() {
             let _ = connection.close(200, "OK".into()).await;
         }
+    }
+}
+
+/// Says whether a failed connection attempt means the broker is not
+/// reachable (yet): an I/O failure (refused, reset, a name that does not
+/// resolve) or a timeout, as opposed to the broker answering no (refused
+/// credentials, an unknown vhost, a conflicting topology).
+fn unreachable(err: &QueueError) -> bool {
+    let QueueError::Broker {
+        retryable: true,
+        source,
+        ..
+    } = err
+    else {
+        return false;
+    };
+    match source.as_deref().and_then(|s| s.downcast_ref::<lapin::Error>()) {
+        Some(lapin) => lapin.is_io_error() || matches!(lapin.kind(), lapin::ErrorKind::MissingHeartbeatError),
+        // The connect timeout carries no lapin error.
+        None => source.is_none(),
     }
 }
 

@@ -9,6 +9,7 @@ use lapin::options::{BasicGetOptions, BasicNackOptions, QueueDeclareOptions};
 use lapin::types::FieldTable;
 use oxwright_jobs::{Job, JobKind, JobReport};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
 use super::consumer::{AmqpConsumer, Subscription};
@@ -42,6 +43,23 @@ impl AmqpQueue {
     pub async fn connect(url: &str, options: AmqpOptions) -> Result<Self, QueueError> {
         Ok(Self {
             link: Link::connect(url, options).await?,
+        })
+    }
+
+    /// Connects like [`AmqpQueue::connect`], but while the broker cannot be
+    /// reached (not started yet, restarting, its name not resolving yet)
+    /// keeps trying with capped exponential backoff and jitter (at most
+    /// 10 s apart): one warning when the first attempt fails, a reminder
+    /// every minute, a line when it answers. Returns
+    /// [`QueueError::Closed`] when `stop` is cancelled first. A malformed
+    /// URL, refused credentials or a rejected topology fail at once.
+    pub async fn connect_patiently(
+        url: &str,
+        options: AmqpOptions,
+        stop: &CancellationToken,
+    ) -> Result<Self, QueueError> {
+        Ok(Self {
+            link: Link::connect_patiently(url, options, stop).await?,
         })
     }
 
@@ -126,7 +144,12 @@ impl JobQueue for AmqpQueue {
         self.publish_message(kind, &body, None, &headers).await
     }
 
-    async fn consume(&self, kind: JobKind, prefetch: usize) -> Result<Box<dyn Consumer>, QueueError> {
+    async fn consume_many(
+        &self,
+        kinds: &[JobKind],
+        prefetch: usize,
+    ) -> Result<Box<dyn Consumer>, QueueError> {
+        crate::queue::check_kinds(kinds)?;
         let prefetch = match u16::try_from(prefetch) {
             Ok(0) => {
                 return Err(QueueError::InvalidArgument(
@@ -141,9 +164,12 @@ impl JobQueue for AmqpQueue {
                 )));
             }
         };
-        let queue = self.link.names.kind_queue(kind);
-        let subscription = Subscription::open(Arc::clone(&self.link), queue, prefetch).await?;
-        Ok(Box::new(AmqpConsumer { subscription, kind }))
+        let queues = kinds.iter().map(|k| self.link.names.kind_queue(*k)).collect();
+        let subscription = Subscription::open(Arc::clone(&self.link), queues, prefetch).await?;
+        Ok(Box::new(AmqpConsumer {
+            subscription,
+            kinds: kinds.to_vec(),
+        }))
     }
 
     async fn publish_report(&self, report: &JobReport) -> Result<(), QueueError> {
@@ -161,7 +187,7 @@ impl JobQueue for AmqpQueue {
 
     async fn reports(&self) -> Result<Box<dyn ReportStream>, QueueError> {
         let queue = self.link.names.results_queue();
-        let subscription = Subscription::open(Arc::clone(&self.link), queue, REPORT_PREFETCH).await?;
+        let subscription = Subscription::open(Arc::clone(&self.link), vec![queue], REPORT_PREFETCH).await?;
         Ok(Box::new(AmqpReportStream {
             subscription,
             pending: None,
