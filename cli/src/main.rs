@@ -47,6 +47,8 @@ enum Command {
     Scheduler(commands::scheduler::SchedulerCmd),
     /// Run a workflow (plain language with an LLM, or structured steps).
     Run(commands::run::RunCmd),
+    /// Re-run a recorded workflow from its action cache (no LLM call for trusted steps).
+    Replay(commands::replay::ReplayCmd),
     /// Serve the browser to coding agents over MCP (stdio, or HTTP with --listen).
     Mcp(commands::mcp::McpCmd),
     /// Serve the bundled sample site on loopback (for demos).
@@ -65,7 +67,7 @@ fn applies(subcommand: &str, flag: &str) -> bool {
         "config" => true,
         "worker" => true,
         "submit" | "scheduler" => !BROWSER.contains(&flag),
-        "fetch" | "batch" | "run" => !QUEUE.contains(&flag),
+        "fetch" | "batch" | "run" | "replay" => !QUEUE.contains(&flag),
         "sitemap" => {
             !QUEUE.contains(&flag) && !STORE.contains(&flag) && !BROWSER.contains(&flag) && flag != "out"
         }
@@ -149,6 +151,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Submit(cmd) => commands::submit::run(setup()?, cmd).await,
         Command::Scheduler(cmd) => commands::scheduler::run(setup()?, cmd).await,
         Command::Run(cmd) => commands::run::run(setup()?, cmd).await,
+        Command::Replay(cmd) => commands::replay::run(setup()?, cmd).await,
         Command::Mcp(cmd) => commands::mcp::run(setup()?, cmd).await,
         Command::Config(cmd) => commands::config::run(setup()?, cmd).await,
     }

@@ -131,6 +131,54 @@ async fn run_command_keeps_the_password_out_of_console_and_artifacts() {
     for call in llm.received() {
         assert!(!call.body.contains(APP_PASSWORD), "password sent to the LLM");
     }
+
+    // The run recorded its actions (placeholders, never the password): the
+    // session replays with no LLM flags at all, so no LLM request.
+    let calls = llm.received().len();
+    let site_addr = site.addr().to_string();
+    let replay = tokio::task::spawn_blocking({
+        let (secrets, out_dir) = (secrets.clone(), out_dir.clone());
+        move || {
+            oxwright()
+                .args(["--allow-host", &site_addr, "--out"])
+                .arg(&out_dir)
+                .args([
+                    "replay",
+                    "cli",
+                    "--trust-after",
+                    "1",
+                    "--session",
+                    "again",
+                    "--secrets",
+                ])
+                .arg(&secrets)
+                .output()
+                .expect("oxwright runs")
+        }
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&replay.stdout);
+    assert!(
+        replay.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    assert!(
+        stdout.contains("(cached)") && stdout.contains("completed: 3/3 steps, 0 tokens"),
+        "{stdout}"
+    );
+    assert_eq!(llm.received().len(), calls, "the replay asked the LLM");
+    let mut files = Vec::new();
+    walk(&out_dir, &mut files);
+    let view = files
+        .iter()
+        .find(|(p, _)| p.ends_with("workflows/login/actions.json"))
+        .expect("the action cache's view");
+    assert!(view.1.contains("{{PASSWORD}}"), "{}", view.1);
+    for (path, text) in &files {
+        assert!(!text.contains(APP_PASSWORD), "password in {path}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

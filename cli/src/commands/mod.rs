@@ -4,6 +4,7 @@ pub mod batch;
 pub mod config;
 pub mod fetch;
 pub mod mcp;
+pub mod replay;
 pub mod run;
 pub mod sample_site;
 pub mod scheduler;

@@ -50,6 +50,18 @@ pub struct RunCmd {
     /// The page the run starts on.
     #[arg(long)]
     pub url: url::Url,
+    /// The workflow's id in the action cache (`workflows/<id>/`, where a
+    /// plain-language run records each verified step's action for
+    /// `oxwright replay`); default: the file's name.
+    #[arg(long)]
+    pub workflow_id: Option<String>,
+    #[command(flatten)]
+    pub common: RunArgs,
+}
+
+/// What `run` and `replay` share.
+#[derive(Debug, Args)]
+pub struct RunArgs {
     #[command(flatten)]
     pub llm: crate::options::LlmArgs,
     /// File of NAME=value secrets for {{NAME}} placeholders (default:
@@ -93,6 +105,33 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
     let workflow = Workflow::parse(&text)
         .with_context(|| format!("workflow {}", cmd.workflow.display()))
         .map_err(usage)?;
+    let name = cmd.workflow.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let id = cmd
+        .workflow_id
+        .clone()
+        .unwrap_or_else(|| oxwright_workflow::workflow_id(name.as_deref(), cmd.url.as_str(), &text));
+    let plan = Plan {
+        workflow,
+        start_url: cmd.url.clone(),
+        name,
+        workflow_id: id,
+        replay: None,
+    };
+    execute(setup, &cmd.common, plan).await
+}
+
+/// What one embedded run does.
+pub(crate) struct Plan {
+    pub(crate) workflow: Workflow,
+    pub(crate) start_url: url::Url,
+    pub(crate) name: Option<String>,
+    pub(crate) workflow_id: String,
+    pub(crate) replay: Option<oxwright_workflow::ReplayOptions>,
+}
+
+/// Runs `plan` in one pooled page and prints its outcome; returns the exit code.
+pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::Result<i32> {
+    let workflow = plan.workflow;
     let secrets: Arc<dyn SecretStore> = match &cmd.secrets {
         Some(path) => Arc::new(FileSecrets::load(path).map_err(usage)?),
         None => Arc::new(EnvSecrets::new(setup.env.clone(), EnvSecrets::DEFAULT_PREFIX)),
@@ -140,8 +179,10 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
         store: store.clone(),
         sanitizer: sanitizer.clone(),
     };
-    let mut opts = WorkflowOptions::new(session.clone(), cmd.url.clone());
-    opts.name = cmd.workflow.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let mut opts = WorkflowOptions::new(session.clone(), plan.start_url.clone());
+    opts.name = plan.name;
+    opts.workflow_id = Some(plan.workflow_id);
+    opts.replay = plan.replay;
     opts.action_timeout = Duration::from_millis(cmd.action_timeout_ms);
     opts.console = Some(console);
     let outcome = run_workflow(page.as_ref(), &workflow, deps, opts).await;

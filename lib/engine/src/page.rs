@@ -177,6 +177,17 @@ pub struct ElementState {
     pub checked: Option<bool>,
     /// The element is a password field (its value is not read).
     pub secret: bool,
+    /// Its ARIA role (explicit, else implied by the tag), when it has one.
+    pub role: Option<String>,
+    /// Its accessible name, whitespace-normalised (label, `aria-label`,
+    /// text, `alt`, `title`, `placeholder`); empty when it has none. A
+    /// field's value is never part of it.
+    pub name: String,
+    /// The landmarks it sits in, innermost first, as `role` or
+    /// `role "name"` (`form "Profile"`, `main`, `complementary
+    /// "Newsletter"`): where on the page the element is, for telling two
+    /// look-alike controls apart.
+    pub landmarks: Vec<String>,
 }
 
 /// How to navigate.

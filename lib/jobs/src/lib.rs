@@ -28,5 +28,5 @@ pub use step::{
     StepAttemptResult, StepDecision, StepDurations, StepEmergency, StepRecord, StepTokens, StepValue,
 };
 pub use workflow::{
-    LlmSpec, RunStatus, StepOutcome, WorkflowMode, WorkflowResult, WorkflowSpec, WorkflowTotals,
+    LlmSpec, RunStatus, StepOutcome, StepSource, WorkflowMode, WorkflowResult, WorkflowSpec, WorkflowTotals,
 };

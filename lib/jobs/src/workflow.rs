@@ -119,6 +119,23 @@ pub struct StepOutcome {
     /// Screenshot artefact key when the step failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screenshot: Option<String>,
+    /// Where the step's action came from (absent on skipped steps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<StepSource>,
+}
+
+/// Where a step's action came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepSource {
+    /// Decided by the LLM (no cached action for it).
+    Llm,
+    /// Replayed from the action cache.
+    Cache,
+    /// The cached action was refused; the LLM decided again.
+    Healed,
+    /// A structured step (no LLM).
+    Structured,
 }
 
 /// Totals over a run.
@@ -140,6 +157,12 @@ pub struct WorkflowTotals {
     pub total_tokens: u64,
     /// Wall time of the run.
     pub duration_ms: f64,
+    /// Steps replayed from the action cache.
+    #[serde(default)]
+    pub cache_hits: u32,
+    /// Steps whose cached action was refused and the LLM decided again.
+    #[serde(default)]
+    pub healed: u32,
 }
 
 /// What a workflow run produced. Holds placeholders, never secret values.
@@ -150,6 +173,10 @@ pub struct WorkflowResult {
     /// The workflow's name, if given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The workflow's id in the action cache (`workflows/<id>/`), when
+    /// the run recorded or replayed actions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow_id: Option<String>,
     /// LLM-driven or structured.
     pub mode: WorkflowMode,
     /// Completed when every step completed.

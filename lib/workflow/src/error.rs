@@ -138,6 +138,11 @@ pub enum AttemptError {
     /// wants is pixels, not elements (the seed's ADR: not supported).
     #[error("CANVAS_UNSUPPORTED: {0}")]
     Canvas(String),
+    /// A cached action does not fit the page any more (replay): it matched
+    /// no or several elements, another element than the recorded one, or
+    /// its effect was not the recorded one. The step goes to the LLM.
+    #[error("CACHE_REFUSED: {0}")]
+    CacheRefused(String),
 }
 
 impl AttemptError {
@@ -155,6 +160,7 @@ impl AttemptError {
             AttemptError::Llm(_) => "LLM_ERROR",
             AttemptError::Assertion(_) => "ASSERTION_FAILED",
             AttemptError::Canvas(_) => "CANVAS_UNSUPPORTED",
+            AttemptError::CacheRefused(_) => "CACHE_REFUSED",
         }
     }
 }

@@ -9,6 +9,7 @@
 //! one [`Sanitizer`] cleans every line that leaves the process. See
 //! `design.md` beside this crate for the choices.
 
+mod cache;
 mod closest;
 mod decision;
 mod error;
@@ -20,6 +21,10 @@ mod sanitize;
 mod secrets;
 mod steps;
 
+pub use cache::{
+    ActionCache, CacheEvent, DEFAULT_TRUST_AFTER, Entry, EntryKey, EventFile, Fingerprint, Resolved,
+    url_pattern, workflow_id, workflow_prefix,
+};
 pub use decision::{
     Action, ActionDecision, ActionValue, DecisionAnswer, Method, Selector, parse_decision, parse_decision_in,
 };
@@ -27,7 +32,9 @@ pub use error::{AttemptError, ErrorType, WorkflowError};
 pub use executor::{ActError, Executor};
 pub use oxwright_engine::{Locator, Snapshot};
 pub use prompts::{CHECKLIST_MAX_TOKENS, STEP_TOKEN_BUDGET, parse_checklist};
-pub use runner::{ConsoleSink, FINAL_MARKDOWN, FINAL_SCREENSHOT, RunDeps, WorkflowOptions, run_workflow};
+pub use runner::{
+    ConsoleSink, FINAL_MARKDOWN, FINAL_SCREENSHOT, ReplayOptions, RunDeps, WorkflowOptions, run_workflow,
+};
 pub use sanitize::Sanitizer;
 pub use secrets::{
     EnvSecrets, FileSecrets, MemorySecrets, Secret, SecretError, SecretStore, missing as missing_secrets,

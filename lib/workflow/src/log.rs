@@ -44,6 +44,11 @@ impl SessionLog {
         }
     }
 
+    /// Returns the store the session's artefacts go to.
+    pub(crate) fn store(&self) -> Arc<dyn ArtifactStore> {
+        self.store.clone()
+    }
+
     /// Returns the keys written so far.
     pub(crate) fn written(&self) -> Vec<String> {
         self.written.lock().unwrap_or_else(|e| e.into_inner()).clone()

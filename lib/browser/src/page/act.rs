@@ -78,6 +78,42 @@ const INSPECT_JS: &str = r#"function() {
   else if (el.isContentEditable) out.value = norm(el.innerText);
   if (t === 'checkbox' || t === 'radio') out.checked = el.checked;
   else { const a = el.getAttribute('aria-checked'); if (a === 'true' || a === 'mixed') out.checked = true; else if (a === 'false') out.checked = false; }
+  const byIds = (n) => norm((n.getAttribute('aria-labelledby') || '').split(/\s+/)
+    .map((id) => { const l = n.ownerDocument.getElementById(id); return l ? l.textContent : ''; }).join(' '));
+  const implicit = (n) => {
+    const tag = n.tagName.toLowerCase(), ty = (n.getAttribute('type') || 'text').toLowerCase();
+    if (tag === 'a' && n.hasAttribute('href')) return 'link';
+    if (tag === 'button' || (tag === 'input' && ['button', 'submit', 'reset', 'image'].includes(ty))) return 'button';
+    if (tag === 'input') return ({ checkbox: 'checkbox', radio: 'radio', range: 'slider', number: 'spinbutton', search: 'searchbox' })[ty] || 'textbox';
+    if (tag === 'textarea') return 'textbox';
+    if (tag === 'select') return n.multiple || n.size > 1 ? 'listbox' : 'combobox';
+    if (/^h[1-6]$/.test(tag)) return 'heading';
+    return ({ img: 'img', li: 'listitem', ul: 'list', ol: 'list', table: 'table', tr: 'row', td: 'cell', th: 'columnheader',
+      option: 'option', nav: 'navigation', main: 'main', aside: 'complementary', header: 'banner', footer: 'contentinfo',
+      form: 'form', dialog: 'dialog', section: 'region', search: 'search' })[tag] || null;
+  };
+  const role = (n) => (n.getAttribute('role') || '').trim().split(/\s+/)[0] || implicit(n);
+  const label = (n) => norm(n.getAttribute('aria-label')) || byIds(n);
+  let name = label(el);
+  if (!name && el.labels && el.labels.length) name = norm([...el.labels].map((l) => l.innerText).join(' '));
+  if (!name && ['button', 'link', 'heading', 'option', 'tab', 'menuitem', 'cell', 'listitem'].includes(role(el))) name = out.text;
+  if (!name && el.tagName === 'INPUT' && ['button', 'submit', 'reset'].includes(t)) name = norm(el.value);
+  if (!name) name = norm(el.getAttribute('alt') || el.getAttribute('title') || el.getAttribute('placeholder'));
+  out.role = role(el);
+  out.name = name.slice(0, 200);
+  const marks = ['banner', 'navigation', 'main', 'complementary', 'contentinfo', 'form', 'region', 'search', 'dialog', 'alertdialog'];
+  out.landmarks = [];
+  let n = el;
+  while (n) {
+    n = n.parentElement || (n.getRootNode && n.getRootNode().host) || null;
+    if (!n || n.nodeType !== 1) break;
+    const r = role(n);
+    if (!r || !marks.includes(r)) continue;
+    const ln = label(n) || (r === 'dialog' || r === 'alertdialog' ? norm((n.querySelector('h1,h2,h3') || {}).textContent) : '');
+    // A section or form without a name is no landmark (as in ARIA).
+    if ((r === 'region' || r === 'form') && !ln && !n.getAttribute('role')) continue;
+    out.landmarks.push(ln ? r + ' "' + ln.slice(0, 80) + '"' : r);
+  }
   return out;
 }"#;
 
@@ -459,6 +495,12 @@ pub(crate) async fn inspect(tab: &Tab, backend: i64) -> Result<oxwright_engine::
         value: out["value"].as_str().map(str::to_string),
         checked: out["checked"].as_bool(),
         secret: out["secret"] == Value::Bool(true),
+        role: out["role"].as_str().map(str::to_string),
+        name: out["name"].as_str().unwrap_or_default().to_string(),
+        landmarks: out["landmarks"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default(),
     })
 }
 

@@ -8,11 +8,14 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use oxwright_artifacts::ArtifactStore;
 use oxwright_engine::Page;
-use oxwright_jobs::{JobError, RunStatus, StepOutcome, WorkflowMode, WorkflowResult, WorkflowTotals};
+use oxwright_jobs::{
+    JobError, RunStatus, StepOutcome, StepSource, WorkflowMode, WorkflowResult, WorkflowTotals,
+};
 use oxwright_llm::{ChatModel, Message};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
+use crate::cache::{ActionCache, CacheEvent, EntryKey, Fingerprint, Resolved};
 use crate::decision::{DecisionAnswer, parse_decision_in};
 use crate::executor::{ActError, Executor};
 use crate::log::SessionLog;
@@ -26,6 +29,7 @@ mod attempt;
 mod emergency;
 mod failure;
 mod record;
+mod replay;
 mod structured;
 #[cfg(test)]
 mod tests;
@@ -84,6 +88,25 @@ pub struct WorkflowOptions {
     pub snapshot_max_chars: usize,
     /// Console lines go here.
     pub console: Option<ConsoleSink>,
+    /// The workflow's id in the action cache (`workflows/<id>/`): a
+    /// plain-language run records each verified step's action there.
+    /// `None`: nothing is recorded.
+    pub workflow_id: Option<String>,
+    /// Replays the cached actions of `workflow_id` instead of asking the LLM.
+    pub replay: Option<ReplayOptions>,
+    /// Keeps a screenshot of the first page and after each completed step
+    /// (`screenshots/start.png`, `screenshots/step_<n>.png`) for the report.
+    pub step_screenshots: bool,
+}
+
+/// How a replay runs.
+#[derive(Debug, Clone)]
+pub struct ReplayOptions {
+    /// The checklist to follow (from the recorded run): no LLM call makes it.
+    pub checklist: Vec<String>,
+    /// Successes before a cached action runs with no LLM call; below it,
+    /// the completion judge confirms the replayed action.
+    pub trust_after: u32,
 }
 
 impl std::fmt::Debug for WorkflowOptions {
@@ -105,6 +128,9 @@ impl WorkflowOptions {
             action_timeout: Duration::from_secs(10),
             snapshot_max_chars: DEFAULT_MAX_CHARS,
             console: None,
+            workflow_id: None,
+            replay: None,
+            step_screenshots: true,
         }
     }
 }
@@ -124,6 +150,14 @@ struct Run<'a> {
     tried: Vec<Tried>,
     /// The small model's recent confidences (emergency mode's third trigger).
     confidence: emergency::Confidence,
+    /// The cache a replay reads.
+    cache: Option<ActionCache>,
+    /// What this run adds to the cache.
+    events: Vec<CacheEvent>,
+    /// The current step's action, once it verifiably completed.
+    resolved: Option<(EntryKey, Resolved)>,
+    /// Where the current step's action comes from.
+    source: StepSource,
 }
 
 /// Runs `workflow` on `page` (any engine) and returns its result. A failed step or a fatal
@@ -142,7 +176,7 @@ pub async fn run_workflow(
         WorkflowBody::Plain(_) => WorkflowMode::Llm,
         WorkflowBody::Structured(_) => WorkflowMode::Structured,
     };
-    if mode == WorkflowMode::Llm && deps.llm.is_none() {
+    if mode == WorkflowMode::Llm && deps.llm.is_none() && opts.replay.is_none() {
         return Err(WorkflowError::Config(
             "plain-language steps need an LLM (--llm-base-url and --model)".into(),
         ));
@@ -173,6 +207,13 @@ pub async fn run_workflow(
         kind: StepKind::Llm,
         tried: Vec::new(),
         confidence: emergency::Confidence::default(),
+        cache: None,
+        events: Vec::new(),
+        resolved: None,
+        source: match mode {
+            WorkflowMode::Llm => StepSource::Llm,
+            WorkflowMode::Structured => StepSource::Structured,
+        },
     };
     let outcome = run.run(workflow).await;
     let error = match outcome {
@@ -202,6 +243,7 @@ pub async fn run_workflow(
             completion_tokens: 0,
             duration_ms: 0.0,
             screenshot: None,
+            source: None,
         });
     }
     let status = if error.is_none() && run.totals.steps_ok == run.totals.steps {
@@ -212,9 +254,11 @@ pub async fn run_workflow(
     if status == RunStatus::Completed {
         run.keep_final_page().await;
     }
+    run.save_cache(mode).await;
     let mut result = WorkflowResult {
         session_id: opts.session_id.clone(),
         name: opts.name.clone(),
+        workflow_id: opts.workflow_id.clone().filter(|_| mode == WorkflowMode::Llm),
         mode,
         status,
         start_url: opts.start_url.to_string(),
@@ -266,13 +310,24 @@ impl Run<'_> {
             }
             return Err(e.into());
         }
+        self.keep_step_screenshot("start.png").await;
         match &workflow.body {
             WorkflowBody::Plain(text) => {
-                self.checklist = self.convert(text).await?;
+                self.checklist = match &self.opts.replay {
+                    Some(replay) => {
+                        let id = self.opts.workflow_id.clone().ok_or_else(|| {
+                            WorkflowError::Config("a replay needs the workflow's id".into())
+                        })?;
+                        let store = self.log.store();
+                        self.cache = Some(ActionCache::load(&store, &id).await?);
+                        replay.checklist.clone()
+                    }
+                    None => self.convert(text).await?,
+                };
                 for i in 0..self.checklist.len() {
                     let step = self.checklist[i].clone();
                     let span = tracing::info_span!("workflow_step", step = i + 1, instruction = %self.sanitizer.clean(&step));
-                    self.llm_step(i).instrument(span).await?;
+                    self.plain_step(i).instrument(span).await?;
                 }
             }
             WorkflowBody::Structured(steps) => {
@@ -351,6 +406,10 @@ impl Run<'_> {
         let mut emergency: Option<StepEmergency> = None;
         // The last successful action (or the step's start), for the stall trigger.
         let mut progress = tokio::time::Instant::now();
+        // Where the step started, and the action about to run with its
+        // element's fingerprint (for the action cache).
+        let mut step_url: Option<String> = None;
+        let recording = self.opts.workflow_id.is_some();
         while !completed {
             // Every attempt so far failed (a completed one ends the loop).
             if emergency.is_none()
@@ -374,6 +433,9 @@ impl Run<'_> {
             };
             d.snapshot_ms = ms(t.elapsed());
             last_snapshot = snap.text.clone();
+            if step_url.is_none() {
+                step_url = Some(snap.url.clone());
+            }
             // Step meta is rebuilt every attempt; phase 1 derives no hints.
             let meta = json!({ "id": format!("step_{number}_{attempt}"), "originalInstruction": step, "attempt": attempt });
             let hint_keys: Vec<&str> = Vec::new();
@@ -432,6 +494,7 @@ impl Run<'_> {
                 self.confidence.push(c);
             }
             let t = Instant::now();
+            let cacheable = recording && decision.near().is_none();
             let (target, locator) = match decision.near() {
                 Some((text, role)) => {
                     // Proximity resolves on this attempt's snapshot, to a ref.
@@ -474,6 +537,17 @@ impl Run<'_> {
                     self.finish_attempt(line, d, attempt_started).await?;
                     continue;
                 }
+            };
+            // The element's neighbourhood before the action changes the page.
+            let fingerprint = match cacheable {
+                true => self
+                    .exec
+                    .page()
+                    .inspect(&target)
+                    .await
+                    .ok()
+                    .map(|s| Fingerprint::of(&s)),
+                false => None,
             };
             match self
                 .exec
@@ -525,6 +599,18 @@ impl Run<'_> {
                 Ok(true) => {
                     completed = true;
                     line.completed = true;
+                    if let (Some(fingerprint), Some(url)) = (fingerprint, &step_url) {
+                        self.resolved = Some((
+                            EntryKey::new(url, &step),
+                            Resolved {
+                                locator: locator.clone(),
+                                action: decision.action,
+                                value: decision.value.clone(),
+                                fingerprint,
+                                url_after: crate::cache::url_pattern(&fresh.url),
+                            },
+                        ));
+                    }
                 }
                 Ok(false) => {
                     let err = AttemptError::NotCompleted;

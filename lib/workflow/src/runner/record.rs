@@ -138,8 +138,10 @@ impl Run<'_> {
             completion_tokens,
             duration_ms: ms(started.elapsed()),
             screenshot: None,
+            source: Some(self.source),
         };
         if completed {
+            self.keep_step_screenshot(&format!("step_{number}.png")).await;
             self.log.say(&format!("✅ step {number} done"));
             self.outcomes.push(outcome);
             return Ok(());
