@@ -79,3 +79,60 @@ async fn failing_workflow_job_reports_a_typed_error() {
         ErrorKind::InvalidInput
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_job_reruns_a_recorded_workflow_with_no_llm() {
+    use oxwright_fixtures::llm::{Reply, ScriptedLlm};
+    let wf = Wf::start().await;
+    let ctx = context(&wf);
+    let llm = ScriptedLlm::start().await.unwrap();
+    llm.push(wf::checklist(&["Type Ada into Display name", "Save the profile"]));
+    llm.push(wf::role(
+        "textbox",
+        "Display name",
+        "fill",
+        Some(wf::literal("Ada")),
+    ));
+    llm.push(Reply::text("true"));
+    llm.push(wf::role("button", "Save", "click", None));
+    llm.push(Reply::text("true"));
+    let mut spec = WorkflowSpec::new("Type Ada into Display name, then save", wf.url("/app/profile"));
+    spec.name = Some("profile job".into());
+    spec.llm = Some(oxwright_jobs::LlmSpec {
+        base_url: llm.base_url(),
+        model: "scripted".into(),
+        api_key_env: None,
+        large_model: None,
+    });
+    let recorded = Job::new(JobSpec::Workflow(Box::new(spec)), None);
+    let report = run_job(&ctx, &recorded).await;
+    assert_eq!(report.status, ReportStatus::Ok, "{report:?}");
+    assert!(
+        wf.store
+            .exists("workflows/profile-job/actions.json")
+            .await
+            .unwrap()
+    );
+
+    // A replay job names the workflow; its checklist comes from the cache.
+    let mut spec = WorkflowSpec::new("", wf.url("/app/profile"));
+    spec.workflow_id = Some("profile-job".into());
+    spec.replay = true;
+    spec.trust_after = Some(1);
+    let job = Job::new(JobSpec::Workflow(Box::new(spec)), None);
+    let job: Job = serde_json::from_str(&serde_json::to_string(&job).unwrap()).unwrap();
+    let report = run_job(&ctx, &job).await;
+    assert_eq!(report.status, ReportStatus::Ok, "{report:?}");
+    assert_eq!(llm.received().len(), 5, "the replay job asked the LLM");
+    let result: oxwright_jobs::WorkflowResult =
+        serde_json::from_slice(&wf.store.get(&keys::job_result(job.kind(), job.id)).await.unwrap()).unwrap();
+    assert_eq!(result.totals.cache_hits, 2);
+    assert!(result.final_url.unwrap().contains("/app/profile/saved?name=Ada"));
+
+    // Nothing recorded under that id: a typed refusal, not a run.
+    let mut spec = WorkflowSpec::new("", wf.url("/app/profile"));
+    spec.workflow_id = Some("never-ran".into());
+    spec.replay = true;
+    let report = run_job(&ctx, &Job::new(JobSpec::Workflow(Box::new(spec)), None)).await;
+    assert_eq!(report.error.unwrap().kind, ErrorKind::InvalidInput);
+}

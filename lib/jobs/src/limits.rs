@@ -81,14 +81,30 @@ impl FetchSpec {
 }
 
 impl WorkflowSpec {
-    /// Refuses durations outside the bounds of this module.
+    /// Refuses durations outside the bounds of this module, a trust count
+    /// of 0, and a workflow id that is not safe in a key.
     pub fn validate(&self) -> Result<(), JobError> {
         check_range(
             "action_timeout_ms",
             self.action_timeout_ms,
             MIN_ACTION_TIMEOUT_MS,
             MAX_ACTION_TIMEOUT_MS,
-        )
+        )?;
+        if let Some(n) = self.trust_after {
+            check_range("trust_after", u64::from(n), 1, 100)?;
+        }
+        if let Some(id) = &self.workflow_id
+            && (id.is_empty()
+                || id.len() > 100
+                || !id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+                || id.starts_with('.'))
+        {
+            return Err(JobError::new(
+                ErrorKind::InvalidInput,
+                format!("workflow_id {id:?}: use up to 100 letters, digits, '-', '_' and '.'"),
+            ));
+        }
+        Ok(())
     }
 }
 

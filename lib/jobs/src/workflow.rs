@@ -49,6 +49,20 @@ pub struct WorkflowSpec {
     /// Deadline of one action (auto-wait, input, settle), in milliseconds.
     #[serde(default = "default_action_timeout_ms")]
     pub action_timeout_ms: u64,
+    /// The workflow's id in the action cache (`workflows/<id>/`, shared by
+    /// every worker); default: the name, else a hash of the start URL and
+    /// the text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow_id: Option<String>,
+    /// Replays the workflow's cached actions (a replay job): its checklist
+    /// comes from the cache, so `workflow` may be empty; trusted steps make
+    /// no LLM call and the LLM, when given, heals the others.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replay: bool,
+    /// Verified successes before a cached action replays with no LLM call
+    /// (default 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_after: Option<u32>,
 }
 
 fn default_headless() -> bool {
@@ -70,6 +84,9 @@ impl WorkflowSpec {
             llm: None,
             headless: default_headless(),
             action_timeout_ms: default_action_timeout_ms(),
+            workflow_id: None,
+            replay: false,
+            trust_after: None,
         }
     }
 }

@@ -51,7 +51,38 @@ pub async fn run_workflow_job(
     spec: &WorkflowSpec,
 ) -> Result<Vec<String>, JobError> {
     spec.validate()?;
-    let workflow = Workflow::parse(&spec.workflow).map_err(JobError::from)?;
+    let workflow_id = spec.workflow_id.clone().unwrap_or_else(|| {
+        oxwright_workflow::workflow_id(spec.name.as_deref(), spec.start_url.as_str(), &spec.workflow)
+    });
+    // A replay follows the checklist its workflow's runs recorded.
+    let replay = match spec.replay {
+        false => None,
+        true => {
+            let cache = oxwright_workflow::ActionCache::load(&ctx.store, &workflow_id)
+                .await
+                .map_err(JobError::from)?;
+            if cache.checklist.is_empty() {
+                return Err(JobError::new(
+                    ErrorKind::InvalidInput,
+                    format!("replay: nothing is recorded for workflow {workflow_id:?}; run it once first"),
+                ));
+            }
+            Some(oxwright_workflow::ReplayOptions {
+                checklist: cache.checklist,
+                trust_after: spec.trust_after.unwrap_or(oxwright_workflow::DEFAULT_TRUST_AFTER),
+            })
+        }
+    };
+    let text = match &replay {
+        Some(r) => r
+            .checklist
+            .iter()
+            .map(|s| s.trim_start_matches("[]").trim())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        None => spec.workflow.clone(),
+    };
+    let workflow = Workflow::parse(&text).map_err(JobError::from)?;
     let session = spec.session_id.clone().unwrap_or_else(|| job.id.to_string());
     if session.is_empty()
         || !session
@@ -88,6 +119,8 @@ pub async fn run_workflow_job(
     };
     let mut opts = WorkflowOptions::new(session.clone(), spec.start_url.clone());
     opts.name = spec.name.clone();
+    opts.workflow_id = Some(workflow_id);
+    opts.replay = replay;
     // In range: `spec.validate` refused anything else.
     opts.action_timeout = Duration::from_millis(spec.action_timeout_ms);
     let result = run_workflow(page.as_ref(), &workflow, deps, opts)
