@@ -10,6 +10,7 @@ mod memory;
 mod modes;
 mod quality;
 mod queue;
+mod replay;
 mod stats;
 mod workflow;
 
@@ -50,6 +51,8 @@ enum Command {
     ScoreMd(quality::ScoreMdArgs),
     /// Workflow: snapshot extraction time and size, per-step overhead without the LLM.
     Workflow(workflow::WorkflowArgs),
+    /// Workflow record (LLM) vs replay (action cache): wall time and LLM calls.
+    Replay(replay::ReplayArgs),
 }
 
 /// Where and when a result was measured.
@@ -159,6 +162,11 @@ async fn main() -> Result<()> {
             let report = workflow::run(args).await?;
             println!("{}", workflow::markdown(&report));
             write_json(&cli, "workflow", &machine, &report)?;
+        }
+        Command::Replay(args) => {
+            let report = replay::run(args).await?;
+            println!("{}", replay::markdown(&report));
+            write_json(&cli, "replay", &machine, &report)?;
         }
     }
     Ok(())

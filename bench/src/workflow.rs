@@ -74,7 +74,7 @@ const STRUCTURED: &str = "fill: textbox \"Username\" = {{LOGIN_ID}}\nfill: textb
 click: button \"Sign in\"\nfill: searchbox \"Search products\" = rust\nclick: button \"Search\"\n\
 click: link \"Rust in Action\"\nselect: combobox \"Shipping country\" = Japan\nexpect: text \"Ships to Japan\"\n";
 
-fn script(llm: &ScriptedLlm) {
+pub(crate) fn script(llm: &ScriptedLlm) {
     let items = [
         "Type {{LOGIN_ID}} into Username",
         "Type {{PASSWORD}} into Password",
