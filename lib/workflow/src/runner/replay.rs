@@ -293,6 +293,24 @@ impl Run<'_> {
             checklist: self.checklist.clone(),
             events: std::mem::take(&mut self.events),
         };
+        // Through the sanitiser like every other artefact: a name or literal
+        // it masks (an e-mail in a link's name) cannot match again, so that
+        // step heals each time rather than store what it masks.
+        let file = match serde_json::to_value(&file)
+            .map(|v| self.sanitizer.clean_json(&v))
+            .and_then(serde_json::from_value::<EventFile>)
+        {
+            // Ours, not the page's: kept as they are (the key is built from them).
+            Ok(clean) => EventFile {
+                workflow_id: file.workflow_id,
+                session_id: file.session_id,
+                ..clean
+            },
+            Err(e) => {
+                tracing::warn!(error = %e, "action cache events not serialisable");
+                return;
+            }
+        };
         if let Err(e) = ActionCache::save(&self.log.store(), &file).await {
             tracing::warn!(error = %e, "action cache not saved");
             self.log
