@@ -232,6 +232,10 @@ async def every_tool(c, base, workdir):
     r, t = await call(c, "run_workflow", {"workflow": wf, "url": base + "/app/login", "name": "login"})
     check("Completed" in t and "steps.jsonl" in t and PASSWORD not in t, "run_workflow", t)
     check(r.structured_content and r.structured_content.get("status") == "completed", "run_workflow structured", r.structured_content)
+    _, t = await call(c, "run_workflow", {"workflow": "", "url": base + "/app/login", "workflow_id": "never-ran", "replay": True}, error=True)
+    check("nothing is recorded" in t, "run_workflow replay of an unknown workflow", t)
+    _, t = await call(c, "run_workflow", {"workflow": "", "url": base + "/app/login", "replay": True}, error=True)
+    check("workflow_id" in t, "run_workflow replay without an id", t)
 
     # Close: the next call opens a fresh page.
     await call(c, "browser_close")

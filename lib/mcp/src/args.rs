@@ -306,4 +306,16 @@ pub struct WorkflowArgs {
     /// A name for the run's log.
     #[serde(default)]
     pub name: Option<String>,
+    /// Records each verified step's action under this id in the action
+    /// cache (`workflows/<id>/`; plain-language runs), for replays.
+    #[serde(default)]
+    pub workflow_id: Option<String>,
+    /// Replays the cached actions of `workflow_id` (the recorded checklist;
+    /// `workflow` may be empty): trusted steps make no LLM call, the others
+    /// are confirmed or healed by the server's LLM.
+    #[serde(default)]
+    pub replay: bool,
+    /// Verified successes before a cached action replays with no LLM call (default 2).
+    #[serde(default)]
+    pub trust_after: Option<u32>,
 }

@@ -72,10 +72,46 @@ impl OxwrightMcp {
     }
 
     pub(super) async fn run_workflow(&self, a: WorkflowArgs) -> Result<Reply, String> {
-        let workflow =
-            Workflow::parse(&a.workflow).map_err(|e| format!("the workflow does not parse: {e}"))?;
         let url = parse_url(&a.url)?;
         let services = &self.shared.services;
+        if let Some(id) = &a.workflow_id
+            && (id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))
+        {
+            return Err(format!(
+                "workflow_id {id:?}: use letters, digits, '-', '_' and '.'"
+            ));
+        }
+        let replay = match (a.replay, &a.workflow_id) {
+            (false, _) => None,
+            (true, None) => return Err("replay needs the workflow_id its runs recorded under".into()),
+            (true, Some(id)) => {
+                let cache = oxwright_workflow::ActionCache::load(&services.store, id)
+                    .await
+                    .map_err(|e| format!("the action cache could not be read: {e}"))?;
+                if cache.checklist.is_empty() {
+                    return Err(format!(
+                        "nothing is recorded for workflow {id:?}: run it once with workflow_id set"
+                    ));
+                }
+                Some(oxwright_workflow::ReplayOptions {
+                    checklist: cache.checklist,
+                    trust_after: a
+                        .trust_after
+                        .unwrap_or(oxwright_workflow::DEFAULT_TRUST_AFTER)
+                        .clamp(1, 100),
+                })
+            }
+        };
+        let text = match &replay {
+            Some(r) => r
+                .checklist
+                .iter()
+                .map(|s| s.trim_start_matches("[]").trim())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            None => a.workflow.clone(),
+        };
+        let workflow = Workflow::parse(&text).map_err(|e| format!("the workflow does not parse: {e}"))?;
         let deps = RunDeps {
             llm: services.llm.clone(),
             secrets: services.secrets.clone(),
@@ -86,6 +122,8 @@ impl OxwrightMcp {
         let mut opts = WorkflowOptions::new(session_id.clone(), url);
         opts.name = a.name.clone();
         opts.action_timeout = self.config().action_timeout;
+        opts.workflow_id = a.workflow_id.clone();
+        opts.replay = replay;
         let mut session = self.session.lock().await;
         let open = self.open_options();
         let tab = session
@@ -103,6 +141,12 @@ impl OxwrightMcp {
             result.steps.len(),
             result.final_url.as_deref().unwrap_or("-")
         );
+        if result.workflow_id.is_some() {
+            text.push_str(&format!(
+                "- Steps from the action cache: {}, healed: {}, LLM calls: {}\n",
+                result.totals.cache_hits, result.totals.healed, result.totals.llm_calls
+            ));
+        }
         if let Some(err) = &result.error {
             text.push_str(&format!("- Error: {err}\n"));
         }
