@@ -12,8 +12,13 @@ use chromiumoxide::cdp::browser_protocol::page::{EventFrameStartedLoading, Event
 use futures::StreamExt;
 use futures::stream::BoxStream;
 
-/// Quiet time that counts as settled.
+/// Quiet time after the last load or request event that counts as settled.
 const QUIET: Duration = Duration::from_millis(150);
+/// When the action started nothing at all (no request, no document load)
+/// within this long, the page counts as settled: its handlers ran during
+/// the input events, and work they queue with a zero timeout or a promise
+/// has started its requests by then.
+const IDLE_GRACE: Duration = Duration::from_millis(50);
 /// Longest wait for the network alone (long polls never finish).
 const NETWORK_CAP: Duration = Duration::from_secs(2);
 
@@ -73,13 +78,15 @@ impl Settle {
     }
 
     /// Waits until no frame is loading and no request is in flight for
-    /// [`QUIET`], at most `limit` (the network alone at most [`NETWORK_CAP`]).
+    /// [`QUIET`] (for [`IDLE_GRACE`] when the action started neither), at
+    /// most `limit` (the network alone at most [`NETWORK_CAP`]).
     pub(crate) async fn wait(mut self, limit: Duration) -> Settled {
         let started = Instant::now();
         let mut loading: HashSet<String> = HashSet::new();
         let mut inflight: HashSet<String> = HashSet::new();
         let mut out = Settled::default();
         let mut last = Instant::now();
+        let mut seen_any = false;
         loop {
             let elapsed = started.elapsed();
             if elapsed >= limit || (loading.is_empty() && elapsed >= NETWORK_CAP) {
@@ -87,12 +94,14 @@ impl Settle {
                 return out;
             }
             let idle = loading.is_empty() && inflight.is_empty();
-            let quiet_at = tokio::time::Instant::from_std(last + QUIET);
+            let quiet = if seen_any { QUIET } else { IDLE_GRACE };
+            let quiet_at = tokio::time::Instant::from_std(last + quiet);
             let bound = tokio::time::Instant::from_std(started + limit);
             tokio::select! {
                 _ = tokio::time::sleep_until(quiet_at), if idle => return out,
                 _ = tokio::time::sleep_until(bound) => {}
                 Some(ev) = self.started.next() => {
+                    seen_any = true;
                     out.navigated = true;
                     loading.insert(ev.frame_id.as_ref().to_string());
                     last = Instant::now();
@@ -105,6 +114,7 @@ impl Settle {
                     let ignored = matches!(ev.r#type, Some(ResourceType::WebSocket | ResourceType::EventSource))
                         || ev.request.url.starts_with("data:");
                     if !ignored {
+                        seen_any = true;
                         inflight.insert(ev.request_id.as_ref().to_string());
                     }
                     last = Instant::now();
