@@ -68,6 +68,10 @@ pub struct WorkflowReport {
     pub runs: usize,
     pub pages: Vec<PageSnapshot>,
     pub steps: Vec<StepOverhead>,
+    /// cl100k tokens of each decision prompt the plain-language runs sent
+    /// (system and user messages), median and p95.
+    pub decision_prompt_tokens_p50: f64,
+    pub decision_prompt_tokens_p95: f64,
 }
 
 const STRUCTURED: &str = "fill: textbox \"Username\" = {{LOGIN_ID}}\nfill: textbox \"Password\" = {{PASSWORD}}\n\
@@ -165,6 +169,7 @@ pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
         }
     }
     let mut steps = Vec::new();
+    let mut prompt_tokens = Vec::new();
     for llm_path in [false, true] {
         let mut per_step = Vec::new();
         let (mut snap, mut pre, mut act, mut settle) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -197,6 +202,13 @@ pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
             drop(page);
             if result.status != RunStatus::Completed {
                 bail!("benchmark workflow failed: {:?}", result.error);
+            }
+            for call in llm.received() {
+                let prompt = call.prompt();
+                // The decision calls (not the checklist's or the judge's).
+                if prompt.contains("Decide the next action") {
+                    prompt_tokens.push(count_tokens(&prompt) as f64);
+                }
             }
             let body = store.get(&format!("sessions/{session}/steps.jsonl")).await?;
             for line in String::from_utf8_lossy(&body).lines() {
@@ -233,6 +245,8 @@ pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
         runs: args.runs,
         pages,
         steps,
+        decision_prompt_tokens_p50: percentile(&prompt_tokens, 0.5),
+        decision_prompt_tokens_p95: percentile(&prompt_tokens, 0.95),
     })
 }
 
@@ -268,5 +282,9 @@ pub fn markdown(r: &WorkflowReport) -> String {
             s.settle_p50_ms
         ));
     }
+    out.push_str(&format!(
+        "\nDecision prompt tokens (cl100k, system + user): p50 {:.0}, p95 {:.0}\n",
+        r.decision_prompt_tokens_p50, r.decision_prompt_tokens_p95
+    ));
     out
 }

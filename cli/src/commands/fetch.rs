@@ -18,6 +18,7 @@ use oxwright_worker::Setup;
 #[command(after_help = "Examples:
   oxwright fetch example.com                      # https://example.com/ as Markdown on stdout
   oxwright fetch --json --content full https://example.com/a https://example.com/b
+  oxwright fetch https://example.com/post -o post.md
   oxwright --allow-host 127.0.0.1:8765 fetch http://127.0.0.1:8765/articles/http-caching.html --keep")]
 pub struct FetchCmd {
     /// Pages to fetch: URLs, or bare hosts (`example.com/a` means
@@ -27,9 +28,15 @@ pub struct FetchCmd {
     /// Print the FetchResult JSON (one line per page) instead of Markdown.
     #[arg(long)]
     pub json: bool,
-    /// Keep artefacts (page.md, result.json, …) in the artefact directory.
+    /// Keep artefacts (page.md, result.json, …) in the artefact directory;
+    /// implied by --screenshot and --include-html, whose output only
+    /// artefacts hold.
     #[arg(long)]
     pub keep: bool,
+    /// Write the Markdown (the JSON lines with --json) to this file instead
+    /// of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub fetch: FetchArgs,
 }
@@ -69,9 +76,25 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
         }
         return Ok(crate::exit::USAGE);
     }
+    // Where the pages go: a file (created before any browser starts, so a
+    // bad path fails at once) or standard output.
+    let mut sink: Box<dyn Write> = match &cmd.output {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .map_err(|e| crate::exit::usage(format!("cannot write {}: {e}", path.display())))?,
+        )),
+        None => Box::new(std::io::stdout()),
+    };
     let pool = setup.pool().await?;
     let ctx = setup.handler(pool.clone()).await?;
-    let keep = cmd.keep;
+    // A screenshot or the HTML exist only as artefacts: never drop them.
+    let keep = cmd.keep || cmd.fetch.screenshot || cmd.fetch.include_html;
+    if keep && !cmd.keep {
+        eprintln!(
+            "keeping artefacts (--screenshot/--include-html): {}",
+            ctx.store.describe()
+        );
+    }
     let concurrency = pool.capacity();
     let mut results = futures::stream::iter(inputs.into_iter().map(|input| {
         let ctx = ctx.clone();
@@ -100,21 +123,20 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
     }))
     .buffered(concurrency);
     let (mut failures, mut misconfigured) = (0, 0);
-    let stdout = std::io::stdout();
     while let Some(item) = results.next().await {
-        let mut out = stdout.lock();
+        let out = &mut sink;
         let (spec, result, report) = match item? {
             Outcome::Ran(ran) => *ran,
             Outcome::Refused(text, error) => {
                 failures += 1;
-                report_refusal(&mut out, cmd.json, &text, &error)?;
+                report_refusal(out, cmd.json, &text, &error)?;
                 continue;
             }
         };
         match result {
             Ok(r) => {
                 if cmd.json {
-                    serde_json::to_writer(&mut out, &r)?;
+                    serde_json::to_writer(&mut *out, &r)?;
                     writeln!(out)?;
                 } else {
                     if cmd.urls.len() > 1 {
@@ -130,7 +152,7 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
                 failures += 1;
                 misconfigured += usize::from(err.kind == oxwright_jobs::ErrorKind::BrowserMisconfigured);
                 if cmd.json {
-                    serde_json::to_writer(&mut out, &serde_json::json!({"url": spec.url, "error": err}))?;
+                    serde_json::to_writer(&mut *out, &serde_json::json!({"url": spec.url, "error": err}))?;
                     writeln!(out)?;
                 }
                 // Most messages already name the URL (or the redirect hop that failed).
@@ -147,6 +169,11 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
         }
     }
     drop(results);
+    sink.flush()?;
+    drop(sink);
+    if let Some(path) = &cmd.output {
+        eprintln!("wrote {}", path.display());
+    }
     pool.shutdown().await;
     // No page ran because the browser cannot start as asked (`--headed`
     // without a display): a setup error, like a bad flag.
