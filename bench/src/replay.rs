@@ -28,6 +28,15 @@ pub struct ReplayArgs {
     /// Rounds (each: one recorded run, one replay).
     #[arg(long, default_value_t = 10)]
     pub runs: usize,
+    /// Keep no per-step screenshots (to see what they cost).
+    #[arg(long)]
+    pub no_screenshots: bool,
+    /// Model an LLM served elsewhere: milliseconds to the first token.
+    #[arg(long, default_value_t = 0)]
+    pub llm_first_token_ms: u64,
+    /// ... and per completion token.
+    #[arg(long, default_value_t = 0)]
+    pub llm_per_token_ms: u64,
 }
 
 /// The `replay` results.
@@ -39,6 +48,9 @@ pub struct ReplayReport {
     pub replay_ms: Vec<f64>,
     pub record_llm_calls: u32,
     pub replay_llm_calls: u32,
+    pub llm_first_token_ms: u64,
+    pub llm_per_token_ms: u64,
+    pub step_screenshots: bool,
 }
 
 const FLOW: &str = "Log in, search for rust, open Rust in Action, ship to Japan";
@@ -52,6 +64,10 @@ pub async fn run(args: &ReplayArgs) -> Result<ReplayReport> {
         .context("starting Chromium")?;
     let store = MemoryStore::new();
     let llm = ScriptedLlm::start().await?;
+    llm.set_latency(
+        std::time::Duration::from_millis(args.llm_first_token_ms),
+        std::time::Duration::from_millis(args.llm_per_token_ms),
+    );
     let client = LlmClient::new(LlmConfig::new(llm.base_url(), "scripted"), &Default::default())?;
     let client = Arc::new(client) as Arc<dyn oxwright_llm::ChatModel>;
     let mut report = ReplayReport {
@@ -61,7 +77,11 @@ pub async fn run(args: &ReplayArgs) -> Result<ReplayReport> {
         replay_ms: Vec::new(),
         record_llm_calls: 0,
         replay_llm_calls: 0,
+        llm_first_token_ms: args.llm_first_token_ms,
+        llm_per_token_ms: args.llm_per_token_ms,
+        step_screenshots: !args.no_screenshots,
     };
+    let no_screenshots = args.no_screenshots;
     let once = |session: String, id: String, replay: bool| {
         let (pool, policy, store, client) = (pool.clone(), policy.clone(), store.clone(), client.clone());
         let start: url::Url = site.url("/app/login").parse().expect("url");
@@ -77,6 +97,7 @@ pub async fn run(args: &ReplayArgs) -> Result<ReplayReport> {
             };
             let mut opts = WorkflowOptions::new(session, start);
             opts.workflow_id = Some(id.clone());
+            opts.step_screenshots = !no_screenshots;
             let workflow = if replay {
                 let cache = oxwright_workflow::ActionCache::load(&deps.store, &id).await?;
                 opts.replay = Some(ReplayOptions {
@@ -125,12 +146,16 @@ pub fn markdown(r: &ReplayReport) -> String {
     let (rec, rep) = (median(&r.record_ms), median(&r.replay_ms));
     format!(
         "Record vs replay ({} interleaved rounds of the {}-step login → search → select flow, \
-         scripted LLM over loopback):\n\n\
+         scripted LLM over loopback answering after {} ms + {} ms per completion token; \
+         step screenshots {}):\n\n\
          | run | p50 ms | p95 ms | LLM calls (all rounds) |\n|---|---:|---:|---:|\n\
          | recorded (LLM) | {rec:.0} | {:.0} | {} |\n| replayed (cache) | {rep:.0} | {:.0} | {} |\n\n\
          replay / record wall time: {:.2}\n",
         r.runs,
         r.steps,
+        r.llm_first_token_ms,
+        r.llm_per_token_ms,
+        if r.step_screenshots { "on" } else { "off" },
         percentile(&r.record_ms, 0.95),
         r.record_llm_calls,
         percentile(&r.replay_ms, 0.95),
