@@ -180,7 +180,7 @@ pub struct FetchArgs {
     pub wait_for: Option<String>,
     /// Retries of transient failures (timeouts, connection errors, 5xx,
     /// 408, 429, browser crashes); others fail at once and say why.
-    #[arg(long, default_value_t = 2,
+    #[arg(long, visible_alias = "retry-count", default_value_t = 2,
           value_parser = clap::value_parser!(u32).range(0..=oxwright_jobs::limits::MAX_RETRY_COUNT as i64))]
     pub retries: u32,
     /// Base delay between retries (doubles each time), in milliseconds.
@@ -188,7 +188,7 @@ pub struct FetchArgs {
           value_parser = clap::value_parser!(u64).range(0..=oxwright_jobs::limits::MAX_RETRY_DELAY_MS))]
     pub retry_delay_ms: u64,
     /// Resource types never downloaded (comma-separated).
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(long, visible_alias = "block-resources", value_enum, value_delimiter = ',')]
     pub block: Vec<Block>,
     /// Main content or the full page.
     #[arg(long, value_enum, default_value = "main")]
@@ -312,7 +312,7 @@ impl FetchArgs {
         let mut spec = FetchSpec::new(url);
         spec.headless = !self.headed;
         spec.timeout_ms = self.timeout_ms;
-        spec.wait_for_load_state = match self.wait_until {
+        spec.wait_until = match self.wait_until {
             LoadState::Ready => WaitUntil::Ready,
             LoadState::Load => WaitUntil::Load,
             LoadState::Domcontentloaded => WaitUntil::Domcontentloaded,

@@ -17,7 +17,7 @@ const STYLESHEET: &str = "/assets/style.css";
 /// sub-resource the page would load has been asked for.
 fn media_spec(env: &Env, block: &[BlockResource]) -> FetchSpec {
     let mut spec = env.spec("/media");
-    spec.wait_for_load_state = WaitUntil::Networkidle;
+    spec.wait_until = WaitUntil::Networkidle;
     spec.content = ContentMode::Full;
     spec.retry_count = 0;
     spec.block_resources = block.to_vec();

@@ -112,7 +112,7 @@ async fn wait_for_selector_sees_js_rendered_content() {
 async fn networkidle_waits_for_late_requests() {
     let env = Env::start().await;
     let mut spec = env.spec("/networkidle");
-    spec.wait_for_load_state = WaitUntil::Networkidle;
+    spec.wait_until = WaitUntil::Networkidle;
     spec.content = ContentMode::Full;
     let r = fetch_page(&env.pool, &env.policy, &spec).await.unwrap().result;
     assert!(
@@ -127,14 +127,14 @@ async fn networkidle_waits_for_late_requests() {
 async fn domcontentloaded_does_not_wait_for_stalled_images() {
     let env = Env::start().await;
     let mut spec = env.spec("/slow-subresource");
-    spec.wait_for_load_state = WaitUntil::Domcontentloaded;
+    spec.wait_until = WaitUntil::Domcontentloaded;
     spec.timeout_ms = 3_000;
     spec.retry_count = 0;
     spec.content = ContentMode::Full;
     let r = fetch_page(&env.pool, &env.policy, &spec).await.unwrap().result;
     assert!(r.markdown.contains(markers::SLOW_SUBRESOURCE_CONTENT));
     // The same page waiting for `load` runs into the stalled image (5 s).
-    spec.wait_for_load_state = WaitUntil::Load;
+    spec.wait_until = WaitUntil::Load;
     spec.timeout_ms = 1_500;
     let err = fetch_page(&env.pool, &env.policy, &spec).await.unwrap_err();
     assert_eq!(err.kind, oxwright_jobs::ErrorKind::Timeout, "{err}");

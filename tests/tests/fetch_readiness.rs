@@ -40,11 +40,11 @@ fn navigates_to(target: &str, ms: u64) -> String {
 async fn the_default_wait_reads_content_a_script_renders_after_load() {
     let env = Env::start().await;
     let spec = full(&env, "/js-rendered");
-    assert_eq!(spec.wait_for_load_state, WaitUntil::Ready);
+    assert_eq!(spec.wait_until, WaitUntil::Ready);
     reads_js_rendered_content_quietly(&env, &spec).await;
     // `domcontentloaded` alone reads before the script renders.
     let mut spec = full(&env, "/js-rendered");
-    spec.wait_for_load_state = WaitUntil::Domcontentloaded;
+    spec.wait_until = WaitUntil::Domcontentloaded;
     let r = fetch_page(&env.pool, &env.policy, &spec).await.unwrap().result;
     assert!(!r.markdown.contains(markers::JS_RENDERED_CONTENT));
     // A fixed extra wait catches it too.
@@ -81,7 +81,7 @@ async fn read_as_it_stands(
 
 /// Expects `spec` to time out when it waits for `wait`, an event that never comes.
 async fn never_reaches(env: &Env, mut spec: FetchSpec, wait: WaitUntil) {
-    spec.wait_for_load_state = wait;
+    spec.wait_until = wait;
     spec.timeout_ms = 1_500;
     let err = fetch_page(&env.pool, &env.policy, &spec).await.unwrap_err();
     assert_eq!(err.kind, ErrorKind::Timeout, "{err}");
@@ -171,7 +171,7 @@ async fn keeps_the_rendered_document(
     ];
     for (wait, after_ms, wait_ms, on) in cases {
         let mut spec = full(env, &format!("{}{on}", navigates_to(target, after_ms)));
-        spec.wait_for_load_state = wait;
+        spec.wait_until = wait;
         spec.wait_ms = wait_ms;
         let out = fetch_page(&env.pool, policy, &spec)
             .await

@@ -346,7 +346,7 @@ async fn no_vector_reaches_the_canary_and_none_ends_silently() {
             let mut spec = FetchSpec::new(format!("http://{a}{path}").parse().unwrap());
             spec.timeout_ms = 10_000;
             spec.retry_count = 0;
-            spec.wait_for_load_state = WaitUntil::Load;
+            spec.wait_until = WaitUntil::Load;
             let out = fetch_page(&pool, &policy, &spec).await.expect(path);
             if !out
                 .result

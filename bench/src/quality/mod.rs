@@ -197,7 +197,7 @@ async fn render(engine: &dyn BrowserEngine, policy: &Arc<UrlPolicy>, url: &url::
     let spec = FetchSpec::new(url.clone());
     let tab = engine.open(&OpenOptions::new(policy.clone())).await?;
     let opts = GotoOptions {
-        wait_until: spec.wait_for_load_state,
+        wait_until: spec.wait_until,
         wait_for: None,
         block: vec![BlockResource::Image, BlockResource::Font, BlockResource::Media],
         timeout: Duration::from_secs(20),

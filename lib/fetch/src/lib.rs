@@ -105,7 +105,7 @@ async fn fetch_once(
     let tab = engine.open(&open).await?;
     let acquire_ms = ms(t0.elapsed());
     let opts = GotoOptions {
-        wait_until: spec.wait_for_load_state,
+        wait_until: spec.wait_until,
         wait_for: spec.wait_for.clone(),
         block: spec.block_resources.clone(),
         timeout: Duration::from_millis(spec.timeout_ms.max(1)),

@@ -125,8 +125,13 @@ pub struct FetchSpec {
     pub timeout_ms: u64,
     /// State to wait for. The default (`ready`) is not written out, so a
     /// worker that predates it reads the job with its own default.
-    #[serde(default, skip_serializing_if = "WaitUntil::is_default")]
-    pub wait_for_load_state: WaitUntil,
+    /// `wait_for_load_state` (its name before) is read too.
+    #[serde(
+        default,
+        skip_serializing_if = "WaitUntil::is_default",
+        alias = "wait_for_load_state"
+    )]
+    pub wait_until: WaitUntil,
     /// A CSS selector that must appear before the DOM is read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_for: Option<String>,
@@ -239,7 +244,7 @@ impl FetchSpec {
             url,
             headless: default_headless(),
             timeout_ms: default_timeout_ms(),
-            wait_for_load_state: WaitUntil::default(),
+            wait_until: WaitUntil::default(),
             wait_for: None,
             wait_ms: 0,
             retry_count: default_retry_count(),
@@ -377,9 +382,20 @@ mod tests {
         let spec: FetchSpec = serde_json::from_str(r#"{"url":"https://a.example/"}"#).unwrap();
         assert!(spec.headless);
         assert_eq!(spec.timeout_ms, 30_000);
-        assert_eq!(spec.wait_for_load_state, WaitUntil::Ready);
+        assert_eq!(spec.wait_until, WaitUntil::Ready);
         assert_eq!(spec.wait_ms, 0);
         assert_eq!(spec.content, ContentMode::Main);
+    }
+
+    #[test]
+    fn wait_until_reads_its_old_name_too() {
+        for key in ["wait_until", "wait_for_load_state"] {
+            let spec: FetchSpec = serde_json::from_str(&format!(
+                r#"{{"url":"https://a.example/","{key}":"networkidle"}}"#
+            ))
+            .unwrap();
+            assert_eq!(spec.wait_until, WaitUntil::Networkidle, "{key}");
+        }
     }
 
     #[test]
@@ -393,11 +409,11 @@ mod tests {
         // Workers that predate `ready` and `wait_ms` read such a spec with their own defaults.
         let spec = FetchSpec::new("https://a.example/".parse().unwrap());
         let json = serde_json::to_value(&spec).unwrap();
-        assert!(json.get("wait_for_load_state").is_none(), "{json}");
+        assert!(json.get("wait_until").is_none(), "{json}");
         assert!(json.get("wait_ms").is_none(), "{json}");
         assert!(json.get("dialogs").is_none(), "{json}");
         let mut spec = spec;
-        spec.wait_for_load_state = WaitUntil::Load;
+        spec.wait_until = WaitUntil::Load;
         spec.wait_ms = 250;
         spec.dialogs = DialogAction::Accept;
         assert_eq!(serde_json::to_value(&spec).unwrap()["dialogs"], "accept");

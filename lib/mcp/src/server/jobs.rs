@@ -17,7 +17,7 @@ impl OxwrightMcp {
             spec.content = enum_arg("content", c)?;
         }
         if let Some(w) = &a.wait_until {
-            spec.wait_for_load_state = enum_arg("waitUntil", w)?;
+            spec.wait_until = enum_arg("waitUntil", w)?;
         }
         spec.wait_for = a.wait_for.clone();
         if let Some(t) = a.timeout_ms {
