@@ -101,10 +101,12 @@ fn command() -> clap::Command {
 
 fn main() {
     use clap::FromArgMatches;
-    let cli = match Cli::from_arg_matches(&command().get_matches()) {
+    let matches = command().get_matches();
+    let mut cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(err) => err.exit(),
     };
+    note_given_fetch_flags(&mut cli, &matches);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -135,6 +137,26 @@ fn main() {
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     std::process::exit(code);
+}
+
+/// Tells the fetch flags of `fetch`, `batch` and `submit fetch` which of
+/// them were typed, so the config's `[fetch]` fills only the others.
+fn note_given_fetch_flags(cli: &mut Cli, matches: &clap::ArgMatches) {
+    let Some((_, sub)) = matches.subcommand() else {
+        return;
+    };
+    match &mut cli.command {
+        Command::Fetch(c) => c.fetch.note_given(sub),
+        Command::Batch(c) => c.fetch.note_given(sub),
+        Command::Submit(c) => {
+            if let (commands::submit::SubmitWhat::Fetch(a), Some((_, inner))) =
+                (&mut c.what, sub.subcommand())
+            {
+                a.fetch.note_given(inner);
+            }
+        }
+        _ => {}
+    }
 }
 
 async fn run(cli: Cli) -> anyhow::Result<i32> {

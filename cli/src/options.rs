@@ -160,6 +160,9 @@ impl CommonArgs {
 /// Flags that shape each page fetch.
 #[derive(Debug, Clone, Args)]
 pub struct FetchArgs {
+    /// The ids of the flags given (not defaulted): `[fetch]` fills the rest.
+    #[arg(skip)]
+    pub given: std::collections::BTreeSet<String>,
     /// Deadline of one attempt, in milliseconds.
     #[arg(long, default_value_t = 30_000,
           value_parser = clap::value_parser!(u64).range(1..=oxwright_jobs::limits::MAX_TIMEOUT_MS))]
@@ -307,6 +310,36 @@ fn parse_viewport(raw: &str) -> Result<Viewport, String> {
 }
 
 impl FetchArgs {
+    /// Notes which of these flags `matches` (the subcommand's) holds from
+    /// the command line or the environment rather than their defaults.
+    pub fn note_given(&mut self, matches: &clap::ArgMatches) {
+        for id in matches.ids() {
+            let source = matches.value_source(id.as_str());
+            if source.is_some_and(|s| s != clap::parser::ValueSource::DefaultValue) {
+                self.given.insert(id.as_str().to_string());
+            }
+        }
+    }
+
+    /// Builds a spec for `url` from these flags, with `[fetch]`'s keys for
+    /// the flags not given.
+    pub fn spec_with(
+        &self,
+        url: url::Url,
+        defaults: &oxwright_worker::fetch_defaults::FetchDefaults,
+    ) -> FetchSpec {
+        let mut spec = self.spec(url);
+        defaults.apply(&mut spec, |key| {
+            let flag = match key {
+                "retry_count" => "retries",
+                "block_resources" => "block",
+                other => other,
+            };
+            self.given.contains(flag)
+        });
+        spec
+    }
+
     /// Builds a spec for `url` from these flags.
     pub fn spec(&self, url: url::Url) -> FetchSpec {
         let mut spec = FetchSpec::new(url);

@@ -145,3 +145,68 @@ fn the_example_config_is_a_valid_config_file() {
     );
     assert!(out.status.success(), "{}", show(&out));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fetch_section_sets_defaults_that_typed_flags_override() {
+    let site = oxwright_fixtures::FixtureServer::start().await.unwrap();
+    let url = site.url(oxwright_fixtures::ARTICLE_PATHS[0]);
+    let addr = site.addr().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let xdg = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("oxwright.toml"),
+        "[fetch]\ncontent = \"full\"\nwait_until = \"load\"\nmax_tokens = 100000\n",
+    )
+    .unwrap();
+    let run = |args: Vec<String>, env: Vec<(&'static str, &'static str)>| {
+        let (cwd, xdg) = (dir.path().to_path_buf(), xdg.path().to_path_buf());
+        tokio::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            oxwright_in(&cwd, &xdg, &args, &env)
+        })
+    };
+    let fetch = |extra: &[&str]| {
+        let mut a = vec![
+            "--allow-host".to_string(),
+            addr.clone(),
+            "fetch".into(),
+            "--json".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a.push(url.clone());
+        a
+    };
+    let mode = |out: &Output| -> String {
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", show(out)));
+        v["content_mode"].as_str().unwrap_or_default().to_string()
+    };
+    let out = run(fetch(&[]), vec![]).await.unwrap();
+    assert_eq!(mode(&out), "full", "{}", show(&out));
+    let out = run(fetch(&["--content", "main"]), vec![]).await.unwrap();
+    assert_eq!(mode(&out), "main", "a typed flag wins: {}", show(&out));
+    let out = run(fetch(&[]), vec![("OXWRIGHT_FETCH__CONTENT", "main")])
+        .await
+        .unwrap();
+    assert_eq!(
+        mode(&out),
+        "main",
+        "the variable overrides the file: {}",
+        show(&out)
+    );
+    let out = run(vec!["config".into(), "show".into()], vec![]).await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("[fetch]") && text.contains("content = \"full\""),
+        "{text}"
+    );
+
+    std::fs::write(dir.path().join("oxwright.toml"), "[fetch]\ntimeout_ms = 0\n").unwrap();
+    let out = run(fetch(&[]), vec![]).await.unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("[fetch] timeout_ms"),
+        "{}",
+        show(&out)
+    );
+}

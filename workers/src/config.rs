@@ -38,6 +38,9 @@ pub struct Config {
     /// The LLM of plain-language workflows (`run`, `mcp`'s `run_workflow`).
     #[serde(default)]
     pub llm: LlmSection,
+    /// Default fetch options of `fetch`, `batch` and `submit` (flags win).
+    #[serde(default)]
+    pub fetch: crate::fetch_defaults::FetchDefaults,
     /// The scheduler daemon's section, parsed (strictly) by the scheduler
     /// command, which owns its types.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -136,6 +139,7 @@ impl Default for Config {
             queue: QueueSection::default(),
             store: StoreSection::default(),
             llm: LlmSection::default(),
+            fetch: Default::default(),
             scheduler: None,
         }
     }
@@ -413,7 +417,7 @@ impl Config {
         for (name, value, min, max) in checks {
             check_range(name, value, min, max).map_err(|e| anyhow::anyhow!("{}", e.message))?;
         }
-        Ok(())
+        self.fetch.check()
     }
 
     /// Returns the pool configuration, with `CHROME_PATH` / `CHROME_URL` from `env`.

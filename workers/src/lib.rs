@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod consumer;
+pub mod fetch_defaults;
 pub mod handlers;
 pub mod metrics;
 mod run;

@@ -44,9 +44,10 @@ pub struct BatchCmd {
 pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
     let text = super::read_url_list(&setup, cmd.sitemap.as_deref(), cmd.file.as_ref()).await?;
     let lines = parse_url_list(&text, &setup.policy);
-    let template = cmd
-        .fetch
-        .spec("http://template.invalid/".parse().expect("valid url"));
+    let template = cmd.fetch.spec_with(
+        "http://template.invalid/".parse().expect("valid url"),
+        &setup.config.fetch,
+    );
     let batch_id = new_batch_id();
     let shutdown = shutdown_on_signals();
 

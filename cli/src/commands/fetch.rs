@@ -55,7 +55,7 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
         .urls
         .iter()
         .map(|raw| match parse_url_entry(raw, &setup.policy) {
-            BatchLine::Url(url) => Input::Page(Box::new(cmd.fetch.spec(url))),
+            BatchLine::Url(url) => Input::Page(Box::new(cmd.fetch.spec_with(url, &setup.config.fetch))),
             BatchLine::Invalid { text, error } => Input::Refused {
                 text: shorten(&text),
                 error,

@@ -90,9 +90,10 @@ pub async fn run(setup: Setup, cmd: SubmitCmd) -> anyhow::Result<i32> {
                 args.urls.join("\n")
             };
             let lines = parse_url_list(&text, &setup.policy);
-            let template = args
-                .fetch
-                .spec("http://template.invalid/".parse().expect("valid url"));
+            let template = args.fetch.spec_with(
+                "http://template.invalid/".parse().expect("valid url"),
+                &setup.config.fetch,
+            );
             fetch_jobs(&batch_id, lines, &template)
         }
         SubmitWhat::Sitemap(args) => JobTemplate {
