@@ -449,3 +449,42 @@ async fn a_row_far_down_a_10000_row_virtual_list_is_found_and_clicked() {
     // top), not by a row that was drawn all along.
     assert_eq!(result.steps[0].status, RunStatus::Completed);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_and_a_button_that_open_new_tabs_are_followed() {
+    let wf = Wf::start().await;
+    let text = r#"click: link "Shipping rates"
+expect: url includes /app/help/article?id=7
+click: button "Yes"
+expect: text status = "Thanks for your feedback"
+goto: /app/help
+click: button "Contact us"
+fill: textbox "Your message" = Where is my parcel?
+click: button "Send"
+expect: text status = "Message sent"
+"#;
+    let (result, page) = wf.run("tabs", "/app/help", text, None).await;
+    assert_eq!(
+        result.status,
+        RunStatus::Completed,
+        "{result:#?}\n{}",
+        wf.console_text()
+    );
+    assert_eq!(result.totals.steps_ok, 9);
+    let console = wf.console_text();
+    assert_eq!(console.matches("opened a new tab").count(), 2, "{console}");
+    assert!(result.final_url.unwrap().ends_with("/app/help/contact"));
+    // The run's own page stayed where the second tab was opened from.
+    assert!(page.url().await.unwrap().ends_with("/app/help"));
+    // The new tabs' requests went through the same policy and server.
+    assert_eq!(wf.site.hits("/app/help/article"), 1);
+    let lines = wf.jsonl("tabs", "steps.jsonl").await;
+    assert!(
+        lines[0]["urlAfter"]
+            .as_str()
+            .unwrap()
+            .contains("/app/help/article?id=7"),
+        "{}",
+        lines[0]
+    );
+}

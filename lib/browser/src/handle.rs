@@ -239,6 +239,22 @@ impl BrowserHandle {
         .await
     }
 
+    /// The page of target `id` (a popup a page opened), once the
+    /// connection has attached to it (waits up to the call deadline).
+    pub(crate) async fn page_of(&self, id: &str) -> Result<chromiumoxide::Page, BrowserError> {
+        use chromiumoxide::cdp::browser_protocol::target::TargetId;
+        let started = std::time::Instant::now();
+        loop {
+            match self.browser.get_page(TargetId::from(id.to_string())).await {
+                Ok(page) => return Ok(page),
+                Err(chromiumoxide::error::CdpError::NotFound) if started.elapsed() < self.call_timeout => {
+                    tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+                }
+                Err(e) => return Err(cdp("Target.attachToTarget", e)),
+            }
+        }
+    }
+
     /// Lists the browser's targets (pages, popups, workers).
     pub(crate) async fn targets(
         &self,

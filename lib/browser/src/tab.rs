@@ -129,6 +129,19 @@ impl Tab {
         }
     }
 
+    /// A tab for the popup `id` this tab's page opened: same browser,
+    /// context and egress proxy (so the job's policy holds for it too).
+    pub(crate) async fn adopt_popup(&self, id: &str) -> Result<Tab, BrowserError> {
+        let page = self.browser.page_of(id).await?;
+        Ok(Tab::new(
+            page,
+            self.context.clone(),
+            self.browser.clone(),
+            self.call_timeout,
+            self.egress.clone(),
+        ))
+    }
+
     /// Puts `policy` on the egress proxy for the job starting now and drops
     /// refusals left from before it.
     pub(crate) fn begin_egress(&self, policy: &Arc<UrlPolicy>) {

@@ -434,6 +434,14 @@ pub trait Page: Send + Sync + std::fmt::Debug {
     /// Returns this page and the tabs it opened.
     async fn tabs(&self) -> Result<Vec<TabInfo>, EngineError>;
 
+    /// A page for the tab `id` (from [`Page::tabs`]) that this page opened —
+    /// a popup, a `target=_blank` link — in the same context, under the
+    /// same policy, request shaping and dialog answers.
+    async fn popup(&self, id: &str) -> Result<Box<dyn Page>, EngineError> {
+        let _ = id;
+        Err(EngineError::unsupported("driving a tab a page opened"))
+    }
+
     /// Reads what `target` shows now (text, value, checked state).
     async fn inspect(&self, target: &Target) -> Result<ElementState, EngineError> {
         let _ = target;

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use oxwright_engine::{
     Act, ActOptions, Acted, ElementId, ElementState, EngineError, EngineErrorKind, GotoOptions, Page,
-    ScreenshotOptions, Snapshot, SnapshotOptions, Target,
+    ScreenshotOptions, Snapshot, SnapshotOptions, Target, WaitCondition,
 };
 
 use crate::closest::closest_names;
@@ -114,9 +114,14 @@ const LIST_SEARCH_JS: &str = r#"(async (needle, budgetMs) => {
 /// Roles a custom dropdown's choices carry.
 const OPTION_ROLES: &[&str] = &["option", "menuitem", "menuitemradio", "treeitem"];
 
-/// Drives one page for a workflow run.
+/// Drives one page for a workflow run — and the tab a click opens, once
+/// one does (`target=_blank`, `window.open`): the steps after it run there.
 pub struct Executor<'a> {
-    page: &'a dyn Page,
+    opener: &'a dyn Page,
+    /// The tab an action opened, followed.
+    popup: Option<Box<dyn Page>>,
+    /// The URL of a tab the last action opened, until taken.
+    opened: Option<String>,
     sanitizer: Sanitizer,
     secrets: Arc<dyn SecretStore>,
     timeout: Duration,
@@ -141,7 +146,9 @@ impl<'a> Executor<'a> {
         max_chars: usize,
     ) -> Self {
         Self {
-            page,
+            opener: page,
+            popup: None,
+            opened: None,
             sanitizer,
             secrets,
             timeout,
@@ -149,9 +156,61 @@ impl<'a> Executor<'a> {
         }
     }
 
-    /// Returns the page.
+    /// Returns the page the run is on: the tab an action opened, once one
+    /// did, else the run's page.
     pub fn page(&self) -> &dyn Page {
-        self.page
+        self.popup.as_deref().unwrap_or(self.opener)
+    }
+
+    /// Returns the URL of the tab the last action opened (and now drives), once.
+    pub fn take_opened(&mut self) -> Option<String> {
+        self.opened.take()
+    }
+
+    /// The ids of the tabs the current page opened; `None` where the
+    /// engine cannot list them.
+    async fn opened_tabs(&self) -> Option<std::collections::BTreeSet<String>> {
+        let tabs = self.page().tabs().await.ok()?;
+        Some(tabs.into_iter().filter(|t| !t.current).map(|t| t.id).collect())
+    }
+
+    /// Performs `action` like [`Executor::act_here`]; when a click or key
+    /// press opened a new tab, the run follows it: later steps act there.
+    pub async fn perform(
+        &mut self,
+        target: &Target,
+        action: Action,
+        value: Option<&ActionValue>,
+    ) -> Result<Acted, ActError> {
+        let watch = matches!(action, Action::Click | Action::DoubleClick | Action::Press);
+        let before = if watch { self.opened_tabs().await } else { None };
+        let acted = self.act_here(target, action, value).await?;
+        if let Some(before) = before {
+            self.follow_new_tab(&before).await;
+        }
+        Ok(acted)
+    }
+
+    /// Switches to the newest tab not in `before`, if there is one, and waits
+    /// (bounded) for its `load`.
+    async fn follow_new_tab(&mut self, before: &std::collections::BTreeSet<String>) {
+        let Some(now) = self.opened_tabs().await else {
+            return;
+        };
+        let Some(id) = now.difference(before).last().cloned() else {
+            return;
+        };
+        match self.page().popup(&id).await {
+            Ok(tab) => {
+                let load = WaitCondition::LoadState(oxwright_engine::WaitUntil::Load);
+                if let Err(e) = tab.wait_for(&load, self.timeout).await {
+                    tracing::debug!(error = %e, "the new tab did not reach load");
+                }
+                self.opened = Some(tab.url().await.unwrap_or_default());
+                self.popup = Some(tab);
+            }
+            Err(e) => tracing::warn!(error = %e, "a new tab opened but cannot be driven"),
+        }
     }
 
     /// Returns the action deadline.
@@ -169,7 +228,7 @@ impl<'a> Executor<'a> {
 
     /// [`Executor::snapshot`] with other options (a larger cap for an error artefact).
     pub async fn snapshot_with(&self, opts: &SnapshotOptions) -> Result<Snapshot, EngineError> {
-        let mut snap = self.page.snapshot(opts).await?;
+        let mut snap = self.page().snapshot(opts).await?;
         for line in &mut snap.lines {
             line.text = self.sanitizer.clean(&line.text);
         }
@@ -194,13 +253,13 @@ impl<'a> Executor<'a> {
     /// Navigates to `url` and waits for `load`.
     pub async fn goto(&self, url: &url::Url) -> Result<(), EngineError> {
         let opts = GotoOptions::load(self.timeout.max(Duration::from_secs(15)));
-        self.page.goto(url, &opts).await.map(|_| ())
+        self.page().goto(url, &opts).await.map(|_| ())
     }
 
     /// Returns every element `locator` matches now (the precheck).
     pub async fn locate(&self, locator: &Locator) -> Result<Vec<ElementId>, EngineError> {
         Ok(self
-            .page
+            .page()
             .locate(locator)
             .await?
             .into_iter()
@@ -255,7 +314,7 @@ impl<'a> Executor<'a> {
                         serde_json::to_string(&needle).unwrap_or_default(),
                         left.as_millis()
                     );
-                    let hit = self.page.evaluate(&script, left + Duration::from_secs(1)).await;
+                    let hit = self.page().evaluate(&script, left + Duration::from_secs(1)).await;
                     if matches!(hit, Ok(serde_json::Value::Bool(true))) {
                         // Drawn now: look again at once.
                         continue;
@@ -290,7 +349,7 @@ impl<'a> Executor<'a> {
     /// [`CANVAS_SHARE`].
     async fn canvas_share(&self) -> Option<f64> {
         let share = self
-            .page
+            .page()
             .evaluate(CANVAS_SHARE_JS, Duration::from_secs(2))
             .await
             .ok()?
@@ -317,9 +376,10 @@ impl<'a> Executor<'a> {
         }
     }
 
-    /// Performs `action` on `target`, then waits for the page to settle.
-    /// Placeholders in `value` are resolved here, at the moment of typing.
-    pub async fn perform(
+    /// Performs `action` on `target` in the current page, then waits for the
+    /// page to settle. Placeholders in `value` are resolved here, at the
+    /// moment of typing.
+    pub async fn act_here(
         &self,
         target: &Target,
         action: Action,
@@ -355,7 +415,7 @@ impl<'a> Executor<'a> {
             // Scrolling and hovering seldom start work worth waiting for.
             settle: !matches!(action, Action::Scroll),
         };
-        let result = self.page.act(target, &act, &opts).await;
+        let result = self.page().act(target, &act, &opts).await;
         let result = match result {
             // Not a `<select>`: a custom dropdown (click, pick, verify).
             Err(e) if action == Action::Select && e.message.contains("not a select element") => {
@@ -441,7 +501,7 @@ impl<'a> Executor<'a> {
                 (n != *expected).then(|| format!("{locator} matched {n} elements, expected {expected}"))
             }
             Assertion::UrlIncludes(text) => {
-                let url = self.page.url().await?;
+                let url = self.page().url().await?;
                 (!url.contains(text.as_str())).then(|| format!("the page is at {url}"))
             }
             Assertion::Text { locator, nth, .. }
@@ -454,7 +514,7 @@ impl<'a> Executor<'a> {
                 let Some(id) = pick(&found, *nth) else {
                     return Ok(Some(format!("{locator} matched nothing")));
                 };
-                let state = self.page.inspect(&Target::Element(id)).await?;
+                let state = self.page().inspect(&Target::Element(id)).await?;
                 self.compare(assertion, &state).await.map_err(|e| match e {
                     ActError::Engine(e) => e,
                     other => EngineError::new(EngineErrorKind::InvalidInput, other.to_string()),
@@ -519,7 +579,11 @@ impl<'a> Executor<'a> {
                 ActError::Page(self.sanitizer.clean(&e.message))
             }
         };
-        let opened = self.page.act(target, &Act::Click, &opts).await.map_err(engine)?;
+        let opened = self
+            .page()
+            .act(target, &Act::Click, &opts)
+            .await
+            .map_err(engine)?;
         let deadline = Instant::now() + self.timeout;
         let choice = loop {
             let mut exact = Vec::new();
@@ -530,7 +594,7 @@ impl<'a> Executor<'a> {
                     name: Some(value.to_string()),
                     exact: false,
                 };
-                for e in self.page.locate(&loc).await.map_err(engine)? {
+                for e in self.page().locate(&loc).await.map_err(engine)? {
                     if e.name.as_deref().is_some_and(|n| {
                         oxwright_engine::normalize(n).eq_ignore_ascii_case(&oxwright_engine::normalize(value))
                     }) {
@@ -558,13 +622,13 @@ impl<'a> Executor<'a> {
             tokio::time::sleep(POLL).await;
         };
         let picked = self
-            .page
+            .page()
             .act(&Target::Element(choice), &Act::Click, &opts)
             .await
             .map_err(engine)?;
         // The dropdown must now show the choice (a widget may ignore the click).
         let want = oxwright_engine::normalize(value).to_lowercase();
-        let state = self.page.inspect(target).await.map_err(engine)?;
+        let state = self.page().inspect(target).await.map_err(engine)?;
         let text = oxwright_engine::normalize(&format!("{} {}", state.text, state.value.unwrap_or_default()))
             .to_lowercase();
         if !text.contains(&want) {
@@ -582,7 +646,7 @@ impl<'a> Executor<'a> {
     /// Takes a PNG of the viewport with every secret-filled field blacked
     /// out; a page that cannot do that refuses (`unsupported`).
     pub async fn screenshot(&self) -> Result<Vec<u8>, EngineError> {
-        self.page
+        self.page()
             .screenshot(&ScreenshotOptions {
                 mask_secrets: true,
                 ..ScreenshotOptions::default()

@@ -30,7 +30,7 @@ use oxwright_engine::{
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use crate::{BrowserError, BrowserPool, Lease, NavigateOptions, UrlPolicy};
+use crate::{BrowserError, BrowserPool, Lease, NavigateOptions, Tab, UrlPolicy};
 use settle::Settle;
 use snapshot::Snapshotter;
 
@@ -80,11 +80,30 @@ impl From<BrowserError> for EngineError {
     }
 }
 
+/// What a page drives: a pooled tab, or a popup a pooled tab opened
+/// (closed with the job's context when the pooled tab goes back).
+#[derive(Debug)]
+enum Holder {
+    Lease(Lease),
+    Popup(Tab),
+}
+
+impl std::ops::Deref for Holder {
+    type Target = Tab;
+
+    fn deref(&self) -> &Tab {
+        match self {
+            Holder::Lease(lease) => lease,
+            Holder::Popup(tab) => tab,
+        }
+    }
+}
+
 /// A pooled Chromium page behind the engine seam. Dropping it gives the
 /// tab back to the pool.
 #[derive(Debug)]
 pub struct ChromiumPage {
-    lease: Lease,
+    lease: Holder,
     policy: Arc<UrlPolicy>,
     /// Request shaping of this page (headers, cookies, emulation).
     shape: Arc<oxwright_jobs::RequestShape>,
@@ -107,6 +126,10 @@ impl Drop for ChromiumPage {
 impl ChromiumPage {
     /// Wraps a lease: starts collecting console messages and answering dialogs.
     pub async fn new(lease: Lease, opts: &OpenOptions) -> Result<Self, EngineError> {
+        Self::holding(Holder::Lease(lease), opts).await
+    }
+
+    async fn holding(lease: Holder, opts: &OpenOptions) -> Result<Self, EngineError> {
         let console = Arc::new(Mutex::new(Vec::new()));
         let dialogs = Arc::new(Mutex::new(Vec::new()));
         let page = lease.raw_page().clone();
@@ -193,9 +216,13 @@ impl ChromiumPage {
         })
     }
 
-    /// The lease underneath, for Chromium-only extras (pool stats, raw DevTools).
-    pub fn lease(&self) -> &Lease {
-        &self.lease
+    /// The lease underneath, for Chromium-only extras (pool stats, raw
+    /// DevTools); `None` for a popup's page.
+    pub fn lease(&self) -> Option<&Lease> {
+        match &self.lease {
+            Holder::Lease(lease) => Some(lease),
+            Holder::Popup(_) => None,
+        }
     }
 
     async fn loader(&self) -> Result<Option<String>, EngineError> {
@@ -581,6 +608,28 @@ impl Page for ChromiumPage {
     ) -> Result<(), EngineError> {
         *self.dialog_answer.lock().unwrap_or_else(|p| p.into_inner()) = (action, prompt_text);
         Ok(())
+    }
+
+    async fn popup(&self, id: &str) -> Result<Box<dyn Page>, EngineError> {
+        let opened = self.tabs().await?;
+        if !opened.iter().any(|t| t.id == id && !t.current) {
+            return Err(EngineError::new(
+                EngineErrorKind::InvalidInput,
+                format!("{id} is not a tab this page opened"),
+            ));
+        }
+        let tab = self.lease.adopt_popup(id).await?;
+        let mut opts = OpenOptions::new(self.policy.clone());
+        opts.shape = self.shape.clone();
+        let answer = self
+            .dialog_answer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        opts.dialogs = answer.0;
+        let page = ChromiumPage::holding(Holder::Popup(tab), &opts).await?;
+        *page.dialog_answer.lock().unwrap_or_else(|p| p.into_inner()) = answer;
+        Ok(Box::new(page))
     }
 
     async fn inspect(&self, target: &Target) -> Result<ElementState, EngineError> {

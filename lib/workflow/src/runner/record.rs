@@ -66,6 +66,13 @@ impl Run<'_> {
     ) -> Result<(), WorkflowError> {
         line.durations = d;
         line.durations.total_ms = ms(started.elapsed());
+        if let Some(url) = self.exec.take_opened() {
+            let url = self.sanitizer.clean(&url);
+            self.log.say(&format!(
+                "  the action opened a new tab ({url}); the next steps run there"
+            ));
+            line.url_after = Some(url);
+        }
         let code = line.result.as_ref().and_then(|r| r.error.clone()).or_else(|| {
             line.reason
                 .as_deref()
