@@ -16,6 +16,8 @@ pub struct Tab {
     pub console: Vec<ConsoleMessage>,
     /// Requests the URL policy refused so far.
     pub refused: Vec<String>,
+    /// The engine's id of this tab when another tab opened it (a popup).
+    pub opened_as: Option<String>,
 }
 
 impl Tab {
@@ -25,6 +27,7 @@ impl Tab {
             last_snapshot: None,
             console: Vec::new(),
             refused: Vec::new(),
+            opened_as: None,
         }
     }
 }
@@ -84,6 +87,40 @@ impl Session {
         let page = engine.open(open).await?;
         self.tabs.insert(i, Tab::new(page));
         Ok(())
+    }
+
+    /// Adds the tabs the session's pages opened (popups, `target=_blank`
+    /// links) as tabs of their own, after the others and not current, as a
+    /// browser window shows them; returns how many were added.
+    pub async fn adopt_popups(&mut self) -> usize {
+        let mut added = 0;
+        let mut i = 0;
+        while i < self.tabs.len() {
+            let Ok(opened) = self.tabs[i].page.tabs().await else {
+                i += 1;
+                continue;
+            };
+            for info in opened.into_iter().filter(|t| !t.current) {
+                if self
+                    .tabs
+                    .iter()
+                    .any(|t| t.opened_as.as_deref() == Some(info.id.as_str()))
+                {
+                    continue;
+                }
+                match self.tabs[i].page.popup(&info.id).await {
+                    Ok(page) => {
+                        let mut tab = Tab::new(page);
+                        tab.opened_as = Some(info.id);
+                        self.tabs.push(tab);
+                        added += 1;
+                    }
+                    Err(e) => tracing::debug!(error = %e, "a popup cannot be driven"),
+                }
+            }
+            i += 1;
+        }
+        added
     }
 
     /// Makes tab `index` current.

@@ -120,6 +120,16 @@ impl Drop for ChromiumPage {
         for l in &self.listeners {
             l.abort();
         }
+        // A popup's page closes its tab (a pooled one goes back to the pool,
+        // whose reset closes whatever popups are left).
+        if let Holder::Popup(tab) = &self.lease
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            let page = tab.raw_page().clone();
+            rt.spawn(async move {
+                let _ = tokio::time::timeout(Duration::from_secs(5), page.close()).await;
+            });
+        }
     }
 }
 

@@ -488,6 +488,9 @@ impl OxwrightMcp {
         let open = self.open_options();
         let engine = self.shared.services.engine.clone();
         let mut session = self.session.lock().await;
+        // Tabs the pages opened become tabs of the session first, so an
+        // index names the same tab in the list and in select.
+        session.adopt_popups().await;
         let summary = match a.action.as_str() {
             "list" => String::new(),
             "new" => {
@@ -537,11 +540,8 @@ impl OxwrightMcp {
             let (url, title) = tab.page.location().await.unwrap_or_default();
             let mark = if i == current { " (current)" } else { "" };
             out.push_str(&format!("- {i}:{mark} [{title}] ({url})\n"));
-            // Popups a page opened are listed under it (not driven).
-            if let Ok(extra) = tab.page.tabs().await {
-                for p in extra.iter().filter(|t| !t.current) {
-                    out.push_str(&format!("  - popup: [{}] ({})\n", p.title, p.url));
-                }
+            if tab.opened_as.is_some() {
+                out.push_str("  (opened by another tab)\n");
             }
         }
         Ok(Reply::text(out))
