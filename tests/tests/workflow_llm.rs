@@ -401,3 +401,33 @@ async fn target_not_found_and_unreachable_llm_are_logged_reasons_on(playwright_m
     );
     assert_eq!(result.steps[0].attempts, 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_named_with_an_e_mail_address_stays_targetable() {
+    let wf = Wf::start().await;
+    let llm = ScriptedLlm::start().await.expect("scripted llm starts");
+    llm.push(checklist(&["Open the support address"]));
+    llm.push(role("link", "support@shop.example", "click", None));
+    llm.push(Reply::text("true"));
+    let (result, _page) = wf
+        .run("mail", "/app/help", "Open the support address", Some(&llm))
+        .await;
+    assert_eq!(
+        result.status,
+        RunStatus::Completed,
+        "{result:#?}\n{}",
+        wf.console_text()
+    );
+    assert!(result.final_url.unwrap().contains("/app/help/contact?to=support"));
+    // The page's address reached the LLM (it is page text, not a secret)...
+    let calls = llm.received();
+    assert!(
+        calls[1].prompt().contains("link \"support@shop.example\""),
+        "{}",
+        calls[1].prompt()
+    );
+    // ...and the artefacts mask it like any e-mail address.
+    for (key, text) in wf.all_artifacts().await {
+        assert!(!text.contains("support@shop.example"), "in {key}");
+    }
+}

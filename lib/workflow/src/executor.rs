@@ -230,7 +230,7 @@ impl<'a> Executor<'a> {
     pub async fn snapshot_with(&self, opts: &SnapshotOptions) -> Result<Snapshot, EngineError> {
         let mut snap = self.page().snapshot(opts).await?;
         for line in &mut snap.lines {
-            line.text = self.sanitizer.clean(&line.text);
+            line.text = self.sanitizer.clean_page_text(&line.text);
         }
         snap.text = self.clean_lines(&snap.text);
         snap.url = self.sanitizer.clean(&snap.url);
@@ -245,7 +245,7 @@ impl<'a> Executor<'a> {
     fn clean_lines(&self, text: &str) -> String {
         let mut out = String::with_capacity(text.len());
         for line in text.split_inclusive('\n') {
-            out.push_str(&self.sanitizer.clean(line));
+            out.push_str(&self.sanitizer.clean_page_text(line));
         }
         out
     }

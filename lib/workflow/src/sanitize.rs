@@ -79,15 +79,18 @@ impl Sanitizer {
 
     /// Returns `text` with secrets replaced and personal data masked.
     pub fn clean(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        {
-            let secrets = self.secrets.read().unwrap_or_else(|e| e.into_inner());
-            for (placeholder, value) in secrets.iter() {
-                if out.contains(value.as_str()) {
-                    out = out.replace(value.as_str(), placeholder);
-                }
-            }
-        }
+        let out = self.clean_page_text(text);
+        let out = EMAIL.replace_all(&out, MASK);
+        mask_numbers(&out, &PHONE, |digits| (9..=15).contains(&digits.len()))
+    }
+
+    /// Returns page text (a snapshot line, a prompt, the LLM's answer) with
+    /// secrets replaced and credentials masked, but the page's own e-mail
+    /// addresses and phone numbers kept: a link named
+    /// `support@shop.example` must stay targetable. Card numbers are still
+    /// masked. Artefacts and logs go through [`Sanitizer::clean`].
+    pub fn clean_page_text(&self, text: &str) -> String {
+        let out = self.clean_secrets_only(text);
         let out = COOKIE.replace_all(&out, |c: &Captures| format!("{}{}{MASK}", &c[1], &c[2]));
         let out = KEY_VALUE.replace_all(&out, |c: &Captures| {
             if c[3].starts_with("{{") {
@@ -99,9 +102,21 @@ impl Sanitizer {
         let out = AUTH.replace_all(&out, |c: &Captures| format!("{} {MASK}", &c[1]));
         let out = JWT.replace_all(&out, MASK);
         let out = API_KEY.replace_all(&out, MASK);
-        let out = EMAIL.replace_all(&out, MASK);
-        let out = mask_numbers(&out, &CARD, |digits| digits.len() >= 13 && luhn(digits));
-        mask_numbers(&out, &PHONE, |digits| (9..=15).contains(&digits.len()))
+        mask_numbers(&out, &CARD, |digits| digits.len() >= 13 && luhn(digits))
+    }
+
+    /// [`Sanitizer::clean_page_text`] on every string (and key) inside `value`.
+    pub fn clean_page_json(&self, value: &Value) -> Value {
+        match value {
+            Value::String(s) => Value::String(self.clean_page_text(s)),
+            Value::Array(items) => Value::Array(items.iter().map(|v| self.clean_page_json(v)).collect()),
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (self.clean_page_text(k), self.clean_page_json(v)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
     }
 
     /// Cleans every string (and key) inside `value`.
@@ -185,6 +200,28 @@ mod tests {
         let line = s.json_line(&serde_json::json!({"v": "p\"a&ss w0rd!"}));
         assert!(!line.contains("w0rd"), "{line}");
         assert!(!s.clean("q=p%22a%26ss+w0rd%21").contains("w0rd"));
+    }
+
+    #[test]
+    fn page_text_keeps_the_pages_addresses_but_not_secrets_or_credentials() {
+        let s = Sanitizer::new();
+        s.register("PASSWORD", "hunter2-horse");
+        let line = "- link \"support@shop.example\" [ref=e4] phone +81 90-1234-5678 typed hunter2-horse \
+                    card 4111 1111 1111 1111 Authorization: Bearer abcdefghijklmnop";
+        let page = s.clean_page_text(line);
+        assert!(
+            page.contains("support@shop.example") && page.contains("90-1234-5678"),
+            "{page}"
+        );
+        for leaked in ["hunter2", "4111", "abcdefghijklmnop"] {
+            assert!(!page.contains(leaked), "{leaked} in {page}");
+        }
+        assert!(page.contains("{{PASSWORD}}"), "{page}");
+        // Artefacts and logs still mask the address.
+        assert!(!s.clean(line).contains("support@"));
+        let v = s.clean_page_json(&serde_json::json!({"name": "support@shop.example", "v": "hunter2-horse"}));
+        assert_eq!(v["name"], "support@shop.example");
+        assert_eq!(v["v"], "{{PASSWORD}}");
     }
 
     #[test]

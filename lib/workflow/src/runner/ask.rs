@@ -31,7 +31,9 @@ impl Run<'_> {
             .into_iter()
             .map(|m| Message {
                 role: m.role,
-                content: self.sanitizer.clean(&m.content),
+                // Secrets and credentials never go out; the page's own
+                // e-mail addresses do, so what shows them stays targetable.
+                content: self.sanitizer.clean_page_text(&m.content),
             })
             .collect();
         let client = self
@@ -52,7 +54,7 @@ impl Run<'_> {
                     .log
                     .llm(kind, step, &messages, Ok(&c.text), Some(&c.usage))
                     .await;
-                Ok((self.sanitizer.clean(&c.text), c.usage))
+                Ok((self.sanitizer.clean_page_text(&c.text), c.usage))
             }
             Err(e) => {
                 let _ = self

@@ -293,11 +293,11 @@ impl Run<'_> {
             checklist: self.checklist.clone(),
             events: std::mem::take(&mut self.events),
         };
-        // Through the sanitiser like every other artefact: a name or literal
-        // it masks (an e-mail in a link's name) cannot match again, so that
-        // step heals each time rather than store what it masks.
+        // Secrets and credentials never stored; the page's own names (a
+        // link called support@shop.example) kept, or they could not match
+        // again. A literal the sanitiser masks makes that step heal each time.
         let file = match serde_json::to_value(&file)
-            .map(|v| self.sanitizer.clean_json(&v))
+            .map(|v| self.sanitizer.clean_page_json(&v))
             .and_then(serde_json::from_value::<EventFile>)
         {
             // Ours, not the page's: kept as they are (the key is built from them).
