@@ -185,6 +185,8 @@ async def every_tool(c, base, workdir):
     await call(c, "browser_tabs", {"action": "select", "index": 5}, error=True)
     # A link that opens a new tab: the tab joins the list (not current).
     await call(c, "browser_navigate", {"url": base + "/app/help"})
+    _, t = await call(c, "browser_snapshot")
+    check('link "support@shop.example"' in t, "a page's e-mail address stays targetable", t)
     await call(c, "browser_click", {"target": 'role=link[name="Shipping rates"]'})
     _, t = await call(c, "browser_tabs", {"action": "list"})
     check("- 1: [Help] (" in t and "/app/help/article?id=7" in t and "opened by another tab" in t, "popup listed as a tab", t)

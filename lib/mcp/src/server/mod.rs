@@ -184,7 +184,9 @@ impl OxwrightMcp {
                 limit.as_secs()
             )),
         };
-        let clean = |s: &str| self.shared.sanitizer.clean(s);
+        // What the agent reads: secrets and credentials masked, the page's
+        // own e-mail addresses kept (a link named by one stays targetable).
+        let clean = |s: &str| self.shared.sanitizer.clean_page_text(s);
         match outcome {
             Ok(reply) => {
                 let mut content = vec![ContentBlock::text(clean(&reply.text))];
@@ -202,7 +204,7 @@ impl OxwrightMcp {
                 result
             }
             Err(message) => {
-                tracing::info!(tool = name, error = %clean(&message), "tool failed");
+                tracing::info!(tool = name, error = %self.shared.sanitizer.clean(&message), "tool failed");
                 CallToolResult::error(vec![ContentBlock::text(clean(&message))])
             }
         }
