@@ -431,3 +431,89 @@ async fn a_link_named_with_an_e_mail_address_stays_targetable() {
         assert!(!text.contains("support@shop.example"), "in {key}");
     }
 }
+
+/// A sitemap far larger than the step budget allows.
+struct HugeSitemap;
+
+#[async_trait::async_trait]
+impl oxwright_workflow::SitemapSource for HugeSitemap {
+    async fn urls(&self, page: &url::Url) -> Vec<String> {
+        let origin = page.origin().ascii_serialization();
+        (0..2_000)
+            .map(|i| format!("{origin}/catalogue/section-{i}/a-rather-long-product-page-name-{i}.html"))
+            .collect()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn site_profiles_and_sitemap_urls_reach_the_decision_within_the_budget() {
+    use std::sync::Arc;
+    let wf = Wf::start().await;
+    let origin = format!("http://{}", wf.site.addr());
+    let sites = oxwright_workflow::SiteProfiles::parse_yaml(&format!(
+        "sites:\n  - url: \"{origin}/app\"\n    name: \"Shop fixture\"\n    characteristics: [\"search results load on submit\"]\n    \
+         common_selectors:\n      search_box: 'input[type=search]'\n    login_hints: [\"any username works\"]\n"
+    ))
+    .unwrap();
+    for (source, huge) in [
+        (
+            Arc::new(oxwright_worker::sitemap_hints::LoaderHints::new(
+                wf.policy.clone(),
+            )) as Arc<dyn oxwright_workflow::SitemapSource>,
+            false,
+        ),
+        (
+            Arc::new(HugeSitemap) as Arc<dyn oxwright_workflow::SitemapSource>,
+            true,
+        ),
+    ] {
+        let llm = ScriptedLlm::start().await.expect("scripted llm starts");
+        llm.push(checklist(&["Type rust into the search box"]));
+        llm.push(role(
+            "searchbox",
+            "Search products",
+            "fill",
+            Some(literal("rust")),
+        ));
+        llm.push(Reply::text("true"));
+        let page = wf.page().await;
+        let mut opts = wf.options(if huge { "huge" } else { "hints" }, "/app/search");
+        opts.hints.sites = Some(Arc::new(sites.clone()));
+        opts.hints.sitemaps = Some(source);
+        let workflow = oxwright_workflow::Workflow::parse("Type rust into the search box").unwrap();
+        let result = oxwright_workflow::run_workflow(
+            page.as_ref(),
+            &workflow,
+            wf.deps(Some(&llm), wf.secrets()),
+            opts,
+        )
+        .await
+        .unwrap();
+        assert_eq!(result.status, RunStatus::Completed, "{result:#?}");
+        let decision = llm.received()[1].clone();
+        let prompt = decision.prompt();
+        assert!(
+            prompt.contains("\"site\":{") && prompt.contains("Shop fixture"),
+            "{prompt}"
+        );
+        assert!(
+            prompt.contains("any username works") && prompt.contains("input[type=search]"),
+            "{prompt}"
+        );
+        assert!(prompt.contains("The site's sitemap"), "{prompt}");
+        // The snapshot survives the squeeze: the target is still in it.
+        assert!(prompt.contains("searchbox \"Search products\""), "{prompt}");
+        let tokens = oxwright_markdown::count_tokens(&prompt) + decision.max_tokens().unwrap() as usize;
+        assert!(tokens <= STEP_TOKEN_BUDGET, "{tokens} tokens");
+        if huge {
+            assert!(!prompt.contains("section-1999"), "the URL list was not cut");
+        } else {
+            // The fixture site's own sitemap, found through robots.txt.
+            assert!(prompt.contains(&format!("{origin}/articles/")), "{prompt}");
+            assert!(wf.site.hits("/robots.txt") >= 1);
+        }
+        let lines = wf.jsonl(if huge { "huge" } else { "hints" }, "steps.jsonl").await;
+        assert_eq!(lines[0]["metadataPresent"], true);
+        assert_eq!(lines[0]["metadataKeys"], serde_json::json!(["site", "sitemap"]));
+    }
+}

@@ -8,6 +8,7 @@ pub mod handlers;
 pub mod metrics;
 mod run;
 mod setup;
+pub mod sitemap_hints;
 
 pub use config::Config;
 pub use consumer::{ConsumerOptions, run_consumer};

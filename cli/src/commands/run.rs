@@ -78,6 +78,16 @@ pub struct RunArgs {
     /// Print the WorkflowResult JSON at the end.
     #[arg(long)]
     pub json: bool,
+    /// Site profiles (`sites.yaml`: url, name, characteristics,
+    /// common_selectors, login_hints) added to the decision prompt on the
+    /// pages they apply to.
+    #[arg(long, value_name = "FILE")]
+    pub sites: Option<PathBuf>,
+    /// Add the site's sitemap URLs (robots.txt, then /sitemap.xml; at most
+    /// 300 URLs or 10,000 characters, fewer when the step's token budget
+    /// needs the room) to the decision prompt.
+    #[arg(long)]
+    pub sitemap_hints: bool,
     /// Run a visible browser (needs a display).
     #[arg(long)]
     pub headed: bool,
@@ -132,6 +142,18 @@ pub(crate) struct Plan {
 /// Runs `plan` in one pooled page and prints its outcome; returns the exit code.
 pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::Result<i32> {
     let workflow = plan.workflow;
+    // Read before a browser starts: a bad file is a usage error.
+    let sites = match &cmd.sites {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))
+                .map_err(usage)?;
+            let sites = oxwright_workflow::SiteProfiles::parse_yaml(&text)
+                .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+            Some(Arc::new(sites))
+        }
+        None => None,
+    };
     let secrets: Arc<dyn SecretStore> = match &cmd.secrets {
         Some(path) => Arc::new(FileSecrets::load(path).map_err(usage)?),
         None => Arc::new(EnvSecrets::new(setup.env.clone(), EnvSecrets::DEFAULT_PREFIX)),
@@ -180,6 +202,12 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
         sanitizer: sanitizer.clone(),
     };
     let mut opts = WorkflowOptions::new(session.clone(), plan.start_url.clone());
+    opts.hints.sites = sites;
+    if cmd.sitemap_hints {
+        opts.hints.sitemaps = Some(Arc::new(oxwright_worker::sitemap_hints::LoaderHints::new(
+            setup.policy.clone(),
+        )));
+    }
     opts.name = plan.name;
     opts.workflow_id = Some(plan.workflow_id);
     opts.replay = plan.replay;

@@ -14,6 +14,7 @@ mod closest;
 mod decision;
 mod error;
 mod executor;
+mod hints;
 mod log;
 mod prompts;
 mod runner;
@@ -30,6 +31,9 @@ pub use decision::{
 };
 pub use error::{AttemptError, ErrorType, WorkflowError};
 pub use executor::{ActError, Executor};
+pub use hints::{
+    Hints, SITEMAP_MAX_CHARS, SITEMAP_MAX_URLS, SiteProfile, SiteProfiles, SitemapSource, url_block,
+};
 pub use oxwright_engine::{Locator, Snapshot};
 pub use prompts::{CHECKLIST_MAX_TOKENS, STEP_TOKEN_BUDGET, parse_checklist};
 pub use runner::{

@@ -76,6 +76,7 @@ pub(crate) fn decision(
     meta: Option<&serde_json::Value>,
     previous_failure: Option<&str>,
     snapshot: &str,
+    sitemap: Option<&str>,
 ) -> Vec<Message> {
     let mut user = format!(
         "Task progress:\n{}\n\nCurrent step: {}\n",
@@ -89,6 +90,11 @@ pub(crate) fn decision(
     }
     if let Some(reason) = previous_failure {
         user.push_str(&format!("The previous attempt at this step failed: {reason}\n"));
+    }
+    if let Some(urls) = sitemap {
+        user.push_str(&format!(
+            "\nThe site's sitemap (pages you may navigate to):\n{urls}"
+        ));
     }
     user.push_str(&format!(
         "\naria snapshot:\n{snapshot}\n\
@@ -246,7 +252,15 @@ mod tests {
     #[test]
     fn checklist_call_stays_under_the_seed_cap() {
         const { assert!(CHECKLIST_MAX_TOKENS <= 3_000) };
-        let msgs = decision(&["[] a".into()], 0, "a", None, None, "- button \"Go\" [ref=e1]");
+        let msgs = decision(
+            &["[] a".into()],
+            0,
+            "a",
+            None,
+            None,
+            "- button \"Go\" [ref=e1]",
+            None,
+        );
         assert!(prompt_tokens(&msgs) + (DECISION_MAX_TOKENS as usize) < STEP_TOKEN_BUDGET);
     }
 }

@@ -42,6 +42,9 @@ use oxwright_jobs::{StepDurations as Durations, StepEmergency};
 /// Attempts per step (seed: at most 3).
 pub const MAX_ATTEMPTS: u32 = 3;
 
+/// Characters of snapshot the budget keeps before it cuts the sitemap's URLs.
+const SNAPSHOT_FLOOR: usize = 2_000;
+
 /// The screenshot a completed run keeps of its last page (`sessions/<id>/…`).
 pub const FINAL_SCREENSHOT: &str = "final.png";
 /// The Markdown a completed run keeps of its last page (`sessions/<id>/…`).
@@ -97,6 +100,8 @@ pub struct WorkflowOptions {
     /// Keeps a screenshot of the first page and after each completed step
     /// (`screenshots/start.png`, `screenshots/step_<n>.png`) for the report.
     pub step_screenshots: bool,
+    /// Site profiles and sitemap URLs for the decision prompt.
+    pub hints: crate::Hints,
 }
 
 /// How a replay runs.
@@ -131,6 +136,7 @@ impl WorkflowOptions {
             workflow_id: None,
             replay: None,
             step_screenshots: true,
+            hints: crate::Hints::default(),
         }
     }
 }
@@ -158,6 +164,8 @@ struct Run<'a> {
     resolved: Option<(EntryKey, Resolved)>,
     /// Where the current step's action comes from.
     source: StepSource,
+    /// Sitemap URLs by origin, loaded once per run.
+    sitemaps: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// Runs `workflow` on `page` (any engine) and returns its result. A failed step or a fatal
@@ -210,6 +218,7 @@ pub async fn run_workflow(
         cache: None,
         events: Vec::new(),
         resolved: None,
+        sitemaps: Default::default(),
         source: match mode {
             WorkflowMode::Llm => StepSource::Llm,
             WorkflowMode::Structured => StepSource::Structured,
@@ -365,7 +374,10 @@ impl Run<'_> {
         Ok(checklist)
     }
 
-    /// Fits the decision prompt into the token budget by shrinking the snapshot.
+    /// Fits the decision prompt into the token budget: the snapshot shrinks
+    /// first (down to [`SNAPSHOT_FLOOR`] characters), then the sitemap's
+    /// URL list, which goes when it is down to a few lines.
+    #[allow(clippy::too_many_arguments)]
     fn decision_prompt(
         &self,
         index: usize,
@@ -373,18 +385,50 @@ impl Run<'_> {
         meta: &Value,
         failure: Option<&str>,
         snap: &Snapshot,
+        sitemap: Option<&[String]>,
     ) -> Vec<Message> {
         let mut text = snap.text.clone();
         let mut cap = self.opts.snapshot_max_chars;
+        let mut url_chars = crate::SITEMAP_MAX_CHARS;
         loop {
-            let msgs = prompts::decision(&self.checklist, index, step, Some(meta), failure, &text);
+            let urls = sitemap.and_then(|u| crate::url_block(u, crate::SITEMAP_MAX_URLS, url_chars));
+            let msgs = prompts::decision(
+                &self.checklist,
+                index,
+                step,
+                Some(meta),
+                failure,
+                &text,
+                urls.as_deref(),
+            );
             let tokens = prompt_tokens(&msgs) + DECISION_MAX_TOKENS as usize;
-            if tokens <= STEP_TOKEN_BUDGET || cap < 500 {
+            if tokens <= STEP_TOKEN_BUDGET || (cap < 500 && urls.is_none()) {
                 return msgs;
             }
-            cap = cap * STEP_TOKEN_BUDGET / tokens * 9 / 10;
-            text = self.exec.within(snap, cap);
+            let over = tokens - STEP_TOKEN_BUDGET;
+            if cap > SNAPSHOT_FLOOR || urls.is_none() {
+                cap = (cap * STEP_TOKEN_BUDGET / tokens * 9 / 10).max(SNAPSHOT_FLOOR.min(cap / 2));
+                text = self.exec.within(snap, cap);
+            } else {
+                // ~4 characters a token; a list under 200 characters goes.
+                url_chars = url_chars.saturating_sub(over * 4 + 200);
+                if url_chars < 200 {
+                    url_chars = 0;
+                }
+            }
         }
+    }
+
+    /// The sitemap URLs of the site `url` is on (once per origin per run).
+    async fn sitemap_urls(&mut self, url: &str) -> Option<Vec<String>> {
+        let source = self.opts.hints.sitemaps.clone()?;
+        let page = url::Url::parse(url).ok()?;
+        let origin = page.origin().ascii_serialization();
+        if !self.sitemaps.contains_key(&origin) {
+            let urls = source.urls(&page).await;
+            self.sitemaps.insert(origin.clone(), urls);
+        }
+        self.sitemaps.get(&origin).filter(|u| !u.is_empty()).cloned()
     }
 
     async fn llm_step(&mut self, index: usize) -> Result<(), WorkflowError> {
@@ -437,8 +481,21 @@ impl Run<'_> {
                 step_url = Some(snap.url.clone());
             }
             // Step meta is rebuilt every attempt; phase 1 derives no hints.
-            let meta = json!({ "id": format!("step_{number}_{attempt}"), "originalInstruction": step, "attempt": attempt });
-            let hint_keys: Vec<&str> = Vec::new();
+            let mut meta = json!({ "id": format!("step_{number}_{attempt}"), "originalInstruction": step, "attempt": attempt });
+            let mut hint_keys: Vec<&str> = Vec::new();
+            // The site's profile, when `sites.yaml` has one for this page.
+            if let Some(site) = self.opts.hints.sites.as_ref().and_then(|s| s.matching(&snap.url)) {
+                meta["site"] = site.hint();
+                hint_keys.push("site");
+            }
+            let sitemap = if large {
+                None
+            } else {
+                self.sitemap_urls(&snap.url).await
+            };
+            if sitemap.is_some() {
+                hint_keys.push("sitemap");
+            }
             let failure = reasons.last().cloned();
             let (messages, max_tokens) = if large {
                 let html = self.exec.page().html().await.unwrap_or_default();
@@ -449,7 +506,7 @@ impl Run<'_> {
                 )
             } else {
                 (
-                    self.decision_prompt(index, &step, &meta, failure.as_deref(), &snap),
+                    self.decision_prompt(index, &step, &meta, failure.as_deref(), &snap, sitemap.as_deref()),
                     DECISION_MAX_TOKENS,
                 )
             };
