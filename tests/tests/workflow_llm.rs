@@ -517,3 +517,33 @@ async fn site_profiles_and_sitemap_urls_reach_the_decision_within_the_budget() {
         assert_eq!(lines[0]["metadataKeys"], serde_json::json!(["site", "sitemap"]));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_the_cap_cut_is_found_for_the_retry() {
+    let wf = Wf::start().await;
+    let llm = ScriptedLlm::start().await.expect("scripted llm starts");
+    llm.push(checklist(&["Click \"Load more\""]));
+    llm.push(Reply::json(serde_json::json!({"error": "TARGET_NOT_FOUND"})));
+    llm.push(role("button", "Load more", "click", None));
+    llm.push(Reply::text("true"));
+    let page = wf.page().await;
+    let mut opts = wf.options("cut", "/app/controls");
+    opts.snapshot_max_chars = 600;
+    let workflow = oxwright_workflow::Workflow::parse("Click \"Load more\"").unwrap();
+    let result =
+        oxwright_workflow::run_workflow(page.as_ref(), &workflow, wf.deps(Some(&llm), wf.secrets()), opts)
+            .await
+            .unwrap();
+    assert_eq!(result.status, RunStatus::Completed, "{result:#?}");
+    let calls = llm.received();
+    assert!(
+        !calls[1].prompt().contains("button \"Load more\""),
+        "the cap did not cut it"
+    );
+    let retry = calls[2].prompt();
+    assert!(
+        retry.contains("the page's lines holding \"Load more\"")
+            && retry.contains("button \"Load more\" [ref="),
+        "{retry}"
+    );
+}

@@ -109,6 +109,66 @@ impl Snapshot {
     pub fn element(&self, ref_id: &str) -> Option<&SnapshotElement> {
         self.elements.iter().find(|e| e.ref_id == ref_id)
     }
+
+    /// The region under the line holding `[ref=REF]`: that line and every
+    /// line below it that is deeper, rendered under `max_chars` — what a
+    /// page-wide cap cut can be read a region at a time. `None` when no
+    /// line holds the ref.
+    pub fn scoped(&self, ref_id: &str, max_chars: usize) -> Option<(String, usize)> {
+        let marker = format!("[ref={ref_id}]");
+        let start = self.lines.iter().position(|l| l.text.contains(&marker))?;
+        let depth = self.lines[start].depth;
+        let end = self.lines[start + 1..]
+            .iter()
+            .position(|l| l.depth <= depth)
+            .map_or(self.lines.len(), |i| start + 1 + i);
+        let region: Vec<SnapshotLine> = self.lines[start..end]
+            .iter()
+            .map(|l| SnapshotLine {
+                depth: l.depth - depth,
+                ..l.clone()
+            })
+            .collect();
+        Some(render_capped(&region, max_chars))
+    }
+
+    /// The lines whose text contains `query` (case and spacing aside), each
+    /// with the lines it sits under, in page order, under `max_chars`; and
+    /// how many lines matched. Finds what the cap cut from the snapshot.
+    pub fn find(&self, query: &str, max_chars: usize) -> (String, usize) {
+        let want = crate::normalize(query).to_lowercase();
+        if want.is_empty() {
+            return (String::new(), 0);
+        }
+        let mut keep = vec![false; self.lines.len()];
+        let mut hits = 0;
+        for (i, l) in self.lines.iter().enumerate() {
+            if !crate::normalize(&l.text).to_lowercase().contains(&want) {
+                continue;
+            }
+            hits += 1;
+            keep[i] = true;
+            // Its ancestors: the nearest earlier line at each lower depth.
+            let mut depth = l.depth;
+            for j in (0..i).rev() {
+                if depth == 0 {
+                    break;
+                }
+                if self.lines[j].depth < depth {
+                    keep[j] = true;
+                    depth = self.lines[j].depth;
+                }
+            }
+        }
+        let picked: Vec<SnapshotLine> = self
+            .lines
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(l, _)| l.clone())
+            .collect();
+        (render_capped(&picked, max_chars).0, hits)
+    }
 }
 
 /// Roles a person or agent acts on (or that say where they are):
@@ -210,6 +270,37 @@ mod tests {
             text: text.to_string(),
             keep,
         }
+    }
+
+    #[test]
+    fn scope_and_find_reach_what_the_cap_cut() {
+        let mut lines = vec![line(0, "- main [ref=e1]", true)];
+        for i in 0..300 {
+            lines.push(line(1, &format!("- text: filler paragraph number {i}"), false));
+        }
+        lines.push(line(1, "- form \"Newsletter\" [ref=e2]", true));
+        lines.push(line(2, "- textbox \"Email\" [ref=e3]", true));
+        lines.push(line(2, "- button \"Subscribe\" [ref=e4]", true));
+        lines.push(line(0, "- contentinfo [ref=e5]", true));
+        let snap = Snapshot::from_lines(lines, Vec::new(), "u".into(), "t".into(), 300, Duration::ZERO);
+        assert!(!snap.text.contains("filler paragraph number 299"));
+        let (region, pruned) = snap.scoped("e2", 10_000).unwrap();
+        assert_eq!(pruned, 0);
+        assert_eq!(
+            region,
+            "- form \"Newsletter\" [ref=e2]\n  - textbox \"Email\" [ref=e3]\n  - button \"Subscribe\" [ref=e4]\n"
+        );
+        assert!(snap.scoped("e99", 1000).is_none());
+        let (found, hits) = snap.find("NUMBER  299", 10_000);
+        assert_eq!(hits, 1);
+        assert_eq!(found, "- main [ref=e1]\n  - text: filler paragraph number 299\n");
+        let (found, hits) = snap.find("subscribe", 10_000);
+        assert_eq!(hits, 1);
+        assert!(
+            found.contains("form \"Newsletter\"") && found.contains("[ref=e4]"),
+            "{found}"
+        );
+        assert_eq!(snap.find("nothing like it", 1000).1, 0);
     }
 
     #[test]

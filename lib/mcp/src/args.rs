@@ -68,6 +68,14 @@ pub struct SnapshotArgs {
     /// text lines are pruned before interactive elements).
     #[serde(default, rename = "maxChars", alias = "max_chars")]
     pub max_chars: Option<usize>,
+    /// Only the region under this ref (e.g. a form or list the page-wide cap
+    /// cut short), under the same cap.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// Only the lines whose role, name or text contains this (case
+    /// ignored), each with the lines it sits under: finds what the cap cut.
+    #[serde(default)]
+    pub find: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

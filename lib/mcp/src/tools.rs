@@ -42,7 +42,7 @@ pub fn catalogue() -> Vec<Tool> {
         tool::<BackArgs>("browser_navigate_back", "Go back to the previous page.", false),
         tool::<SnapshotArgs>(
             "browser_snapshot",
-            "Accessibility snapshot of the page: roles, names and refs (e12) to target. Capped in size; diff: true returns only what changed since the last snapshot.",
+            "Accessibility snapshot of the page: roles, names and refs (e12) to target. Capped in size (text goes before controls); diff: true returns only what changed since the last snapshot; scope: a ref returns only that region; find: a text returns only the matching lines with what they sit under.",
             true,
         ),
         tool::<ClickArgs>(

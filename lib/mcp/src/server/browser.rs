@@ -35,15 +35,36 @@ impl OxwrightMcp {
         .await
     }
 
-    pub(super) async fn snapshot(&self, diff: bool, max_chars: Option<usize>) -> Result<Reply, String> {
-        let cap = max_chars
+    pub(super) async fn snapshot(&self, a: SnapshotArgs) -> Result<Reply, String> {
+        let cap = a
+            .max_chars
             .unwrap_or(self.config().snapshot_max_chars)
             .clamp(500, 200_000);
+        let diff = a.diff;
+        if diff && (a.scope.is_some() || a.find.is_some()) {
+            return Err("diff takes no scope or find".into());
+        }
         self.with_tab_raw(move |tab| {
             Box::pin(async move {
                 let snap = tab.page.snapshot(&SnapshotOptions { max_chars: cap }).await?;
-                let lines = rendered_lines(&snap);
                 let mut text = format!("- Page URL: {}\n- Page Title: {}\n", snap.url, snap.title);
+                // A region or a search answers from this snapshot and
+                // leaves the tab's last full snapshot (for diff) alone.
+                if let Some(r) = &a.scope {
+                    let body = match snap.scoped(r, cap) {
+                        Some((body, _)) => body,
+                        None => format!("No line holds ref {r}; take a full snapshot for fresh refs.\n"),
+                    };
+                    text.push_str(&format!("### Snapshot of {r}\n```yaml\n{body}```\n"));
+                    return Ok(Reply::text(text));
+                }
+                if let Some(q) = &a.find {
+                    let (body, hits) = snap.find(q, cap);
+                    let body = if hits == 0 { format!("Nothing on the page matches {q:?}.\n") } else { body };
+                    text.push_str(&format!("### {hits} line(s) matching {q:?}\n```yaml\n{body}```\n"));
+                    return Ok(Reply::text(text));
+                }
+                let lines = rendered_lines(&snap);
                 match (diff, tab.last_snapshot.as_ref()) {
                     (true, Some(prev)) => {
                         let changes = diff_lines(prev, &lines);

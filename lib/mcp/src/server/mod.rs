@@ -229,7 +229,7 @@ impl OxwrightMcp {
             }
             "browser_snapshot" => {
                 let a: SnapshotArgs = parse(name, args)?;
-                self.snapshot(a.diff, a.max_chars).await
+                self.snapshot(a).await
             }
             "browser_click" => {
                 let a: ClickArgs = parse(name, args)?;

@@ -306,6 +306,40 @@ pub async fn run_workflow(
     Ok(clean)
 }
 
+/// `failure` and, for each quoted text of `step` ("Load more"), the page's
+/// lines that hold it with the lines they sit under (from the whole
+/// snapshot, not only the capped text the prompt shows).
+fn found_in_page(failure: &str, step: &str, snap: &Snapshot) -> String {
+    let mut out = failure.to_string();
+    for quoted in quoted_texts(step) {
+        let (lines, hits) = snap.find(&quoted, 1_500);
+        if hits > 0 {
+            out.push_str(&format!(
+                "\nThe snapshot was cut to fit; the page's lines holding {quoted:?}:\n{lines}"
+            ));
+        }
+    }
+    out
+}
+
+/// The texts `step` quotes ("…", “…”, '…').
+fn quoted_texts(step: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (open, close) in [('"', '"'), ('\u{201c}', '\u{201d}'), ('\'', '\'')] {
+        let mut rest = step;
+        while let Some(i) = rest.find(open) {
+            let after = &rest[i + open.len_utf8()..];
+            let Some(j) = after.find(close) else { break };
+            let text = after[..j].trim();
+            if text.len() >= 2 && !out.iter().any(|t| t == text) {
+                out.push(text.to_string());
+            }
+            rest = &after[j + close.len_utf8()..];
+        }
+    }
+    out
+}
+
 impl Run<'_> {
     async fn run(&mut self, workflow: &Workflow) -> Result<(), WorkflowError> {
         self.log.say(&format!(
@@ -497,6 +531,12 @@ impl Run<'_> {
                 hint_keys.push("sitemap");
             }
             let failure = reasons.last().cloned();
+            // The cap cut the snapshot and the target was not seen: what the
+            // step quotes is searched for in the whole page and shown.
+            let failure = match failure {
+                Some(f) if snap.pruned > 0 => Some(found_in_page(&f, &step, &snap)),
+                f => f,
+            };
             let (messages, max_tokens) = if large {
                 let html = self.exec.page().html().await.unwrap_or_default();
                 let dom = emergency::light_dom(&html, emergency::LIGHT_DOM_MAX_CHARS);
