@@ -15,6 +15,7 @@ mod error;
 mod executor;
 mod log;
 mod prompts;
+pub mod report;
 mod runner;
 mod sanitize;
 mod secrets;
