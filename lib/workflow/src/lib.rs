@@ -10,6 +10,7 @@
 //! `design.md` beside this crate for the choices.
 
 mod closest;
+pub mod codegen;
 mod decision;
 mod error;
 mod executor;
