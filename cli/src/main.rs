@@ -47,6 +47,10 @@ enum Command {
     Scheduler(commands::scheduler::SchedulerCmd),
     /// Run a workflow (plain language with an LLM, or structured steps).
     Run(commands::run::RunCmd),
+    /// Write a session's report.html again from its artefacts.
+    Report(commands::report::ReportCmd),
+    /// Write a @playwright/test spec from a session's steps, verified headless.
+    Codegen(commands::codegen::CodegenCmd),
     /// Serve the browser to coding agents over MCP (stdio, or HTTP with --listen).
     Mcp(commands::mcp::McpCmd),
     /// Serve the bundled sample site on loopback (for demos).
@@ -69,6 +73,7 @@ fn applies(subcommand: &str, flag: &str) -> bool {
         "sitemap" => {
             !QUEUE.contains(&flag) && !STORE.contains(&flag) && !BROWSER.contains(&flag) && flag != "out"
         }
+        "report" | "codegen" => !QUEUE.contains(&flag) && !BROWSER.contains(&flag),
         "mcp" => !QUEUE.contains(&flag) && !STORE.contains(&flag),
         _ => true,
     }
@@ -149,6 +154,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Submit(cmd) => commands::submit::run(setup()?, cmd).await,
         Command::Scheduler(cmd) => commands::scheduler::run(setup()?, cmd).await,
         Command::Run(cmd) => commands::run::run(setup()?, cmd).await,
+        Command::Report(cmd) => commands::report::run(setup()?, cmd).await,
+        Command::Codegen(cmd) => commands::codegen::run(setup()?, cmd).await,
         Command::Mcp(cmd) => commands::mcp::run(setup()?, cmd).await,
         Command::Config(cmd) => commands::config::run(setup()?, cmd).await,
     }

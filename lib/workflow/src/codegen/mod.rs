@@ -46,6 +46,20 @@ const SECRET_FIELDS: &[&str] = &[
     "password", "passcode", "passwort", "secret", "token", "pin", "otp", "cvv", "cvc",
 ];
 
+/// The spec's helper for `select`: `selectOption` on a native select, else
+/// open the combobox and click the option (as the run does).
+const CHOOSE: &str = "\
+async function choose(page: Page, target: Locator, value: string): Promise<void> {
+  if (await target.evaluate((e) => e instanceof HTMLSelectElement)) {
+    await target.selectOption(value);
+    return;
+  }
+  await target.click();
+  await page.getByRole('option', { name: value }).click();
+}
+
+";
+
 struct Gen {
     lines: Vec<String>,
     env: Vec<String>,
@@ -138,11 +152,14 @@ pub fn generate(result: &Value, records: &[StepRecord], sanitizer: &Sanitizer) -
             g.env.join(", ")
         }
     );
-    code.push_str("import { test, expect } from '@playwright/test';\n\n");
+    code.push_str("import { test, expect, type Locator, type Page } from '@playwright/test';\n\n");
     code.push_str(
         "function env(name: string): string {\n  const value = process.env[name];\n  \
          if (value === undefined) throw new Error(`set ${name} in the environment`);\n  return value;\n}\n\n",
     );
+    if g.lines.iter().any(|l| l.contains("await choose(")) {
+        code.push_str(CHOOSE);
+    }
     let _ = writeln!(code, "test({}, async ({{ page }}) => {{", ts::string(name));
     for l in &g.lines {
         let _ = writeln!(code, "{}", l.trim_end());
@@ -215,7 +232,8 @@ fn act(g: &mut Gen, target: &str, action: &str, value: Option<&str>) -> Result<S
         "click" => format!("await {target}.click();"),
         "dblclick" => format!("await {target}.dblclick();"),
         "fill" => format!("await {target}.fill({});", v(g)?),
-        "select" => format!("await {target}.selectOption({});", v(g)?),
+        // A native <select>, or an ARIA combobox whose option is clicked.
+        "select" => format!("await choose(page, {target}, {});", v(g)?),
         "press" => format!("await {target}.press({});", v(g)?),
         "check" => format!("await {target}.check();"),
         "uncheck" => format!("await {target}.uncheck();"),
@@ -305,6 +323,8 @@ fn step_from_line(
                 (true, None) => "dialog.accept()".into(),
                 (false, _) => "dialog.dismiss()".into(),
             };
+            // Like the run: this answer replaces the previous one.
+            g.push("page.removeAllListeners('dialog');".into());
             g.push(format!("page.on('dialog', (dialog) => {how});"));
         }
         StepAction::ScrollPage(to) => g.push(format!("await page.evaluate({});", ts::string(to.script()))),
@@ -318,12 +338,17 @@ fn step_from_line(
             let recorded = value.as_ref().map(StepValue::from);
             check_secret_field(Some(locator), recorded.as_ref())?;
             let target = ts::locator(locator, *nth, &mut g.env);
-            let line = act(
-                g,
-                &target,
-                action.as_str(),
-                recorded.as_ref().map(StepValue::text),
-            )?;
+            let line = match recorded.as_ref().and_then(|v| several(locator, v.text())) {
+                Some(options) if *action == crate::Action::Select => {
+                    format!("await {target}.selectOption({});", ts::array(&options))
+                }
+                _ => act(
+                    g,
+                    &target,
+                    action.as_str(),
+                    recorded.as_ref().map(StepValue::text),
+                )?,
+            };
             if *if_present {
                 g.push(format!("if ((await {target}.count()) > 0) {line}"));
             } else {
@@ -336,6 +361,14 @@ fn step_from_line(
         }
     }
     Ok(())
+}
+
+/// `Red, Blue` for a multiple select (a listbox) is two options, as the
+/// run reads it.
+fn several(locator: &crate::Locator, text: &str) -> Option<Vec<String>> {
+    let listbox = matches!(locator, crate::Locator::Role { role, .. } if role == "listbox");
+    (listbox && text.contains(',') && !text.contains("{{"))
+        .then(|| text.split(',').map(|p| p.trim().to_string()).collect())
 }
 
 fn assertion(g: &mut Gen, a: &Assertion) -> Result<String, CodegenError> {
@@ -365,11 +398,14 @@ fn assertion(g: &mut Gen, a: &Assertion) -> Result<String, CodegenError> {
             expected,
         } => {
             check_secret_field(Some(locator), Some(&StepValue::from(expected)))?;
-            format!(
-                "await expect({}).toHaveValue({});",
-                ts::locator(locator, *nth, &mut g.env),
-                ts::value(expected.text(), &mut g.env)
-            )
+            let target = ts::locator(locator, *nth, &mut g.env);
+            match several(locator, expected.text()) {
+                Some(options) => format!("await expect({target}).toHaveValues({});", ts::array(&options)),
+                None => format!(
+                    "await expect({target}).toHaveValue({});",
+                    ts::value(expected.text(), &mut g.env)
+                ),
+            }
         }
         Assertion::Checked {
             locator,

@@ -25,6 +25,12 @@ pub fn string(text: &str) -> String {
     out
 }
 
+/// A TS array of string literals.
+pub fn array(items: &[String]) -> String {
+    let items: Vec<String> = items.iter().map(|i| string(i)).collect();
+    format!("[{}]", items.join(", "))
+}
+
 /// A TS expression for `text`: its `{{NAME}}` placeholders become
 /// `env('NAME')` (the spec's reader of `process.env`), the rest literals.
 pub fn value(text: &str, names: &mut Vec<String>) -> String {

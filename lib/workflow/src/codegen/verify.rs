@@ -59,7 +59,7 @@ fn config(chromium: &Path) -> String {
         "// Written by oxwright codegen to verify a spec; no imports, no downloads.\n\
          module.exports = {{\n  testDir: __dirname,\n  testMatch: ['spec.spec.ts'],\n  timeout: 60000,\n  \
          retries: 0,\n  workers: 1,\n  reporter: [['line']],\n  outputDir: __dirname + '/test-results',\n  \
-         use: {{ headless: true, trace: 'off', screenshot: 'off', video: 'off',\n    \
+         use: {{ headless: true, trace: 'off', screenshot: 'off', video: 'off', actionTimeout: 10000,\n    \
          launchOptions: {{ executablePath: {exe}, args: {args} }} }},\n}};\n"
     )
 }
