@@ -14,16 +14,16 @@ const STYLE: &str = "\
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:16px;color:#1d1d1f}\
 h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:24px 0 8px}h3{font-size:15px;margin:0}\
 .status{display:inline-block;padding:4px 12px;border-radius:4px;font-weight:600;color:#fff}\
-.completed{background:#1a7f37}.failed{background:#cf222e}.skipped{background:#6e7781}\
+.status.completed{background:#1a7f37}.status.failed{background:#cf222e}.status.skipped{background:#6e7781}.status.unknown{background:#6e7781}\
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;background:#ddf4ff;font-size:12px;margin-left:6px}\
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:8px 0}dt{color:#57606a}dd{margin:0}\
 section.step{border:1px solid #d0d7de;border-radius:6px;padding:10px 12px;margin:10px 0}\
-section.step.failed{border-color:#cf222e}\
+section.step.failed{border-color:#cf222e;border-width:2px}\
 table{border-collapse:collapse;width:100%;margin-top:8px;font-size:13px}\
 th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top}th{background:#f6f8fa}\
 code{font:12px ui-monospace,monospace;background:#f6f8fa;padding:0 3px;word-break:break-all}\
 .shots{display:flex;gap:12px;flex-wrap:wrap;margin-top:8px}figure{margin:0}\
-figcaption{font-size:12px;color:#57606a}img.thumb{width:240px;height:150px;object-fit:cover;object-position:top;border:1px solid #d0d7de}\
+figcaption{font-size:12px;color:#57606a}img.thumb{display:block;width:240px;height:150px;object-fit:cover;object-position:top;border:1px solid #d0d7de}\
 .error{color:#cf222e}.muted{color:#57606a}";
 
 /// Escapes text for HTML element content and quoted attribute values.
