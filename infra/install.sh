@@ -22,11 +22,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
-# The Playwright MCP server, exactly as package-lock.json pins it. npm ci
+# The Playwright MCP server and @playwright/test (which re-runs the specs
+# `oxwright codegen` writes), exactly as package-lock.json pins them. npm ci
 # runs again only when the lock file changed since the last install.
 node_dir="$(dirname "$0")/node"
 if ! cmp -s "$node_dir/package-lock.json" "$node_dir/node_modules/.package-lock.json.installed" 2>/dev/null; then
-  echo "infra/install.sh: installing @playwright/mcp into infra/node" >&2
+  echo "infra/install.sh: installing @playwright/mcp and @playwright/test into infra/node" >&2
   (cd "$node_dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   cp "$node_dir/package-lock.json" "$node_dir/node_modules/.package-lock.json.installed"
 fi

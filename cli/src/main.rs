@@ -49,6 +49,10 @@ enum Command {
     Run(commands::run::RunCmd),
     /// Re-run a recorded workflow from its action cache (no LLM call for trusted steps).
     Replay(commands::replay::ReplayCmd),
+    /// Write a session's report.html again from its artefacts.
+    Report(commands::report::ReportCmd),
+    /// Write a @playwright/test spec from a session's steps, verified headless.
+    Codegen(commands::codegen::CodegenCmd),
     /// Serve the browser to coding agents over MCP (stdio, or HTTP with --listen).
     Mcp(commands::mcp::McpCmd),
     /// Serve the bundled sample site on loopback (for demos).
@@ -71,6 +75,7 @@ fn applies(subcommand: &str, flag: &str) -> bool {
         "sitemap" => {
             !QUEUE.contains(&flag) && !STORE.contains(&flag) && !BROWSER.contains(&flag) && flag != "out"
         }
+        "report" | "codegen" => !QUEUE.contains(&flag) && !BROWSER.contains(&flag),
         "mcp" => !QUEUE.contains(&flag) && !STORE.contains(&flag),
         _ => true,
     }
@@ -174,6 +179,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Scheduler(cmd) => commands::scheduler::run(setup()?, cmd).await,
         Command::Run(cmd) => commands::run::run(setup()?, cmd).await,
         Command::Replay(cmd) => commands::replay::run(setup()?, cmd).await,
+        Command::Report(cmd) => commands::report::run(setup()?, cmd).await,
+        Command::Codegen(cmd) => commands::codegen::run(setup()?, cmd).await,
         Command::Mcp(cmd) => commands::mcp::run(setup()?, cmd).await,
         Command::Config(cmd) => commands::config::run(setup()?, cmd).await,
     }

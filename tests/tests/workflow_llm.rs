@@ -9,38 +9,12 @@ use oxwright_fixtures::APP_PASSWORD;
 use oxwright_fixtures::llm::{Reply, ScriptedLlm};
 use oxwright_jobs::{ErrorKind, RunStatus, WorkflowMode};
 use oxwright_workflow::STEP_TOKEN_BUDGET;
-use wf::{LOGIN_ID, Wf, checklist, literal, page_text, placeholder, role};
+use wf::{LOGIN_ID, Wf, checklist, literal, page_text, role, script_login_search_select};
 
 const LOGIN_SEARCH_SELECT: &str = "1. Log in as {{LOGIN_ID}} with the password {{PASSWORD}}\n\
                                    2. Search for \"rust\"\n\
                                    3. Open \"Rust in Action\" from the results\n\
                                    4. Choose Japan as the shipping country";
-
-/// Scripts the whole login → search → select flow.
-fn script_login_search_select(llm: &ScriptedLlm) {
-    llm.push(checklist(&[
-        "Type {{LOGIN_ID}} into Username",
-        "Type {{PASSWORD}} into Password",
-        "Click Sign in",
-        "Type rust into the search box",
-        "Click Search",
-        "Open Rust in Action",
-        "Choose Japan as the shipping country",
-    ]));
-    let decisions = [
-        role("textbox", "Username", "fill", Some(placeholder("LOGIN_ID"))),
-        role("textbox", "Password", "fill", Some(placeholder("PASSWORD"))),
-        role("button", "Sign in", "click", None),
-        role("searchbox", "Search products", "fill", Some(literal("rust"))),
-        role("button", "Search", "click", None),
-        role("link", "Rust in Action", "click", None),
-        role("combobox", "Shipping country", "select", Some(literal("Japan"))),
-    ];
-    for d in decisions {
-        llm.push(d);
-        llm.push(Reply::text("true"));
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_language_login_search_select_completes() {

@@ -212,45 +212,8 @@ async fn bad_structured_input_is_a_typed_error() {
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
 }
 
-const EVERY_CONTROL: &str = r#"# every verb and assertion of the structured grammar, no LLM
-click: button "Accept cookies" if present
-click: button "Got it" if present
-expect: hidden region "Consent"
-check: checkbox "Send me news"
-expect: checked checkbox "Send me news"
-uncheck: checkbox "Send me news"
-expect: unchecked checkbox "Send me news"
-fill: label "Delivery date" = 2026-12-24
-expect: value textbox "Delivery date" = 2026-12-24
-fill: textbox "Nickname" = "Ada"
-press: Enter
-expect: text status = "hello, ada"
-select: listbox "Colours" = "Red, Blue"
-expect: value listbox "Colours" = "Red, Blue"
-expect: count listitem = 3
-hover: button "Account"
-expect: text "Menu open"
-dblclick: text "Untitled"
-expect: text "Renamed" exact
-dialog: accept
-click: button "Delete draft"
-expect: text "Draft deleted"
-dialog: accept "Final"
-click: button "Rename draft"
-expect: text "Named Final"
-dialog: dismiss
-click: button "Delete draft"
-expect: text "Draft kept"
-click: button "Add" nth 1
-expect: text "Added B"
-select: combobox "Size" = medium
-expect: text combobox "Size" = "Medium"
-scroll: bottom
-scroll: button "Load more"
-click: button "Load more"
-expect: count listitem = 4
-expect: url includes /app/controls
-"#;
+/// Every verb and assertion of the structured grammar, no LLM.
+const EVERY_CONTROL: &str = include_str!("wf/every_control.steps");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_structured_verb_and_assertion_runs_on_chromium() {

@@ -1,10 +1,12 @@
 //! The subcommands, one file each.
 
 pub mod batch;
+pub mod codegen;
 pub mod config;
 pub mod fetch;
 pub mod mcp;
 pub mod replay;
+pub mod report;
 pub mod run;
 pub mod sample_site;
 pub mod scheduler;

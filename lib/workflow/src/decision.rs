@@ -133,6 +133,15 @@ pub enum ActionValue {
     Literal(String),
 }
 
+impl From<&ActionValue> for oxwright_jobs::StepValue {
+    fn from(v: &ActionValue) -> Self {
+        match v {
+            ActionValue::Placeholder(t) => oxwright_jobs::StepValue::Placeholder(t.clone()),
+            ActionValue::Literal(t) => oxwright_jobs::StepValue::Literal(t.clone()),
+        }
+    }
+}
+
 impl ActionValue {
     /// Classifies a bare string: any `{{NAME}}` in it makes it a placeholder value.
     pub fn from_text(text: &str) -> Self {

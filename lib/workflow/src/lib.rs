@@ -11,12 +11,14 @@
 
 mod cache;
 mod closest;
+pub mod codegen;
 mod decision;
 mod error;
 mod executor;
 mod hints;
 mod log;
 mod prompts;
+pub mod report;
 mod runner;
 mod sanitize;
 mod secrets;

@@ -18,6 +18,8 @@ use oxwright_workflow::{
 };
 use serde_json::Value;
 
+pub mod files;
+
 /// The login the fixture app accepts with [`oxwright_fixtures::APP_PASSWORD`].
 pub const LOGIN_ID: &str = "alice";
 
@@ -209,4 +211,30 @@ pub fn checklist(items: &[&str]) -> Reply {
 /// Reads a text of the page.
 pub async fn page_text(page: &dyn Page, js: &str) -> Value {
     page.evaluate(js, Duration::from_secs(5)).await.expect("evaluate")
+}
+
+/// Scripts the whole login → search → select flow.
+pub fn script_login_search_select(llm: &ScriptedLlm) {
+    llm.push(checklist(&[
+        "Type {{LOGIN_ID}} into Username",
+        "Type {{PASSWORD}} into Password",
+        "Click Sign in",
+        "Type rust into the search box",
+        "Click Search",
+        "Open Rust in Action",
+        "Choose Japan as the shipping country",
+    ]));
+    let decisions = [
+        role("textbox", "Username", "fill", Some(placeholder("LOGIN_ID"))),
+        role("textbox", "Password", "fill", Some(placeholder("PASSWORD"))),
+        role("button", "Sign in", "click", None),
+        role("searchbox", "Search products", "fill", Some(literal("rust"))),
+        role("button", "Search", "click", None),
+        role("link", "Rust in Action", "click", None),
+        role("combobox", "Shipping country", "select", Some(literal("Japan"))),
+    ];
+    for d in decisions {
+        llm.push(d);
+        llm.push(Reply::text("true"));
+    }
 }

@@ -288,6 +288,11 @@ pub async fn run_workflow(
     result.artifacts = keys;
     let value = serde_json::to_value(&result).map_err(|e| WorkflowError::Store(e.to_string()))?;
     run.log.put_json("result.json", &value).await?;
+    // For people: a report that cannot be written never fails the run.
+    if let Err(e) = crate::report::write_report(deps.store.as_ref(), &opts.session_id, &deps.sanitizer).await
+    {
+        tracing::warn!(error = %e, "report not written");
+    }
     // The result handed back is the sanitised one, like every other output.
     let clean: WorkflowResult = serde_json::from_value(deps.sanitizer.clean_json(&value))
         .map_err(|e| WorkflowError::Store(e.to_string()))?;
