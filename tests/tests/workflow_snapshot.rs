@@ -154,3 +154,37 @@ async fn snapshot_cap_prunes_rather_than_fails_on(playwright_mcp: bool) {
         .expect("locate");
     assert_eq!(found.len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn css_text_transform_does_not_change_names() {
+    let wf = Wf::start().await;
+    let page = wf.page().await;
+    goto(page.as_ref(), &wf.url("/app/help")).await;
+    let snap = page
+        .snapshot(&SnapshotOptions::default())
+        .await
+        .expect("snapshot");
+    // As the DOM writes them (Playwright's names), not as CSS shows them.
+    assert!(snap.text.contains("button \"Print this page\""), "{}", snap.text);
+    assert!(
+        snap.text.contains("link \"frequently asked questions\""),
+        "{}",
+        snap.text
+    );
+    assert!(!snap.text.contains("PRINT THIS PAGE"), "{}", snap.text);
+    // The structured grammar's exact names find them too.
+    let (result, _page) = wf
+        .run(
+            "caps",
+            "/app/help",
+            "click: button \"Print this page\" exact\nexpect: text \"Printed\"",
+            None,
+        )
+        .await;
+    assert_eq!(
+        result.status,
+        oxwright_jobs::RunStatus::Completed,
+        "{result:#?}\n{}",
+        wf.console_text()
+    );
+}

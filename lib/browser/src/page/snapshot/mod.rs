@@ -85,7 +85,23 @@ impl Snapshotter {
         }
         let mut frames = HashMap::new();
         let mut owners = HashMap::new();
-        frames.insert(main_id.clone(), read_frame(tab, None).await?);
+        let mut main_frame = read_frame(tab, None).await?;
+        // Names as the DOM writes them, not as CSS `text-transform` shows
+        // them (Chromium's tree says "SIGN IN" for a "Sign in" in capitals;
+        // Playwright, and the locators, go by the DOM's text).
+        let originals = untransformed(tab).await;
+        if !originals.is_empty() {
+            for node in main_frame.nodes.values_mut() {
+                let name = normalize(&node.name);
+                let original = originals
+                    .get(&name)
+                    .or_else(|| originals.get(&format!("ci:{}", name.to_lowercase())));
+                if let Some(original) = original {
+                    node.name = original.clone();
+                }
+            }
+        }
+        frames.insert(main_id.clone(), main_frame);
         let mut children = Vec::new();
         collect_children(&tree["frameTree"], &mut children);
         // Cross-origin frames too: without site isolation they live in this
@@ -282,6 +298,60 @@ impl Snapshotter {
             }
         }
     }
+}
+
+/// Text nodes under a CSS `text-transform` (uppercase, lowercase,
+/// capitalize): what the transform shows → what the DOM says. Empty at once
+/// when no style sheet or inline style mentions `text-transform`; a shown
+/// text two different DOM texts share is left as it is.
+const UNTRANSFORMED_JS: &str = r#"(() => {
+  let maybe = !!document.querySelector('[style*="text-transform"]');
+  if (!maybe) {
+    for (const sheet of document.styleSheets) {
+      try {
+        for (const rule of sheet.cssRules) { if (rule.cssText.includes('text-transform')) { maybe = true; break; } }
+      } catch (e) { maybe = true; }
+      if (maybe) break;
+    }
+  }
+  if (!maybe || !document.body) return [];
+  const norm = (s) => s.replace(/\s+/g, ' ').trim();
+  const styles = new Map(), pairs = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let node, seen = 0;
+  while ((node = walker.nextNode()) && seen++ < 20000 && pairs.length < 2000) {
+    const el = node.parentElement;
+    if (!el) continue;
+    let t = styles.get(el);
+    if (t === undefined) { t = getComputedStyle(el).textTransform; styles.set(el, t); }
+    if (!t || t === 'none') continue;
+    const text = norm(node.data);
+    if (!text) continue;
+    // Capitalize is matched without case: Chromium's word starts are its own.
+    const shown = t === 'uppercase' ? text.toUpperCase() : t === 'lowercase' ? text.toLowerCase()
+      : 'ci:' + text.toLowerCase();
+    if (shown !== text) pairs.push([shown, text]);
+  }
+  return pairs;
+})()"#;
+
+async fn untransformed(tab: &Tab) -> HashMap<String, String> {
+    let Some(Value::Array(pairs)) = tab.evaluate_quiet(UNTRANSFORMED_JS).await else {
+        return HashMap::new();
+    };
+    let mut map: HashMap<String, Option<String>> = HashMap::new();
+    for p in pairs {
+        let (Some(shown), Some(text)) = (p[0].as_str(), p[1].as_str()) else {
+            continue;
+        };
+        let entry = map
+            .entry(shown.to_string())
+            .or_insert_with(|| Some(text.to_string()));
+        if entry.as_deref() != Some(text) {
+            *entry = None;
+        }
+    }
+    map.into_iter().filter_map(|(k, v)| Some((k, v?))).collect()
 }
 
 fn collect_children(node: &Value, out: &mut Vec<(String, String)>) {
