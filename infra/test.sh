@@ -8,4 +8,5 @@ cd "$(dirname "$0")/.."
 bash infra/install.sh
 bash infra/services.sh install
 bash infra/services.sh start
+bash infra/check-infra.sh
 cargo nextest run --workspace --locked --no-fail-fast "$@"
