@@ -21,7 +21,7 @@ use oxwright_worker::Setup;
 /// Arguments of `oxwright codegen`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Example:\n  oxwright codegen 01JD7Z4K2Q -o tests/login.spec.ts --secrets secrets.env"
+    after_help = "Examples:\n  oxwright codegen 01JD7Z4K2Q -o tests/login.spec.ts --secrets secrets.env\n  oxwright codegen 01JD7Z4K2Q --no-verify  # sessions/<id>/codegen/spec.ts, not run first"
 )]
 pub struct CodegenCmd {
     /// The session id (`sessions/<id>/`).

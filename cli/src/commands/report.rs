@@ -13,7 +13,7 @@ use oxwright_worker::Setup;
 /// Arguments of `oxwright report`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Example:\n  oxwright --out ./oxwright-out report 01JD7Z4K2Q  # → ./oxwright-out/sessions/01JD7Z4K2Q/report.html"
+    after_help = "Examples:\n  oxwright --out ./oxwright-out report 01JD7Z4K2Q  # → ./oxwright-out/sessions/01JD7Z4K2Q/report.html\n  oxwright --s3 s3://bucket/prefix report 01JD7Z4K2Q  # the report of a worker's session"
 )]
 pub struct ReportCmd {
     /// The session id (`sessions/<id>/`).
