@@ -1,4 +1,0 @@
-output "name" {
-  description = "Name prefix in use"
-  value       = var.name
-}

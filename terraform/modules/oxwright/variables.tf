@@ -1,5 +1,0 @@
-variable "name" {
-  description = "Name prefix for every resource"
-  type        = string
-  default     = "oxwright"
-}

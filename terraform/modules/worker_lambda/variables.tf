@@ -1,0 +1,116 @@
+variable "name" {
+  description = "Function name and prefix of its role and security group."
+  type        = string
+}
+
+variable "image" {
+  description = "The Lambda image (infra/docker/lambda.Dockerfile) in ECR."
+  type        = string
+}
+
+variable "vpc_id" {
+  description = "VPC of the function (the broker's)."
+  type        = string
+}
+
+variable "subnet_ids" {
+  description = "Private subnets of the function."
+  type        = list(string)
+}
+
+variable "store_url" {
+  description = "OXWRIGHT_S3 (the bucket module's store_url)."
+  type        = string
+}
+
+variable "bucket_arn" {
+  description = "The artefact bucket's ARN."
+  type        = string
+}
+
+variable "store_prefix" {
+  description = "Key prefix of the store inside the bucket."
+  type        = string
+  default     = ""
+}
+
+variable "broker_arn" {
+  description = "The Amazon MQ broker (the event source)."
+  type        = string
+}
+
+variable "broker_secret_arn" {
+  description = "Secrets Manager secret with the broker's username, password and amqp_url."
+  type        = string
+}
+
+variable "broker_security_group_id" {
+  description = "The broker's security group."
+  type        = string
+}
+
+variable "queue_name" {
+  description = "The queue the function consumes (e.g. oxwright.workflow for event-triggered UI checks)."
+  type        = string
+  default     = "oxwright.workflow"
+}
+
+variable "batch_size" {
+  description = "Messages per invocation."
+  type        = number
+  default     = 1
+}
+
+variable "memory_mb" {
+  description = "Function memory (Chromium needs at least ~1.5 GB)."
+  type        = number
+  default     = 3008
+}
+
+variable "timeout_s" {
+  description = "Function timeout; each job is bounded by the time left."
+  type        = number
+  default     = 300
+}
+
+variable "tmp_mb" {
+  description = "Size of /tmp (profiles and artefacts in flight)."
+  type        = number
+  default     = 2048
+}
+
+variable "reserved_concurrency" {
+  description = "Reserved concurrent executions (-1: unreserved)."
+  type        = number
+  default     = 5
+}
+
+variable "environment" {
+  description = "More environment (OXWRIGHT_ALLOW_HOSTS, OXWRIGHT_<SECTION>__<KEY> …); no secrets here."
+  type        = map(string)
+  default     = {}
+}
+
+variable "env_kms_key_arn" {
+  description = "KMS key encrypting the function's environment; null uses the AWS-managed key."
+  type        = string
+  default     = null
+}
+
+variable "log_retention_days" {
+  description = "Days the logs are kept (a year by default; lower it to save cost)."
+  type        = number
+  default     = 365
+}
+
+variable "log_kms_key_arn" {
+  description = "KMS key encrypting the log group; null uses CloudWatch's default encryption."
+  type        = string
+  default     = null
+}
+
+variable "tags" {
+  description = "Tags for every resource."
+  type        = map(string)
+  default     = {}
+}
