@@ -169,7 +169,14 @@ impl Tab {
                                 continue;
                             }
                             if committed.is_none() {
-                                committed = Some(ev.frame.loader_id.as_ref().to_string());
+                                let loader = ev.frame.loader_id.as_ref();
+                                if !is_ours(&doc.lock().expect("doc"), loader, &ev.frame.url, url) {
+                                    // A document an earlier navigation (or the
+                                    // unsticking of one) committed late.
+                                    tracing::debug!(url = %ev.frame.url, "a document not of this navigation committed");
+                                    continue;
+                                }
+                                committed = Some(loader.to_string());
                                 parse_deadline = Some(tokio::time::Instant::now() + SOFT);
                             }
                         }
@@ -426,6 +433,20 @@ fn main_document_failed(
     })
 }
 
+/// Says whether a committed main-frame document is the one this
+/// navigation asked for. Its response, once checked, names its request,
+/// and a navigation's request id is its document's loader id; before
+/// that (a response not paused, as from a cache), its address must be
+/// the one asked for or a redirect of it.
+fn is_ours(doc: &MainDocument, loader: &str, committed_url: &str, url: &url::Url) -> bool {
+    if let Some(id) = &doc.request_id {
+        return id == loader;
+    }
+    let bare = |u: &str| u.split('#').next().unwrap_or_default().to_string();
+    let committed_url = bare(committed_url);
+    committed_url == bare(url.as_str()) || doc.redirects.iter().any(|r| bare(r) == committed_url)
+}
+
 fn finish(url: &url::Url, doc: MainDocument) -> Navigation {
     Navigation {
         final_url: doc.url.unwrap_or_else(|| url.to_string()),
@@ -435,5 +456,26 @@ fn finish(url: &url::Url, doc: MainDocument) -> Navigation {
         redirects: doc.redirects,
         blocked: doc.blocked,
         refused: doc.refused,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_navigations_own_document_is_taken_for_it() {
+        let url = url::Url::parse("http://127.0.0.1:8080/stall?ms=30000#top").unwrap();
+        let mut doc = MainDocument::default();
+        // Nothing answered yet: a late blank page or another address is not it.
+        assert!(!is_ours(&doc, "L1", "about:blank", &url));
+        assert!(!is_ours(&doc, "L1", "http://127.0.0.1:8080/other", &url));
+        assert!(is_ours(&doc, "L1", "http://127.0.0.1:8080/stall?ms=30000", &url));
+        doc.redirects.push("http://127.0.0.1:8080/next".into());
+        assert!(is_ours(&doc, "L1", "http://127.0.0.1:8080/next", &url));
+        // Once its response named its request, only that loader is it.
+        doc.request_id = Some("L2".into());
+        assert!(is_ours(&doc, "L2", "http://127.0.0.1:8080/next", &url));
+        assert!(!is_ours(&doc, "L1", "http://127.0.0.1:8080/stall?ms=30000", &url));
     }
 }
