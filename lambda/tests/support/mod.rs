@@ -158,6 +158,11 @@ impl Function {
     /// Starts the binary against `runtime` with `env` on top of the
     /// essentials (a file store in a fresh directory, its own `TMPDIR`).
     pub fn start(runtime: &FakeRuntime, env: &[(&str, String)]) -> Self {
+        Self::start_bin(env!("CARGO_BIN_EXE_oxwright-lambda"), runtime, env)
+    }
+
+    /// Starts the function binary `bin` like [`Function::start`].
+    pub fn start_bin(bin: &str, runtime: &FakeRuntime, env: &[(&str, String)]) -> Self {
         let out = tempfile::tempdir().expect("out dir");
         // Short: Chromium's socket paths live under it.
         let tmp = tempfile::Builder::new()
@@ -165,7 +170,7 @@ impl Function {
             .tempdir_in("/tmp")
             .expect("tmp dir");
         let log = out.path().join("function.log");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_oxwright-lambda"));
+        let mut cmd = Command::new(bin);
         cmd.env("AWS_LAMBDA_RUNTIME_API", runtime.addr.to_string())
             .env("AWS_LAMBDA_FUNCTION_NAME", "oxwright-worker")
             .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "2048")
