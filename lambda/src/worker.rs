@@ -115,7 +115,7 @@ impl LambdaWorker {
     pub async fn handle(&self, event: Value, deadline: Option<SystemTime>) -> Result<Value, FunctionError> {
         let invocation = crate::events::parse(event, &self.names)?;
         let ctx = self.context().await?;
-        match invocation {
+        let mut answer = match invocation {
             Invocation::RabbitMq(messages) => {
                 let results = self.run_all(ctx, messages, Source::RabbitMq, deadline).await;
                 self.rabbitmq_answer(results)
@@ -138,7 +138,15 @@ impl LambdaWorker {
                 };
                 self.direct(ctx, message, &job.id.to_string(), deadline).await
             }
+        }?;
+        // Which browsers served it: the same pids on every invocation of a
+        // warm environment (an SQS answer keeps to its documented shape).
+        if let Some(fields) = answer.as_object_mut()
+            && fields.contains_key("browsers_launched")
+        {
+            fields.insert("browser_pids".into(), json!(ctx.pool.pids().await));
         }
+        Ok(answer)
     }
 
     fn rabbitmq_answer(&self, results: Vec<ItemResult>) -> Result<Value, FunctionError> {

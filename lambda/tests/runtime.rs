@@ -74,6 +74,16 @@ async fn rabbitmq_event_then_warm_reuse_then_typed_error_then_clean_shutdown() {
         &function.log(),
     );
     assert_eq!(second["report"]["status"], "ok", "{second}");
+    let pids = &first["browser_pids"];
+    assert_eq!(
+        pids.as_array().map(Vec::len),
+        Some(1),
+        "one warm browser: {first}"
+    );
+    assert_eq!(
+        &second["browser_pids"], pids,
+        "the same browser process served both"
+    );
     assert_eq!(
         second["browsers_launched"], 1,
         "the second invocation reuses the warm browser"
