@@ -298,17 +298,15 @@ async fn submit_template(
     template: &JobTemplate,
     source: &str,
 ) -> Result<SubmitReceipt, JobError> {
-    let (jobs, refused) = template.jobs(batch_id, &state.opts.policy)?;
-    submit_batch(
+    crate::template::submit_template(
         state.queue.as_ref(),
         state.store.as_ref(),
+        &state.opts.policy,
         batch_id,
-        jobs,
-        refused,
+        template,
         source,
     )
     .await
-    .map_err(|e| JobError::new(ErrorKind::Internal, e.to_string()))
 }
 
 /// `POST /jobs` body: one job spec (`{"kind": "fetch", "spec": {...}}`),

@@ -13,5 +13,5 @@ pub use daemon::{ScheduleConfig, SchedulerError, SchedulerOptions, WebhookConfig
 pub use submit::{
     BatchRecord, Expanded, SubmitReceipt, fetch_jobs, publish_job, read_batch_record, submit_batch,
 };
-pub use template::JobTemplate;
+pub use template::{JobTemplate, submit_template};
 pub use tracker::{BatchStatus, BatchTracker, Recorded};

@@ -151,11 +151,13 @@ pub async fn submit_batch(
     })
 }
 
-/// Publishes one job with the current trace context in its headers.
+/// Publishes one job, waiting for the broker's confirm, inside a
+/// `publish` span whose context travels in the job's `traceparent` header.
 pub async fn publish_job(queue: &dyn JobQueue, job: &Job) -> Result<(), BatchError> {
+    let span = tracing::info_span!("publish", job_id = %job.id, kind = %job.kind());
     let mut headers = Headers::new();
-    oxwright_telemetry::inject_trace_context(&mut headers);
-    queue.publish_with_headers(job, headers).await?;
+    span.in_scope(|| oxwright_telemetry::inject_trace_context(&mut headers));
+    tracing::Instrument::instrument(queue.publish_with_headers(job, headers), span).await?;
     Ok(())
 }
 

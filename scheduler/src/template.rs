@@ -110,6 +110,23 @@ impl JobTemplate {
     }
 }
 
+/// Expands `template` into batch `batch_id` and submits it (batch record,
+/// confirmed publishes, refusal reports): what a schedule tick, a webhook
+/// and the scheduler Lambda do. Errors are typed job errors.
+pub async fn submit_template(
+    queue: &dyn oxwright_queue::JobQueue,
+    store: &dyn oxwright_artifacts::ArtifactStore,
+    policy: &UrlPolicy,
+    batch_id: &str,
+    template: &JobTemplate,
+    source: &str,
+) -> Result<crate::SubmitReceipt, JobError> {
+    let (jobs, refused) = template.jobs(batch_id, policy)?;
+    crate::submit_batch(queue, store, batch_id, jobs, refused, source)
+        .await
+        .map_err(|e| JobError::new(ErrorKind::Internal, e.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

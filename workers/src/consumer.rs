@@ -120,12 +120,16 @@ pub fn retry_delay(base: Duration, attempt: u32) -> Duration {
         .min(MAX_RETRY_DELAY)
 }
 
-async fn handle_delivery(
+/// Runs the job of one delivery and settles it: the path every delivery
+/// takes, whoever received it (this loop, or a Lambda event). Returns the
+/// job's report (`None` for an undecodable message, dead-lettered); the
+/// report is published before an ack or a dead-letter, not before a retry.
+pub async fn handle_delivery(
     ctx: &HandlerContext,
     queue: &dyn JobQueue,
     opts: &ConsumerOptions,
     delivery: Delivery,
-) -> Result<(), QueueError> {
+) -> Result<Option<JobReport>, QueueError> {
     let started = std::time::Instant::now();
     let job = match delivery.job() {
         Ok(job) => job.clone(),
@@ -133,7 +137,7 @@ async fn handle_delivery(
             let reason = decode.dead_letter_reason();
             tracing::warn!(reason = %reason.message, "undecodable message dead-lettered");
             metrics::record_job(None, Outcome::Undecodable, started.elapsed().as_secs_f64());
-            return delivery.dead_letter(reason).await;
+            return delivery.dead_letter(reason).await.map(|()| None);
         }
     };
     let lag = (chrono::Utc::now() - job.created_at).num_milliseconds() as f64 / 1000.0;
@@ -154,10 +158,10 @@ async fn handle_delivery(
         );
         let settled = delivery.retry(delay).await;
         done(Outcome::Retried);
-        return settled;
+        return settled.map(|()| Some(report));
     }
     queue.publish_report(&report).await?;
-    match (report.status, report.error) {
+    let settled = match (report.status, report.error.clone()) {
         (ReportStatus::Ok, _) => {
             done(Outcome::Ok);
             delivery.ack().await
@@ -176,7 +180,8 @@ async fn handle_delivery(
             done(Outcome::Failed);
             delivery.ack().await
         }
-    }
+    };
+    settled.map(|()| Some(report))
 }
 
 #[cfg(test)]

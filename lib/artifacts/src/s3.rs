@@ -368,6 +368,8 @@ where
 
 #[async_trait]
 impl ArtifactStore for S3Store {
+    // One span per object written: the S3 leg of a job's trace.
+    #[tracing::instrument(name = "s3.put", skip_all, fields(key = %key, bytes = body.len()))]
     async fn put(&self, key: &str, body: Bytes, content_type: &str) -> Result<(), ArtifactError> {
         validate_key(key)?;
         if body.len() > self.config.multipart_threshold {

@@ -68,6 +68,15 @@ impl AmqpQueue {
         &self.link.names
     }
 
+    /// Returns a settler for a message of `kind` that someone else took
+    /// off the broker and settles there (a Lambda event source mapping
+    /// acks what its function returns without error): a retry or a
+    /// dead-letter publishes exactly as a consumer's would, an ack does
+    /// nothing, a requeue is refused.
+    pub fn detached_settler(&self, kind: JobKind) -> Box<dyn crate::Settler> {
+        Box::new(super::settle::AmqpSettler::detached(self.link.clone(), kind))
+    }
+
     /// Ends consumers and report streams, refuses further operations and
     /// closes the connection. Unacked deliveries go back to their queues.
     pub async fn close(&self) {

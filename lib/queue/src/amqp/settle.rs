@@ -21,21 +21,38 @@ pub(super) const HEADER_KIND: &str = "x-oxwright-kind";
 /// Header of a dead-lettered message: when it was dead-lettered (RFC 3339).
 pub(super) const HEADER_DEAD_LETTERED_AT: &str = "x-oxwright-dead-lettered-at";
 
-/// Settles one delivery through its channel's acker.
+/// Settles one delivery through its channel's acker; without an acker
+/// (a message another party took off the broker, such as a Lambda event
+/// source mapping) only the publishing part of a settlement happens.
 #[derive(Debug)]
 pub(super) struct AmqpSettler {
     link: Arc<Link>,
-    acker: Acker,
+    acker: Option<Acker>,
     kind: JobKind,
 }
 
 impl AmqpSettler {
     pub(super) fn new(link: Arc<Link>, acker: Acker, kind: JobKind) -> Self {
-        Self { link, acker, kind }
+        Self {
+            link,
+            acker: Some(acker),
+            kind,
+        }
+    }
+
+    pub(super) fn detached(link: Arc<Link>, kind: JobKind) -> Self {
+        Self {
+            link,
+            acker: None,
+            kind,
+        }
     }
 
     async fn ack(&self) -> Result<(), QueueError> {
-        self.acker
+        let Some(acker) = &self.acker else {
+            return Ok(());
+        };
+        acker
             .ack(BasicAckOptions::default())
             .await
             .map(drop)
@@ -52,15 +69,20 @@ impl Settler for AmqpSettler {
     async fn settle(self: Box<Self>, message: Message, settlement: Settlement) -> Result<(), QueueError> {
         match settlement {
             Settlement::Ack => self.ack().await,
-            Settlement::Requeue => self
-                .acker
-                .nack(BasicNackOptions {
-                    requeue: true,
-                    ..BasicNackOptions::default()
-                })
-                .await
-                .map(drop)
-                .map_err(|e| broker_error("nack", e)),
+            Settlement::Requeue => match &self.acker {
+                Some(acker) => acker
+                    .nack(BasicNackOptions {
+                        requeue: true,
+                        ..BasicNackOptions::default()
+                    })
+                    .await
+                    .map(drop)
+                    .map_err(|e| broker_error("nack", e)),
+                // Whoever took the message gets it back by failing.
+                None => Err(QueueError::InvalidArgument(
+                    "a detached delivery cannot be requeued".into(),
+                )),
+            },
             Settlement::Retry { delay, message } => {
                 let level = retry_level(&self.link.options.retry_delays, delay);
                 let queue = self.link.names.retry_queue(self.kind, level);
@@ -86,7 +108,9 @@ impl Settler for AmqpSettler {
     }
 
     fn abandon(self: Box<Self>, _message: Message) {
-        let acker = self.acker;
+        let Some(acker) = self.acker else {
+            return;
+        };
         self.link.defer(async move {
             // A closed channel requeues it anyway.
             let _ = acker

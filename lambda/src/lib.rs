@@ -1,0 +1,23 @@
+//! AWS Lambda entrypoints over the shared worker wiring: the worker
+//! function (Amazon MQ for RabbitMQ events, SQS events, direct `Job`
+//! invocations) and the scheduler function (EventBridge schedule →
+//! confirmed publish). Configuration comes from the environment only.
+
+pub mod config;
+pub mod error;
+#[cfg(feature = "lambda")]
+pub mod events;
+#[cfg(feature = "lambda")]
+pub mod process;
+#[cfg(feature = "lambda")]
+pub mod scheduler;
+pub mod settle;
+#[cfg(feature = "lambda")]
+pub mod worker;
+
+pub use config::setup_from_env;
+pub use error::{FunctionError, error_type};
+#[cfg(feature = "lambda")]
+pub use process::FunctionProcess;
+#[cfg(feature = "lambda")]
+pub use worker::{LambdaWorker, Source};
