@@ -12,284 +12,23 @@
 //! queue and artefact tests.
 
 use std::collections::{BTreeMap, HashSet};
-use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use oxwright_artifacts::{ArtifactStore, S3Config, S3Credentials, S3Store};
-use oxwright_fixtures::{
-    FixtureServer, PRIVATE_S3_ACCESS_KEY, PRIVATE_S3_SECRET_KEY, PrivateBroker, PrivateS3,
-};
+use cluster::*;
+use oxwright_artifacts::ArtifactStore;
+use oxwright_fixtures::{PRIVATE_S3_ACCESS_KEY, PRIVATE_S3_SECRET_KEY, PrivateBroker, PrivateS3};
 use oxwright_jobs::{JobKind, keys};
-use oxwright_queue::{AmqpOptions, AmqpQueue, Headers, JobQueue};
-use support::{chromium_groups, members, wait_until};
+use oxwright_queue::{Headers, JobQueue};
+use support::{members, wait_until};
 
+#[path = "distributed/cluster.rs"]
+mod cluster;
 mod support;
-
-const ACCESS_KEY: &str = "oxwright";
-const SECRET_KEY: &str = "oxwright-secret";
-
-fn env_or(name: &str, default: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| default.to_owned())
-}
-
-fn s3_endpoint() -> String {
-    env_or("OXWRIGHT_TEST_S3_ENDPOINT", "http://127.0.0.1:9000")
-}
-
-/// One isolated deployment on the shared services: its own queue prefix,
-/// bucket, fixture site and processes (killed on drop).
-struct Cluster {
-    site: FixtureServer,
-    amqp_url: String,
-    s3_endpoint: String,
-    /// The S3 access key pair.
-    s3_keys: (String, String),
-    prefix: String,
-    bucket: String,
-    store: S3Store,
-    queue: AmqpQueue,
-    dir: tempfile::TempDir,
-    children: Vec<Child>,
-    config: Option<PathBuf>,
-}
-
-impl Cluster {
-    async fn start() -> Self {
-        Self::start_on(env_or(
-            "OXWRIGHT_TEST_AMQP_URL",
-            "amqp://guest:guest@127.0.0.1:5672/%2f",
-        ))
-        .await
-    }
-
-    async fn start_on(amqp_url: String) -> Self {
-        let keys = (
-            env_or("AWS_ACCESS_KEY_ID", ACCESS_KEY),
-            env_or("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
-        );
-        Self::start_with(amqp_url, s3_endpoint(), keys).await
-    }
-
-    /// A cluster on the broker at `amqp_url` and the S3 server at
-    /// `s3_endpoint` with `s3_keys` (a private one, for the tests that stop it).
-    async fn start_with(amqp_url: String, s3_endpoint: String, s3_keys: (String, String)) -> Self {
-        let id = uuid::Uuid::new_v4().simple().to_string();
-        let prefix = format!("oxwright-e2e-{}", &id[..12]);
-        let bucket = format!("oxwright-e2e-{}", &id[..12]);
-        let mut s3 = S3Config::new(&bucket);
-        s3.endpoint = Some(s3_endpoint.clone());
-        s3.region = Some("us-east-1".into());
-        s3.credentials = Some(S3Credentials {
-            access_key_id: s3_keys.0.clone(),
-            secret_access_key: s3_keys.1.clone(),
-        });
-        let store = S3Store::new(s3).await.expect("S3 config");
-        if let Err(err) = store.create_bucket().await {
-            panic!("S3 server not usable at {s3_endpoint} ({err}); run `infra/services.sh start`");
-        }
-        let options = AmqpOptions {
-            prefix: prefix.clone(),
-            reconnect_timeout: Duration::from_secs(120),
-            ..AmqpOptions::default()
-        };
-        let queue = AmqpQueue::connect(&amqp_url, options).await.unwrap_or_else(|e| {
-            panic!("RabbitMQ not reachable at {amqp_url} ({e}); run `infra/services.sh start`")
-        });
-        Self {
-            site: FixtureServer::start().await.expect("fixture site"),
-            amqp_url,
-            s3_endpoint,
-            s3_keys,
-            prefix,
-            bucket,
-            store,
-            queue,
-            dir: tempfile::tempdir().unwrap(),
-            children: Vec::new(),
-            config: None,
-        }
-    }
-
-    /// Uses a configuration file with `toml` for every process started
-    /// after this call.
-    fn with_config(&mut self, toml: &str) {
-        let path = self.dir.path().join("oxwright.toml");
-        std::fs::write(&path, toml).unwrap();
-        self.config = Some(path);
-    }
-
-    /// An `oxwright` command wired to this cluster.
-    fn command(&self, log_name: &str) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_oxwright"));
-        if let Some(config) = &self.config {
-            cmd.arg("--config").arg(config);
-        }
-        cmd.args(["--amqp", &self.amqp_url, "--queue-prefix", &self.prefix])
-            .args([
-                "--s3",
-                &format!("s3://{}", self.bucket),
-                "--s3-endpoint",
-                &self.s3_endpoint,
-            ])
-            .args(["--allow-host", &self.site.addr().to_string()])
-            .env("AWS_ACCESS_KEY_ID", &self.s3_keys.0)
-            .env("AWS_SECRET_ACCESS_KEY", &self.s3_keys.1)
-            .env("AWS_REGION", "us-east-1")
-            .env("RUST_LOG", "warn,oxwright=info")
-            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-            .stdin(Stdio::null())
-            .stderr(std::fs::File::create(self.dir.path().join(format!("{log_name}.log"))).unwrap());
-        // A test killed by the harness takes its workers with it.
-        // SAFETY: prctl is async-signal-safe and touches only the child.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
-        cmd
-    }
-
-    /// Starts a worker of fetches and sitemaps with `pages` pages in one
-    /// browser; returns its index.
-    fn worker(&mut self, pages: usize, extra: &[&str]) -> usize {
-        self.worker_of("fetch,sitemap", pages, extra)
-    }
-
-    /// Starts a worker of `kinds` with `pages` pages in one browser;
-    /// returns its index.
-    fn worker_of(&mut self, kinds: &str, pages: usize, extra: &[&str]) -> usize {
-        let name = format!("worker-{}", self.children.len());
-        let child = self
-            .command(&name)
-            .args([
-                "--browsers",
-                "1",
-                "--pages-per-browser",
-                &pages.to_string(),
-                "worker",
-            ])
-            .args(["--kinds", kinds])
-            .args(extra)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("oxwright worker starts");
-        self.children.push(child);
-        self.children.len() - 1
-    }
-
-    /// Starts the scheduler daemon without its HTTP API.
-    fn scheduler(&mut self) -> usize {
-        self.scheduler_logged("scheduler")
-    }
-
-    /// Starts the scheduler daemon without its HTTP API, logging to
-    /// `<log_name>.log`.
-    fn scheduler_logged(&mut self, log_name: &str) -> usize {
-        let child = self
-            .command(log_name)
-            .args(["scheduler", "--no-api"])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("oxwright scheduler starts");
-        self.children.push(child);
-        self.children.len() - 1
-    }
-
-    fn pid(&self, index: usize) -> u32 {
-        self.children[index].id()
-    }
-
-    fn signal(&mut self, index: usize, signal: i32) {
-        // SAFETY: plain syscall on our own child.
-        unsafe { libc::kill(self.children[index].id() as i32, signal) };
-    }
-
-    fn wait(&mut self, index: usize) -> std::process::ExitStatus {
-        self.children[index].wait().expect("wait for child")
-    }
-
-    /// Submits `paths` of the fixture site as one fetch batch; returns the
-    /// batch id.
-    fn submit(&self, paths: &[String], extra: &[&str]) -> String {
-        let list: String = paths.iter().map(|p| format!("{}\n", self.site.url(p))).collect();
-        let file = self
-            .dir
-            .path()
-            .join(format!("urls-{}.txt", uuid::Uuid::new_v4().simple()));
-        std::fs::write(&file, list).unwrap();
-        let file = file.display().to_string();
-        let mut args = vec!["fetch", "--file", file.as_str()];
-        args.extend_from_slice(extra);
-        self.submit_args(&args)
-    }
-
-    /// Runs `oxwright submit ARGS`; returns the batch id it prints.
-    fn submit_args(&self, args: &[&str]) -> String {
-        let out = self
-            .command("submit")
-            .arg("submit")
-            .args(args)
-            .stdout(Stdio::piped())
-            .output()
-            .expect("oxwright submit runs");
-        assert!(out.status.success(), "submit failed: {}", self.log("submit"));
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    }
-
-    fn log(&self, name: &str) -> String {
-        std::fs::read_to_string(self.dir.path().join(format!("{name}.log"))).unwrap_or_default()
-    }
-
-    /// Waits until the batch summary is in S3 and returns its manifest.
-    async fn manifest(&self, batch_id: &str, limit: Duration) -> Vec<serde_json::Value> {
-        let key = keys::batch_summary(batch_id);
-        let started = std::time::Instant::now();
-        while !self.store.exists(&key).await.unwrap() {
-            assert!(
-                started.elapsed() < limit,
-                "batch {batch_id} not complete after {limit:?}; status: {:?}\nscheduler log:\n{}",
-                self.store
-                    .get(&keys::batch_manifest(batch_id))
-                    .await
-                    .map(|b| b.len()),
-                self.log("scheduler")
-            );
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
-        let body = self.store.get(&keys::batch_manifest(batch_id)).await.unwrap();
-        String::from_utf8(body.to_vec())
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-
-    /// The Chromium process groups `index` launched, once it has one.
-    async fn browsers_of(&self, index: usize) -> Vec<i32> {
-        let pid = self.pid(index) as i32;
-        let mut groups = Vec::new();
-        wait_until("the worker's browser", Duration::from_secs(60), || {
-            groups = chromium_groups(pid);
-            !groups.is_empty()
-        })
-        .await;
-        groups
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        for child in &mut self.children {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
+#[path = "distributed/telemetry.rs"]
+mod telemetry;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sitemap_jobs_and_sitemap_expansion_run_through_the_workers() {
@@ -330,51 +69,6 @@ async fn sitemap_jobs_and_sitemap_expansion_run_through_the_workers() {
     assert_results_in_s3(&cluster.store, &ids).await;
     let fetched: HashSet<&str> = lines.iter().map(|l| l["url"].as_str().unwrap()).collect();
     assert_eq!(fetched, urls.iter().map(String::as_str).collect::<HashSet<_>>());
-}
-
-/// Asserts one line per job, no duplicates, all ok; returns the job ids.
-fn assert_complete(lines: &[serde_json::Value], expected: usize) -> HashSet<String> {
-    assert_eq!(lines.len(), expected, "one manifest line per job");
-    let ids: HashSet<String> = lines
-        .iter()
-        .map(|l| l["job_id"].as_str().unwrap().to_owned())
-        .collect();
-    assert_eq!(ids.len(), expected, "no duplicate manifest lines");
-    let failed: Vec<_> = lines.iter().filter(|l| l["status"] != "ok").collect();
-    assert!(failed.is_empty(), "failed jobs: {failed:?}");
-    ids
-}
-
-/// Asserts every job of `ids` has its result and Markdown in S3.
-async fn assert_results_in_s3(store: &S3Store, ids: &HashSet<String>) {
-    let keys: HashSet<String> = store.list("jobs/fetch/").await.unwrap().into_iter().collect();
-    for id in ids {
-        assert!(
-            keys.contains(&format!("jobs/fetch/{id}/result.json")),
-            "no result.json for {id}"
-        );
-        assert!(
-            keys.contains(&format!("jobs/fetch/{id}/page.md")),
-            "no page.md for {id}"
-        );
-    }
-}
-
-/// Polls the async `check` until it holds.
-async fn eventually<F, Fut>(what: &str, limit: Duration, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let started = std::time::Instant::now();
-    while !check().await {
-        assert!(started.elapsed() < limit, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-fn slow_pages(n: usize, ms: u64) -> Vec<String> {
-    (0..n).map(|i| format!("/slow?ms={ms}&n={i}")).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -734,11 +428,6 @@ async fn a_worker_never_holds_more_browser_jobs_than_it_has_pages() {
     );
     drop(cluster);
     drop(broker);
-}
-
-/// The default broker's URL.
-fn amqp_url() -> String {
-    env_or("OXWRIGHT_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2f")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,43 +8,13 @@ mod support;
 
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::routing::post;
 use base64::Engine as _;
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::Span;
-use oxwright_fixtures::FixtureServer;
+use oxwright_fixtures::{FixtureServer, OtlpReceiver};
 use oxwright_jobs::JobKind;
 use oxwright_queue::{AmqpOptions, AmqpQueue, JobQueue};
-use prost::Message as _;
 use serde_json::json;
 use support::{Answer, FakeRuntime, Function, fixture};
-use tokio::sync::mpsc;
-
-/// Starts an OTLP/HTTP receiver on 127.0.0.1:0; every span it is sent
-/// arrives on the returned channel.
-async fn otlp_receiver() -> (String, mpsc::UnboundedReceiver<Span>) {
-    async fn traces(State(tx): State<mpsc::UnboundedSender<Span>>, body: Bytes) -> &'static str {
-        let request = ExportTraceServiceRequest::decode(body).expect("an OTLP protobuf body");
-        for span in request
-            .resource_spans
-            .into_iter()
-            .flat_map(|r| r.scope_spans)
-            .flat_map(|s| s.spans)
-        {
-            let _ = tx.send(span);
-        }
-        ""
-    }
-    let (tx, rx) = mpsc::unbounded_channel();
-    let app = Router::new().route("/v1/traces", post(traces)).with_state(tx);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("receiver serves") });
-    (format!("http://{addr}"), rx)
-}
 
 fn env_or(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_owned())
@@ -53,7 +23,7 @@ fn env_or(name: &str, default: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_trace_from_the_scheduler_publish_to_the_workers_s3_puts() {
     let site = FixtureServer::start().await.expect("fixture site");
-    let (endpoint, mut spans) = otlp_receiver().await;
+    let otlp = OtlpReceiver::start().await.expect("OTLP receiver");
     let amqp_url = env_or("OXWRIGHT_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2f");
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -85,7 +55,7 @@ async fn one_trace_from_the_scheduler_publish_to_the_workers_s3_puts() {
             env_or("AWS_SECRET_ACCESS_KEY", "oxwright-secret"),
         ),
         ("AWS_REGION", "us-east-1".into()),
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", otlp.endpoint().to_owned()),
         ("RUST_LOG", "info".into()),
     ];
     if let Ok(path) = std::env::var("CHROME_PATH") {
@@ -144,10 +114,7 @@ async fn one_trace_from_the_scheduler_publish_to_the_workers_s3_puts() {
     assert!(worker.terminate().success(), "{}", worker.log());
 
     // Both processes flushed on shutdown; collect what arrived.
-    let mut all: Vec<Span> = Vec::new();
-    while let Ok(Some(span)) = tokio::time::timeout(Duration::from_secs(2), spans.recv()).await {
-        all.push(span);
-    }
+    let all: Vec<Span> = otlp.spans();
     let trace_of = |name: &str| -> Vec<Vec<u8>> {
         all.iter()
             .filter(|s| s.name == name)

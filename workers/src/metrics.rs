@@ -82,7 +82,8 @@ pub fn record_lag(kind: JobKind, seconds: f64) {
         .record(seconds.max(0.0), &[KeyValue::new("kind", kind.as_str())]);
 }
 
-/// Registers pool gauges (pages in use, capacity) read at each export.
+/// Registers pool gauges (pages in use, the admission limit and its
+/// ceiling) read at each export.
 pub fn observe_pool(pool: &BrowserPool) {
     let meter = opentelemetry::global::meter("oxwright.worker");
     let in_use = pool.clone();
@@ -94,7 +95,13 @@ pub fn observe_pool(pool: &BrowserPool) {
     let capacity = pool.clone();
     meter
         .u64_observable_gauge("oxwright.pool.capacity")
-        .with_description("Pages the browser pool can lease at once")
+        .with_description("The most pages the browser pool leases at once (adaptive admission's ceiling)")
         .with_callback(move |gauge| gauge.observe(capacity.capacity() as u64, &[]))
+        .build();
+    let limit = pool.clone();
+    meter
+        .u64_observable_gauge("oxwright.pool.limit")
+        .with_description("Pages the browser pool admits at once now (adaptive admission)")
+        .with_callback(move |gauge| gauge.observe(limit.limit() as u64, &[]))
         .build();
 }
