@@ -26,6 +26,8 @@ use support::{members, wait_until};
 
 #[path = "distributed/cluster.rs"]
 mod cluster;
+#[path = "distributed/stores.rs"]
+mod stores;
 mod support;
 #[path = "distributed/telemetry.rs"]
 mod telemetry;

@@ -88,11 +88,18 @@ pub async fn submit_batch(
     refused: Vec<(String, JobError)>,
     source: &str,
 ) -> Result<SubmitReceipt, BatchError> {
+    // Every job names the store its results must reach: a worker writing
+    // to another refuses it rather than lose them there.
+    let store_id = oxwright_artifacts::store_id(store).await?;
     // A job the queue would refuse becomes its line's typed refusal.
     let max_bytes = queue.max_message_bytes();
     let mut refused = refused;
     let jobs: Vec<Job> = jobs
         .into_iter()
+        .map(|mut job| {
+            job.store_id = Some(store_id.clone());
+            job
+        })
         .filter_map(|job| match oxwright_queue::encode_job(&job, max_bytes) {
             Ok(_) => Some(job),
             Err(err) => {

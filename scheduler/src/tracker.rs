@@ -146,7 +146,24 @@ impl BatchTracker {
             match self.load(batch_id).await {
                 Ok(true) => {}
                 Ok(false) => {
-                    tracing::warn!(batch_id, job_id = %report.job_id, "report for an unknown batch ignored");
+                    // Never dropped: kept where whoever looks for it can find it.
+                    let key = keys::orphan_report(batch_id, report.job_id);
+                    let body = serde_json::to_vec_pretty(report).expect("reports serialise");
+                    if let Err(err) = self
+                        .store
+                        .put(&key, bytes::Bytes::from(body), "application/json")
+                        .await
+                    {
+                        return Err((err.into(), ack));
+                    }
+                    tracing::warn!(
+                        batch_id,
+                        job_id = %report.job_id,
+                        store = %self.store.describe(),
+                        kept = %key,
+                        "report for a batch this scheduler's store has no record of: kept under orphans/; \
+                         is its submitter writing to another store?"
+                    );
                     ack_now(ack).await;
                     return Ok(Recorded::NoBatch);
                 }

@@ -26,6 +26,22 @@ pub fn s3_endpoint() -> String {
     env_or("OXWRIGHT_TEST_S3_ENDPOINT", "http://127.0.0.1:9000")
 }
 
+/// Creates `bucket` on the S3 server at `endpoint`; returns a handle on it.
+async fn bucket_store(endpoint: &str, keys: &(String, String), bucket: &str) -> S3Store {
+    let mut s3 = S3Config::new(bucket);
+    s3.endpoint = Some(endpoint.to_owned());
+    s3.region = Some("us-east-1".into());
+    s3.credentials = Some(S3Credentials {
+        access_key_id: keys.0.clone(),
+        secret_access_key: keys.1.clone(),
+    });
+    let store = S3Store::new(s3).await.expect("S3 config");
+    if let Err(err) = store.create_bucket().await {
+        panic!("S3 server not usable at {endpoint} ({err}); run `infra/services.sh start`");
+    }
+    store
+}
+
 /// One isolated deployment on the shared services: its own queue prefix,
 /// bucket, fixture site and processes (killed on drop).
 pub struct Cluster {
@@ -68,17 +84,7 @@ impl Cluster {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let prefix = format!("oxwright-e2e-{}", &id[..12]);
         let bucket = format!("oxwright-e2e-{}", &id[..12]);
-        let mut s3 = S3Config::new(&bucket);
-        s3.endpoint = Some(s3_endpoint.clone());
-        s3.region = Some("us-east-1".into());
-        s3.credentials = Some(S3Credentials {
-            access_key_id: s3_keys.0.clone(),
-            secret_access_key: s3_keys.1.clone(),
-        });
-        let store = S3Store::new(s3).await.expect("S3 config");
-        if let Err(err) = store.create_bucket().await {
-            panic!("S3 server not usable at {s3_endpoint} ({err}); run `infra/services.sh start`");
-        }
+        let store = bucket_store(&s3_endpoint, &s3_keys, &bucket).await;
         let options = AmqpOptions {
             prefix: prefix.clone(),
             reconnect_timeout: Duration::from_secs(120),
@@ -101,6 +107,16 @@ impl Cluster {
             config: None,
             env: Vec::new(),
         }
+    }
+
+    /// Creates another bucket on this cluster's S3 server; returns its
+    /// name (for `self.bucket`, which the processes started next use) and
+    /// a handle on it.
+    pub async fn another_bucket(&self) -> (String, S3Store) {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let bucket = format!("oxwright-e2e-{}", &id[..12]);
+        let store = bucket_store(&self.s3_endpoint, &self.s3_keys, &bucket).await;
+        (bucket, store)
     }
 
     /// Uses a configuration file with `toml` for every process started

@@ -4,6 +4,7 @@
 
 mod error;
 mod fs;
+mod identity;
 pub mod key;
 mod memory;
 mod s3;
@@ -12,6 +13,7 @@ pub mod test_suite;
 
 pub use error::ArtifactError;
 pub use fs::FsStore;
+pub use identity::{STORE_ID_KEY, read_store_id, store_id};
 pub use key::{validate_key, validate_prefix};
 pub use memory::MemoryStore;
 pub use s3::{DEFAULT_MULTIPART_THRESHOLD, DEFAULT_PART_SIZE, S3Config, S3Credentials, S3Store};

@@ -46,6 +46,10 @@ pub enum ErrorKind {
     /// timeout, throttling, a 5xx); another attempt may succeed. Permanent
     /// store failures (a refused key) are [`ErrorKind::Internal`].
     Storage,
+    /// The job was submitted to another artefact store than the one the
+    /// worker writes to: run here, its results would be lost to the
+    /// submitter. The deployment's configuration has to change.
+    StoreMismatch,
     /// An unexpected failure inside oxwright.
     Internal,
 }
@@ -68,6 +72,7 @@ impl ErrorKind {
             ErrorKind::Extraction => "extraction",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Expired => "expired",
+            ErrorKind::StoreMismatch => "store_mismatch",
             ErrorKind::StepFailed => "step_failed",
             ErrorKind::Llm => "llm",
             ErrorKind::Storage => "storage",
@@ -168,6 +173,9 @@ impl JobError {
             ErrorKind::Extraction => Some("the page's content cannot be read"),
             ErrorKind::Cancelled => Some("the job was cancelled"),
             ErrorKind::Expired => Some("the job's deadline has passed"),
+            ErrorKind::StoreMismatch => {
+                Some("this worker writes to another artefact store than the submitter")
+            }
             ErrorKind::StepFailed => Some("the step already used its attempts"),
             ErrorKind::Internal => Some("an internal error does not go away on its own"),
         }

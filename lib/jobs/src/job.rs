@@ -119,6 +119,11 @@ pub struct Job {
     /// After this instant the job is not worth running.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<DateTime<Utc>>,
+    /// The identity of the artefact store the submitter uses (see
+    /// `oxwright_artifacts::store_id`): a worker writing to another store
+    /// refuses the job instead of losing its results there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_id: Option<String>,
 }
 
 impl Job {
@@ -132,6 +137,7 @@ impl Job {
             attempt: 1,
             created_at: Utc::now(),
             deadline: None,
+            store_id: None,
         }
     }
 

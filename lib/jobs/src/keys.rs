@@ -28,6 +28,29 @@ pub fn batch_record(batch_id: &str) -> String {
     format!("batches/{batch_id}/batch.json")
 }
 
+/// Returns `orphans/<batch-id>/<job-id>.json`: a report the scheduler
+/// received for a batch its store has no record of (submitted to another
+/// store), kept there instead of dropped. Characters of the batch id other
+/// than letters, digits, `.`, `_` and `-` become `_`.
+pub fn orphan_report(batch_id: &str, job_id: JobId) -> String {
+    let batch: String = batch_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let batch = if batch.is_empty() || batch.starts_with('.') {
+        format!("_{batch}")
+    } else {
+        batch
+    };
+    format!("orphans/{batch}/{job_id}.json")
+}
+
 /// Returns `sessions/<session-id>/<name>`.
 pub fn session_artifact(session_id: &str, name: &str) -> String {
     format!("sessions/{session_id}/{name}")

@@ -27,6 +27,8 @@ pub struct HandlerContext {
     pub sitemaps: SitemapLoader,
     /// Secrets and API-key environment for workflow jobs.
     pub workflow: workflow::WorkflowContext,
+    /// The identity of `store`, once read (see [`store_refusal`]).
+    pub store_id: Arc<std::sync::OnceLock<String>>,
 }
 
 impl HandlerContext {
@@ -39,6 +41,7 @@ impl HandlerContext {
             store,
             sitemaps,
             workflow: workflow::WorkflowContext::default(),
+            store_id: Arc::default(),
         }
     }
 }
@@ -70,7 +73,11 @@ pub async fn run_job(ctx: &HandlerContext, job: &Job) -> JobReport {
 #[tracing::instrument(skip_all, fields(job_id = %job.id, kind = %job.kind(), attempt = job.attempt))]
 pub async fn run_job_attempt(ctx: &HandlerContext, job: &Job, retry_possible: bool) -> JobReport {
     let started = Instant::now();
-    let outcome = match expired(job, Utc::now()) {
+    let refused = match expired(job, Utc::now()) {
+        Some(err) => Some(err),
+        None => store_refusal(ctx, job).await,
+    };
+    let outcome = match refused {
         Some(err) => Err(err),
         None => match &job.spec {
             JobSpec::Fetch(spec) => run_fetch(ctx, job, spec).await,
@@ -80,6 +87,11 @@ pub async fn run_job_attempt(ctx: &HandlerContext, job: &Job, retry_possible: bo
     };
     let (status, error, artifacts) = match outcome {
         Ok(artifacts) => (ReportStatus::Ok, None, artifacts),
+        // Its error.json would land in the wrong store too.
+        Err(err) if err.kind == ErrorKind::StoreMismatch => {
+            tracing::warn!(job_id = %job.id, error = %err, "job refused");
+            (ReportStatus::Failed, Some(err), Vec::new())
+        }
         Err(err) => {
             tracing::debug!(error = %err, "job failed");
             let key = keys::job_artifact(job.kind(), job.id, "error.json");
@@ -130,6 +142,37 @@ pub fn expired(job: &Job, now: chrono::DateTime<Utc>) -> Option<JobError> {
             ),
         )
     })
+}
+
+/// Refuses a job submitted to another artefact store than this worker
+/// writes to (the identity the job carries is not this store's): run
+/// here, its results and manifest line would be lost to the submitter.
+/// A store that cannot be read now is a transient `storage` failure.
+async fn store_refusal(ctx: &HandlerContext, job: &Job) -> Option<JobError> {
+    let wanted = job.store_id.as_deref()?;
+    if ctx.store_id.get().map(String::as_str) == Some(wanted) {
+        return None;
+    }
+    let ours = match oxwright_artifacts::read_store_id(ctx.store.as_ref()).await {
+        Ok(ours) => ours,
+        Err(err) => return Some(store_error(&err)),
+    };
+    if let Some(id) = &ours {
+        let _ = ctx.store_id.set(id.clone());
+    }
+    if ours.as_deref() == Some(wanted) {
+        return None;
+    }
+    let ours = ours.map_or_else(|| "none yet".to_owned(), |id| format!("store id {id}"));
+    Some(JobError::new(
+        ErrorKind::StoreMismatch,
+        format!(
+            "the job was submitted to another artefact store (store id {wanted}) than this worker writes to \
+             ({}, {ours}); run here, its results would be lost to the submitter. Give the submitter, the \
+             scheduler and the workers the same store (--s3 / OXWRIGHT_S3, or --out)",
+            ctx.store.describe()
+        ),
+    ))
 }
 
 async fn run_fetch(
