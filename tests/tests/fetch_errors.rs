@@ -93,7 +93,6 @@ async fn backoff_grows_exponentially() {
 async fn non_html_documents_are_refused_without_retry() {
     let env = Env::start().await;
     for (path, mime) in [
-        ("/doc.pdf", "application/pdf"),
         ("/data.json", "application/json"),
         ("/image.png", "image/png"),
         ("/plain.txt", "text/plain"),

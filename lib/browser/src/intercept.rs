@@ -11,10 +11,11 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use base64::Engine as _;
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::fetch::{
-    ContinueRequestParams, EnableParams, EventRequestPaused, FailRequestParams, HeaderEntry, RequestPattern,
-    RequestStage,
+    ContinueRequestParams, EnableParams, EventRequestPaused, FailRequestParams, GetResponseBodyParams,
+    HeaderEntry, RequestPattern, RequestStage,
 };
 use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
 use futures::StreamExt;
@@ -49,6 +50,9 @@ pub(crate) struct MainDocument {
     /// The main frame reached `DOMContentLoaded` on the navigated
     /// document: later navigations that fail keep it.
     pub rendered: bool,
+    /// The main document's bytes, taken instead of rendering it (a PDF,
+    /// when the navigation asked for PDFs).
+    pub document: Option<Vec<u8>>,
     /// Warnings for the fetch result (a later navigation abandoned, a
     /// `ready` wait cut short), taken by [`crate::Tab::take_notes`].
     pub notes: Vec<String>,
@@ -89,6 +93,8 @@ struct Shared {
     call_timeout: Duration,
     /// Headers (and credentials) for one host, added at the request stage.
     headers: Option<Arc<HostHeaders>>,
+    /// PDFs up to this size are taken as the main document's bytes.
+    capture_pdf: Option<usize>,
 }
 
 /// Returns the DevTools resource types behind a block name.
@@ -159,6 +165,7 @@ impl Interceptor {
             origins: tab.origins.clone(),
             call_timeout: tab.call_timeout(),
             headers: opts.headers.clone(),
+            capture_pdf: opts.capture_pdf,
         });
         let task = tokio::spawn(async move {
             while let Some(ev) = events.next().await {
@@ -196,6 +203,12 @@ impl Shared {
                     return self.fail(ev, ErrorReason::Aborted).await;
                 }
                 return self.proceed(ev).await;
+            }
+            if is_main_doc
+                && let Some(max) = self.capture_pdf
+                && is_pdf(ev)
+            {
+                return self.capture(ev, max).await;
             }
             if is_main_doc && let Some(err) = self.check_main_response(ev) {
                 self.doc.lock().expect("doc").error = Some(err);
@@ -338,12 +351,7 @@ impl Shared {
         doc.url = Some(url);
         doc.status = Some(status);
         doc.content_type = content_type;
-        doc.headers = ev
-            .response_headers
-            .iter()
-            .flatten()
-            .map(|h| (h.name.clone(), h.value.clone()))
-            .collect();
+        doc.headers = response_headers(ev);
         doc.request_id = ev.network_id.as_ref().map(|id| id.inner().clone());
         None
     }
@@ -401,10 +409,102 @@ impl Shared {
         let _ = tokio::time::timeout(self.call_timeout, self.page.execute(cmd)).await;
     }
 
+    /// Takes a PDF main document's bytes (at most `max`) and aborts its
+    /// rendering: the navigation hands the bytes back.
+    async fn capture(&self, ev: &EventRequestPaused, max: usize) {
+        let url = ev.request.url.clone();
+        let content_type = response_header(ev, "content-type").unwrap_or_else(|| "application/pdf".into());
+        let declared = response_header(ev, "content-length").and_then(|v| v.trim().parse::<usize>().ok());
+        let too_large = |size: usize| BrowserError::NonHtml {
+            content_type: format!("{content_type}; a PDF of {size} bytes, over the {max}-byte limit"),
+            url: url.clone(),
+        };
+        if let Some(size) = declared.filter(|s| *s > max) {
+            self.doc.lock().expect("doc").error = Some(too_large(size));
+            return self.fail(ev, ErrorReason::BlockedByResponse).await;
+        }
+        let body = GetResponseBodyParams::new(ev.request_id.clone());
+        let body = match tokio::time::timeout(
+            self.call_timeout.max(Duration::from_secs(30)),
+            self.page.execute(body),
+        )
+        .await
+        {
+            Ok(Ok(r)) => {
+                let r = r.result;
+                if r.base64_encoded {
+                    base64::engine::general_purpose::STANDARD
+                        .decode(r.body.as_bytes())
+                        .map_err(|e| e.to_string())
+                } else {
+                    Ok(r.body.into_bytes())
+                }
+            }
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("reading the body timed out".into()),
+        };
+        {
+            let mut doc = self.doc.lock().expect("doc");
+            match body {
+                Ok(bytes) if bytes.len() > max => doc.error = Some(too_large(bytes.len())),
+                Ok(bytes) => {
+                    doc.url = Some(url.clone());
+                    doc.status = ev.response_status_code.map(|s| s as u16);
+                    doc.content_type = Some(content_type.clone());
+                    doc.headers = response_headers(ev);
+                    doc.document = Some(bytes);
+                }
+                Err(message) => {
+                    doc.error = Some(BrowserError::Net {
+                        net_error: format!("reading the PDF failed: {message}"),
+                        url: url.clone(),
+                    })
+                }
+            }
+        }
+        self.fail(ev, ErrorReason::Aborted).await
+    }
+
     async fn fail(&self, ev: &EventRequestPaused, reason: ErrorReason) {
         let cmd = FailRequestParams::new(ev.request_id.clone(), reason);
         let _ = tokio::time::timeout(self.call_timeout, self.page.execute(cmd)).await;
     }
+}
+
+/// Says whether a paused main-document response is a PDF: its content
+/// type says so, or it is a download (or untyped binary) named `.pdf`.
+fn is_pdf(ev: &EventRequestPaused) -> bool {
+    if !ev.response_status_code.is_some_and(|s| (200..300).contains(&s)) {
+        return false;
+    }
+    let mime = response_header(ev, "content-type")
+        .map(|c| c.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    if mime == "application/pdf" || mime == "application/x-pdf" {
+        return true;
+    }
+    let named_pdf = |name: &str| {
+        name.trim_matches(|c| c == '"' || c == '\'' || c == ' ')
+            .to_ascii_lowercase()
+            .ends_with(".pdf")
+    };
+    let disposition = response_header(ev, "content-disposition").unwrap_or_default();
+    let by_disposition = disposition
+        .split(';')
+        .filter_map(|p| p.trim().split_once('='))
+        .any(|(k, v)| k.trim().eq_ignore_ascii_case("filename") && named_pdf(v));
+    let binary = mime.is_empty() || mime == "application/octet-stream" || mime == "binary/octet-stream";
+    by_disposition && (binary || mime.is_empty())
+        || binary && url::Url::parse(&ev.request.url).is_ok_and(|u| named_pdf(u.path()))
+}
+
+/// Returns the response headers of a paused request, as sent.
+fn response_headers(ev: &EventRequestPaused) -> Vec<(String, String)> {
+    ev.response_headers
+        .iter()
+        .flatten()
+        .map(|h| (h.name.clone(), h.value.clone()))
+        .collect()
 }
 
 /// Returns the value of the response header `name` of a paused request.

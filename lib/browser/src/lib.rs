@@ -44,6 +44,9 @@ pub struct NavigateOptions {
     /// Headers added to the requests of one host (and basic credentials to
     /// one `host:port`), through the interception every request passes.
     pub headers: Option<Arc<HostHeaders>>,
+    /// A PDF main document is handed back whole (up to this many bytes),
+    /// not refused as non-HTML.
+    pub capture_pdf: Option<usize>,
 }
 
 /// Request headers that go to one host only: the extra headers of a fetch
@@ -128,6 +131,7 @@ impl NavigateOptions {
             policy,
             timeout,
             headers: None,
+            capture_pdf: None,
         }
     }
 }

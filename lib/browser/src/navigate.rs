@@ -191,6 +191,10 @@ impl Tab {
                             }
                         }
                         Some(ev) = failed.next() => {
+                            if ev.r#type == ResourceType::Document && doc.lock().expect("doc").document.is_some() {
+                                // A PDF taken whole, its rendering aborted: handed back below.
+                                return Err(BrowserError::Net { net_error: ev.error_text.clone(), url: url.to_string() });
+                            }
                             if let Some(err) = main_document_failed(&ev, &doc, url) {
                                 // Its body was reset or cut short: no wait can mend it.
                                 return Err(recorded().unwrap_or(err));
@@ -225,6 +229,13 @@ impl Tab {
             })
             .await;
         if let Err(err) = waited {
+            // A PDF taken whole: its rendering was aborted on purpose.
+            let captured = doc.lock().expect("doc").document.take();
+            if let Some(bytes) = captured {
+                let mut nav = finish(url, doc.lock().expect("doc").clone());
+                nav.document = Some(bytes);
+                return Ok(nav);
+            }
             // A refusal recorded by the interceptor explains a timeout or error page best,
             // then one by the egress proxy of the document itself.
             return Err(recorded()
@@ -456,6 +467,7 @@ fn finish(url: &url::Url, doc: MainDocument) -> Navigation {
         redirects: doc.redirects,
         blocked: doc.blocked,
         refused: doc.refused,
+        document: None,
     }
 }
 

@@ -202,6 +202,10 @@ pub struct GotoOptions {
     pub block: Vec<BlockResource>,
     /// Deadline for the whole navigation, waits included.
     pub timeout: Duration,
+    /// A main document that is a PDF is not refused as non-HTML but
+    /// handed back whole in [`Navigated::document`], up to this many bytes
+    /// (a larger one is refused). `None`: refused like other non-HTML.
+    pub capture_pdf: Option<usize>,
 }
 
 impl GotoOptions {
@@ -212,6 +216,7 @@ impl GotoOptions {
             wait_for: None,
             block: Vec::new(),
             timeout,
+            capture_pdf: None,
         }
     }
 }
@@ -234,6 +239,9 @@ pub struct Navigated {
     /// The main document's response headers (names as the server sent
     /// them; empty when the engine cannot tell).
     pub headers: Vec<(String, String)>,
+    /// The main document's bytes when it was a PDF captured as
+    /// [`GotoOptions::capture_pdf`] asked; the page shows nothing then.
+    pub document: Option<Vec<u8>>,
 }
 
 /// What to wait for.

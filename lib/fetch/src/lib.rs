@@ -8,6 +8,7 @@
 //! [`BrowserEngine`] serves it (the Chromium pool in production).
 
 mod extract;
+pub mod pdf;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -85,6 +86,136 @@ pub async fn fetch_page(
     }
 }
 
+/// The largest PDF read as a page's document.
+pub const PDF_MAX_BYTES: usize = 50 * 1024 * 1024;
+
+/// The result of a fetch whose main document was a PDF: its text as
+/// Markdown (see [`pdf`]), the formats that apply to a document.
+async fn pdf_output(
+    spec: &FetchSpec,
+    nav: oxwright_engine::Navigated,
+    bytes: Vec<u8>,
+    acquire_ms: f64,
+    navigate_ms: f64,
+) -> Result<FetchOutput, JobError> {
+    let t2 = Instant::now();
+    let budget = spec.max_tokens.map(|m| usize::try_from(m).unwrap_or(usize::MAX));
+    let read = tokio::task::spawn_blocking(move || {
+        let mut pdf = pdf::pdf_to_markdown(&bytes)?;
+        let trimmed = budget.and_then(|max| trim_to_tokens(&pdf.markdown, max));
+        let tokens = match &trimmed {
+            Some(t) => {
+                pdf.markdown = t.markdown.clone();
+                t.kept_tokens
+            }
+            None => count_tokens(&pdf.markdown),
+        };
+        Ok::<_, JobError>((pdf, tokens, trimmed.map(|t| (t.kept_tokens, t.full_tokens))))
+    })
+    .await
+    .map_err(|e| JobError::new(ErrorKind::Internal, format!("PDF task: {e}")))??;
+    let (pdf, markdown_tokens, trimmed) = read;
+    let extract_ms = ms(t2.elapsed());
+    let mut metadata = oxwright_jobs::PageMetadata {
+        published: pdf.created.clone(),
+        modified: pdf.modified.clone(),
+        ..Default::default()
+    };
+    metadata.meta.insert("pdf:pages".into(), pdf.pages.to_string());
+    if let Some(author) = &pdf.author {
+        metadata.meta.insert("author".into(), author.clone());
+    }
+    if let Some(producer) = &pdf.producer {
+        metadata.meta.insert("pdf:producer".into(), producer.clone());
+    }
+    asked_headers(spec, &nav.headers, &mut metadata);
+    let mut warnings = Vec::new();
+    if let Some((kept, full)) = trimmed {
+        warnings.push(format!(
+            "the Markdown was trimmed to the token budget of {}: {kept} of {full} tokens kept, cut at a block boundary",
+            spec.max_tokens.unwrap_or_default()
+        ));
+    }
+    let page_only: Vec<&str> = [
+        (spec.include_html || spec.formats.contains(&Format::Html), "html"),
+        (spec.formats.contains(&Format::RawHtml), "raw_html"),
+        (
+            spec.screenshot
+                || spec.formats.contains(&Format::Screenshot)
+                || spec.formats.contains(&Format::ScreenshotFullPage),
+            "screenshot",
+        ),
+        (
+            !spec.include.is_empty() || !spec.exclude.is_empty(),
+            "include/exclude",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(asked, name)| asked.then_some(name))
+    .collect();
+    if !page_only.is_empty() {
+        warnings.push(format!(
+            "the document is a PDF ({} page(s)): {} apply only to HTML pages and were left out",
+            pdf.pages,
+            page_only.join(", ")
+        ));
+    }
+    let text = spec
+        .formats
+        .contains(&Format::Text)
+        .then(|| oxwright_markdown::markdown_to_text(&pdf.markdown));
+    Ok(FetchOutput {
+        result: FetchResult {
+            url: spec.url.to_string(),
+            final_url: nav.final_url,
+            status: nav.status,
+            content_type: nav.content_type,
+            title: pdf.title.unwrap_or_default(),
+            metadata,
+            links: Default::default(),
+            images: Vec::new(),
+            markdown: pdf.markdown,
+            truncated: trimmed.is_some(),
+            html: None,
+            raw_html: None,
+            text,
+            content_mode: ContentMode::Full,
+            tokens: TokenCounts {
+                html: 0,
+                markdown: markdown_tokens,
+            },
+            timings: FetchTimings {
+                acquire_ms,
+                navigate_ms,
+                extract_ms,
+                convert_ms: 0.0,
+                total_ms: 0.0,
+            },
+            attempts: 1,
+            warnings,
+            artifacts: Vec::new(),
+        },
+        html: None,
+        screenshot: None,
+    })
+}
+
+/// Copies the response headers the spec asked for into `metadata`
+/// (lowercase names; repeated headers joined with `, `).
+fn asked_headers(spec: &FetchSpec, headers: &[(String, String)], metadata: &mut oxwright_jobs::PageMetadata) {
+    for wanted in &spec.response_headers {
+        let name = wanted.to_ascii_lowercase();
+        let values: Vec<&str> = headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(&name))
+            .map(|(_, v)| v.as_str())
+            .collect();
+        if !values.is_empty() {
+            metadata.response_headers.insert(name, values.join(", "));
+        }
+    }
+}
+
 /// Deadline of reading a rendered page (huge DOMs take seconds).
 const EXTRACT_LIMIT: Duration = Duration::from_secs(20);
 
@@ -109,9 +240,14 @@ async fn fetch_once(
         wait_for: spec.wait_for.clone(),
         block: spec.block_resources.clone(),
         timeout: Duration::from_millis(spec.timeout_ms.max(1)),
+        capture_pdf: Some(PDF_MAX_BYTES),
     };
     let t1 = Instant::now();
     let mut nav = tab.goto(&spec.url, &opts).await?;
+    if let Some(bytes) = nav.document.take() {
+        drop(tab);
+        return pdf_output(spec, nav, bytes, acquire_ms, ms(t1.elapsed())).await;
+    }
     if spec.wait_ms > 0 {
         // A fixed extra wait, within what is left of the attempt's deadline.
         let wait = Duration::from_millis(spec.wait_ms).min(opts.timeout.saturating_sub(t1.elapsed()));
@@ -202,18 +338,7 @@ async fn fetch_once(
         .contains(&Format::Text)
         .then(|| oxwright_markdown::markdown_to_text(&conv.markdown));
     let (title, mut metadata, links, images) = (page.title, page.metadata, page.links, page.images);
-    for wanted in &spec.response_headers {
-        let name = wanted.to_ascii_lowercase();
-        let values: Vec<&str> = nav
-            .headers
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(&name))
-            .map(|(_, v)| v.as_str())
-            .collect();
-        if !values.is_empty() {
-            metadata.response_headers.insert(name, values.join(", "));
-        }
-    }
+    asked_headers(spec, &nav.headers, &mut metadata);
 
     let mut warnings = conv.warnings;
     if let Some((kept, full)) = trimmed {

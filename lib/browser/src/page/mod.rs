@@ -420,6 +420,7 @@ impl Page for ChromiumPage {
             policy: self.policy.clone(),
             timeout: opts.timeout,
             headers: shape::host_headers(url, &self.shape),
+            capture_pdf: opts.capture_pdf,
         };
         shape::set_cookies(&self.lease, url, &self.shape).await?;
         Ok(self.lease.navigate(url, &nav).await?)

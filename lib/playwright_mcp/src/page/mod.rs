@@ -321,6 +321,8 @@ impl Page for McpPage {
                 .map(|r| format!("{}: {}", r.target, r.error))
                 .collect(),
             headers: Vec::new(),
+            // This backend cannot hand a PDF over: it is refused or shown.
+            document: None,
         })
     }
 
