@@ -205,8 +205,22 @@ pub struct BrowserSection {
     /// Extra Chromium flags.
     #[serde(default)]
     pub extra_args: Vec<String>,
+    /// The most JavaScript and DOM heap one job's page may use, in MiB
+    /// (a fetch over it ends `resource_limit`; V8's old space is capped
+    /// at it unless `extra_args` sets `--js-flags`).
+    #[serde(default = "default_job_memory_mb")]
+    pub job_memory_mb: u64,
+    /// The most DOM nodes one job's page may build.
+    #[serde(default = "default_job_dom_nodes")]
+    pub job_dom_nodes: u64,
 }
 
+fn default_job_memory_mb() -> u64 {
+    PoolConfig::default().job_memory_mb
+}
+fn default_job_dom_nodes() -> u64 {
+    PoolConfig::default().job_dom_nodes
+}
 fn default_out_dir() -> PathBuf {
     PathBuf::from("oxwright-out")
 }
@@ -239,6 +253,8 @@ impl Default for BrowserSection {
             isolation: Isolation::default(),
             call_timeout_ms: default_call_timeout_ms(),
             extra_args: Vec::new(),
+            job_memory_mb: default_job_memory_mb(),
+            job_dom_nodes: default_job_dom_nodes(),
         }
     }
 }
@@ -406,6 +422,13 @@ impl Config {
                 1,
                 MAX_TIMEOUT_MS,
             ),
+            ("[browser] job_memory_mb", self.browser.job_memory_mb, 64, 1 << 20),
+            (
+                "[browser] job_dom_nodes",
+                self.browser.job_dom_nodes,
+                1_000,
+                1 << 32,
+            ),
             (
                 "[queue] retry_delay_ms",
                 self.queue.retry_delay_ms,
@@ -433,6 +456,8 @@ impl Config {
             isolation: b.isolation,
             call_timeout: Duration::from_millis(b.call_timeout_ms.max(100)),
             extra_args: b.extra_args.clone(),
+            job_memory_mb: b.job_memory_mb,
+            job_dom_nodes: b.job_dom_nodes,
             ..PoolConfig::default()
         };
         if let Some(path) = &b.chrome_path {

@@ -69,6 +69,13 @@ pub struct PoolConfig {
     pub display: Option<String>,
     /// How often idle browsers are pinged.
     pub health_interval: Duration,
+    /// The most JavaScript and DOM heap one job's page may use, in MiB:
+    /// a fetch over it ends `resource_limit`, and V8's old space is capped
+    /// a quarter above it (`--max-old-space-size`, unless `extra_args`
+    /// sets `--js-flags`).
+    pub job_memory_mb: u64,
+    /// The most DOM nodes one job's page may build.
+    pub job_dom_nodes: u64,
 }
 
 impl Default for PoolConfig {
@@ -90,6 +97,8 @@ impl Default for PoolConfig {
             window: (1280, 800),
             display: None,
             health_interval: Duration::from_secs(30),
+            job_memory_mb: 2048,
+            job_dom_nodes: 1_500_000,
         }
     }
 }
@@ -107,6 +116,14 @@ impl PoolConfig {
             self.display.get_or_insert_with(|| display.clone());
         }
         self
+    }
+
+    /// The per-job memory ceiling these settings give.
+    pub fn memory_limit(&self) -> oxwright_engine::MemoryLimit {
+        oxwright_engine::MemoryLimit {
+            heap_bytes: self.job_memory_mb.saturating_mul(1024 * 1024),
+            dom_nodes: self.job_dom_nodes,
+        }
     }
 
     /// Returns how many pages the pool serves at once to begin with.

@@ -34,6 +34,11 @@ pub(crate) struct BrowserHandle {
     /// context (and anything outside a job's own context) leaves through.
     /// `None` for a remote browser, whose flags are not ours to set.
     egress: Option<Arc<EgressProxy>>,
+    /// What one job's page may use.
+    pub(crate) memory_limit: oxwright_engine::MemoryLimit,
+    /// When a renderer last ran out of V8 heap (Unix ms; 0: never, or a
+    /// remote browser whose stderr is not ours).
+    oom: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Chromium bypasses the proxy for loopback unless told not to: `<-loopback>`
@@ -57,6 +62,14 @@ impl BrowserHandle {
             None => {
                 let egress = start_egress().await?;
                 let mut extra_args = cfg.extra_args.clone();
+                // V8's old space stops a script's heap a quarter above the
+                // job limit (its renderer dies, not the browser): the fetch's
+                // watchdog ends a page at the limit first, V8 only one that
+                // grows faster than it reads. Unless the caller set V8 flags.
+                if !extra_args.iter().any(|a| a.starts_with("--js-flags")) {
+                    let cap = cfg.job_memory_mb.max(16).saturating_add(cfg.job_memory_mb / 4);
+                    extra_args.push(format!("--js-flags=--max-old-space-size={cap}"));
+                }
                 // Last on the command line, so a caller's flags cannot replace them.
                 extra_args.push(format!("--proxy-server={}", egress.proxy_server()));
                 extra_args.push(format!("--proxy-bypass-list={PROXY_BYPASS}"));
@@ -102,14 +115,26 @@ impl BrowserHandle {
             tracing::debug!(?pid, "devtools connection closed");
         });
         tracing::debug!(?pid, headless, "browser started");
+        let oom = process
+            .as_ref()
+            .map_or_else(Arc::default, ChromiumProcess::oom_marker);
         Ok(Arc::new(Self {
+            oom,
             browser,
             alive,
             handler,
             process: std::sync::Mutex::new(process),
             call_timeout: cfg.call_timeout,
+            memory_limit: cfg.memory_limit(),
             egress,
         }))
+    }
+
+    /// Says whether a renderer of this browser ran out of V8 heap within
+    /// `window` before now.
+    pub(crate) fn oom_within(&self, window: Duration) -> bool {
+        let at = self.oom.load(Ordering::SeqCst);
+        at != 0 && crate::process::unix_ms().saturating_sub(at) <= window.as_millis() as u64
     }
 
     /// Says whether the DevTools connection is still up.

@@ -5,8 +5,9 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::BrowserError;
@@ -235,9 +236,23 @@ pub struct ChromiumProcess {
     child: Child,
     pgid: i32,
     _profile: tempfile::TempDir,
+    /// When a renderer last reported running out of V8 heap (Unix ms; 0: never).
+    oom: Arc<AtomicU64>,
+}
+
+/// Now, in milliseconds since the Unix epoch.
+pub(crate) fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 impl ChromiumProcess {
+    /// When a renderer of this browser last ran out of V8 heap (Unix ms; 0: never).
+    pub(crate) fn oom_marker(&self) -> Arc<AtomicU64> {
+        self.oom.clone()
+    }
+
     /// Starts Chromium and returns it with its DevTools websocket URL.
     /// Blocking: call it from `spawn_blocking`.
     pub fn launch(opts: &LaunchOptions) -> Result<(Self, String), BrowserError> {
@@ -279,14 +294,17 @@ impl ChromiumProcess {
         let pgid = child.id() as i32;
         let stderr = child.stderr.take().expect("stderr is piped");
         let (url_tx, url_rx) = mpsc::channel::<Result<String, String>>();
+        let oom = Arc::new(AtomicU64::new(0));
+        let seen = oom.clone();
         std::thread::Builder::new()
             .name(format!("chromium-stderr-{pgid}"))
-            .spawn(move || drain_stderr(stderr, url_tx))
+            .spawn(move || drain_stderr(stderr, url_tx, &seen))
             .map_err(|e| BrowserError::Unavailable(format!("stderr thread: {e}")))?;
         let mut process = Self {
             child,
             pgid,
             _profile: profile,
+            oom,
         };
         match url_rx.recv_timeout(opts.launch_timeout) {
             Ok(Ok(url)) => Ok((process, url)),
@@ -336,8 +354,13 @@ impl Drop for ChromiumProcess {
 }
 
 /// Reads Chromium's stderr: reports the DevTools URL once, then keeps
-/// draining so Chromium never blocks on a full pipe.
-fn drain_stderr(stderr: std::process::ChildStderr, url_tx: mpsc::Sender<Result<String, String>>) {
+/// draining so Chromium never blocks on a full pipe, noting when a
+/// renderer says V8 ran out of heap (`oom`, Unix ms).
+fn drain_stderr(
+    stderr: std::process::ChildStderr,
+    url_tx: mpsc::Sender<Result<String, String>>,
+    oom: &AtomicU64,
+) {
     let mut reader = BufReader::new(stderr);
     let mut line = String::new();
     let mut tail: Vec<String> = Vec::new();
@@ -362,6 +385,9 @@ fn drain_stderr(stderr: std::process::ChildStderr, url_tx: mpsc::Sender<Result<S
                 tail.remove(0);
             }
         } else {
+            if text.contains("V8 javascript OOM") || text.contains("JavaScript heap out of memory") {
+                oom.store(unix_ms(), Ordering::SeqCst);
+            }
             tracing::trace!(target: "chromium", line = text, "stderr");
         }
     }

@@ -244,6 +244,46 @@ impl Tab {
         self.call_timeout
     }
 
+    /// Says whether this page's renderer died of V8 running out of heap:
+    /// after a crash, a renderer of the browser reported it within the last
+    /// few seconds (its report can trail the crash a little).
+    pub async fn crashed_out_of_memory(&self) -> bool {
+        if !self.crashed() {
+            return false;
+        }
+        for _ in 0..10 {
+            if self.browser.oom_within(Duration::from_secs(5)) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(30)).await;
+        }
+        false
+    }
+
+    /// What one job's page may use (the pool's settings).
+    pub fn memory_limit(&self) -> oxwright_engine::MemoryLimit {
+        self.browser.memory_limit
+    }
+
+    /// The page's JavaScript and DOM heap in use and its DOM nodes. Both
+    /// are answered by the renderer even while a script keeps it busy. A
+    /// page found over [`Tab::memory_limit`] is not reused.
+    pub async fn memory(&self) -> Result<oxwright_engine::PageMemory, BrowserError> {
+        use chromiumoxide::cdp::browser_protocol::memory::GetDomCountersParams;
+        use chromiumoxide::cdp::js_protocol::runtime::GetHeapUsageParams;
+        let heap = self.call_unnoted(GetHeapUsageParams::default()).await?;
+        let dom = self.call_unnoted(GetDomCountersParams::default()).await?;
+        let heap_bytes = heap.used_size + heap.embedder_heap_used_size + heap.backing_storage_size;
+        let memory = oxwright_engine::PageMemory {
+            heap_bytes: heap_bytes.max(0.0) as u64,
+            dom_nodes: dom.nodes.max(0) as u64,
+        };
+        if self.memory_limit().exceeded_by(&memory).is_some() {
+            self.taint();
+        }
+        Ok(memory)
+    }
+
     /// Runs one DevTools command under the call deadline, failing fast on a
     /// crash. Like [`Tab::page`], it keeps the context from being reused.
     pub async fn call<C>(&self, cmd: C) -> Result<C::Response, BrowserError>

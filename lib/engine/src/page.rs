@@ -221,6 +221,48 @@ impl GotoOptions {
     }
 }
 
+/// A page's memory at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PageMemory {
+    /// JavaScript heap plus the DOM's (embedder) heap and array buffers in
+    /// use, in bytes.
+    pub heap_bytes: u64,
+    /// Nodes in the page's documents.
+    pub dom_nodes: u64,
+}
+
+/// The most memory one job's page may use before the job is ended with a
+/// `resource_limit` error (the other jobs of the browser go on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryLimit {
+    /// Heap bytes, as [`PageMemory::heap_bytes`] counts them.
+    pub heap_bytes: u64,
+    /// DOM nodes.
+    pub dom_nodes: u64,
+}
+
+impl MemoryLimit {
+    /// Says why `m` is over this limit, or `None`.
+    pub fn exceeded_by(&self, m: &PageMemory) -> Option<String> {
+        const MIB: u64 = 1024 * 1024;
+        if m.heap_bytes > self.heap_bytes {
+            return Some(format!(
+                "the page used {} MiB of JavaScript and DOM heap, over the per-job limit of {} MiB \
+                 ([browser] job_memory_mb)",
+                m.heap_bytes / MIB,
+                self.heap_bytes / MIB
+            ));
+        }
+        if m.dom_nodes > self.dom_nodes {
+            return Some(format!(
+                "the page built {} DOM nodes, over the per-job limit of {} ([browser] job_dom_nodes)",
+                m.dom_nodes, self.dom_nodes
+            ));
+        }
+        None
+    }
+}
+
 /// What a navigation ended on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Navigated {
@@ -448,6 +490,23 @@ pub trait Page: Send + Sync + std::fmt::Debug {
     async fn popup(&self, id: &str) -> Result<Box<dyn Page>, EngineError> {
         let _ = id;
         Err(EngineError::unsupported("driving a tab a page opened"))
+    }
+
+    /// The page's memory now: JavaScript and DOM heap in use, DOM nodes.
+    async fn memory(&self) -> Result<PageMemory, EngineError> {
+        Err(EngineError::unsupported("reading a page's memory"))
+    }
+
+    /// Says whether the page's renderer died for want of memory (its
+    /// script engine's heap cap), as far as the engine can tell.
+    async fn crashed_out_of_memory(&self) -> bool {
+        false
+    }
+
+    /// The ceiling this engine holds one job's page to, if it holds one
+    /// (see [`MemoryLimit`]).
+    fn memory_limit(&self) -> Option<MemoryLimit> {
+        None
     }
 
     /// Reads what `target` shows now (text, value, checked state).

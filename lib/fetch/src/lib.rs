@@ -86,6 +86,61 @@ pub async fn fetch_page(
     }
 }
 
+/// How often a page's memory is read while a fetch waits on it.
+const MEMORY_EVERY: Duration = Duration::from_millis(100);
+
+/// Runs `work` on `page` while its memory is read every [`MEMORY_EVERY`]:
+/// a page over its engine's per-job limit ends the work with a
+/// `resource_limit` error, and a renderer that died with its heap near the
+/// limit (V8's old space is capped at it) is one too, not a crash.
+async fn within_memory<T, E>(
+    page: &dyn oxwright_engine::Page,
+    work: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, JobError>
+where
+    JobError: From<E>,
+{
+    let work = async { work.await.map_err(JobError::from) };
+    let Some(limit) = page.memory_limit() else {
+        return work.await;
+    };
+    let last = std::sync::Mutex::new(oxwright_engine::PageMemory::default());
+    let watch = async {
+        loop {
+            tokio::time::sleep(MEMORY_EVERY).await;
+            if let Ok(m) = page.memory().await {
+                *last.lock().expect("memory") = m;
+                if let Some(why) = limit.exceeded_by(&m) {
+                    return JobError::new(ErrorKind::ResourceLimit, why);
+                }
+            }
+        }
+    };
+    let done = tokio::select! {
+        done = work => done,
+        over = watch => return Err(over),
+    };
+    let Err(err) = done else {
+        return done;
+    };
+    let seen = *last.lock().expect("memory");
+    if err.kind == ErrorKind::BrowserCrashed
+        && (seen.heap_bytes >= limit.heap_bytes / 2 || page.crashed_out_of_memory().await)
+    {
+        return Err(JobError::new(
+            ErrorKind::ResourceLimit,
+            format!(
+                "the page's renderer ran out of JavaScript heap ({} MiB last read) and was stopped at V8's cap, \
+                 a quarter above the per-job limit of {} MiB ([browser] job_memory_mb): the page needs more \
+                 memory than a job may use",
+                seen.heap_bytes / (1024 * 1024),
+                limit.heap_bytes / (1024 * 1024)
+            ),
+        ));
+    }
+    Err(err)
+}
+
 /// The largest PDF read as a page's document.
 pub const PDF_MAX_BYTES: usize = 50 * 1024 * 1024;
 
@@ -243,7 +298,8 @@ async fn fetch_once(
         capture_pdf: Some(PDF_MAX_BYTES),
     };
     let t1 = Instant::now();
-    let mut nav = tab.goto(&spec.url, &opts).await?;
+    let page = tab.as_ref();
+    let mut nav = within_memory(page, page.goto(&spec.url, &opts)).await?;
     if let Some(bytes) = nav.document.take() {
         drop(tab);
         return pdf_output(spec, nav, bytes, acquire_ms, ms(t1.elapsed())).await;
@@ -251,7 +307,7 @@ async fn fetch_once(
     if spec.wait_ms > 0 {
         // A fixed extra wait, within what is left of the attempt's deadline.
         let wait = Duration::from_millis(spec.wait_ms).min(opts.timeout.saturating_sub(t1.elapsed()));
-        tab.wait_for(&WaitCondition::Time(wait), wait).await?;
+        within_memory(page, page.wait_for(&WaitCondition::Time(wait), wait)).await?;
     }
     let navigate_ms = ms(t1.elapsed());
     let full_page = spec.formats.contains(&Format::ScreenshotFullPage);
@@ -270,7 +326,7 @@ async fn fetch_once(
         exclude: spec.exclude.clone(),
         overlays: spec.content == ContentMode::Main && !spec.keep_overlays,
     };
-    let page = extract_with(tab.as_ref(), &read, EXTRACT_LIMIT).await?;
+    let page = within_memory(tab.as_ref(), extract_with(tab.as_ref(), &read, EXTRACT_LIMIT)).await?;
     let extract_ms = ms(t2.elapsed());
     let dialogs = tab.dialogs().await;
     // The wait's outcome, and navigations the page started after it had rendered.

@@ -50,6 +50,9 @@ pub enum ErrorKind {
     /// worker writes to: run here, its results would be lost to the
     /// submitter. The deployment's configuration has to change.
     StoreMismatch,
+    /// The page used more memory than one job may (JavaScript and DOM
+    /// heap, or DOM nodes): it was ended, the browser's other jobs go on.
+    ResourceLimit,
     /// An unexpected failure inside oxwright.
     Internal,
 }
@@ -73,6 +76,7 @@ impl ErrorKind {
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Expired => "expired",
             ErrorKind::StoreMismatch => "store_mismatch",
+            ErrorKind::ResourceLimit => "resource_limit",
             ErrorKind::StepFailed => "step_failed",
             ErrorKind::Llm => "llm",
             ErrorKind::Storage => "storage",
@@ -176,6 +180,7 @@ impl JobError {
             ErrorKind::StoreMismatch => {
                 Some("this worker writes to another artefact store than the submitter")
             }
+            ErrorKind::ResourceLimit => Some("the page needs more memory than one job may use"),
             ErrorKind::StepFailed => Some("the step already used its attempts"),
             ErrorKind::Internal => Some("an internal error does not go away on its own"),
         }

@@ -524,6 +524,18 @@ impl Page for ChromiumPage {
         std::mem::take(&mut *self.console.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
+    async fn memory(&self) -> Result<oxwright_engine::PageMemory, EngineError> {
+        Ok(self.lease.memory().await?)
+    }
+
+    async fn crashed_out_of_memory(&self) -> bool {
+        self.lease.crashed_out_of_memory().await
+    }
+
+    fn memory_limit(&self) -> Option<oxwright_engine::MemoryLimit> {
+        Some(self.lease.memory_limit())
+    }
+
     async fn dialogs(&self) -> Vec<DialogRecord> {
         std::mem::take(&mut *self.dialogs.lock().unwrap_or_else(|p| p.into_inner()))
     }
