@@ -164,42 +164,67 @@ async fn sigterm_requeues_the_jobs_a_worker_cannot_finish() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_poison_page_is_dead_lettered_after_the_attempt_limit() {
+async fn poison_pages_are_dead_lettered_at_the_attempt_limit_or_at_once() {
     let mut cluster = Cluster::start().await;
-    // A small V8 heap makes the poison page's renderer die in moments.
+    // A small V8 heap makes the memory hog's renderer die in moments.
     cluster.with_config("[browser]\nextra_args = [\"--js-flags=--max-old-space-size=32\"]\n");
     cluster.scheduler();
     cluster.worker(2, &["--max-attempts", "2", "--retry-delay-ms", "200"]);
+    // A page that never answers in time (retried by the queue until the
+    // limit), one that runs its renderer out of memory (final at once),
+    // and a healthy one.
     let batch = cluster.submit(
-        &["/crash".to_owned(), "/slow?ms=1".to_owned()],
-        &["--retries", "0"],
+        &[
+            "/stall?ms=60000".to_owned(),
+            "/crash".to_owned(),
+            "/slow?ms=1".to_owned(),
+        ],
+        &["--retries", "0", "--timeout-ms", "1500"],
     );
     let lines = cluster.manifest(&batch, Duration::from_secs(180)).await;
-    assert_eq!(lines.len(), 2);
-    let poison = lines
-        .iter()
-        .find(|l| l["url"].as_str().unwrap().ends_with("/crash"))
-        .unwrap();
-    assert_eq!(poison["status"], "failed");
-    assert_eq!(poison["error"]["kind"], "browser_crashed", "{poison}");
-    assert_eq!(poison["attempt"], 2, "the limit is two deliveries");
-    let job_id = poison["job_id"].as_str().unwrap();
-    let error = cluster
-        .store
-        .get(&format!("jobs/fetch/{job_id}/error.json"))
-        .await
-        .expect("error artefact");
-    assert!(String::from_utf8_lossy(&error).contains("browser_crashed"));
+    assert_eq!(lines.len(), 3);
+    let line = |suffix: &str| {
+        lines
+            .iter()
+            .find(|l| l["url"].as_str().unwrap().ends_with(suffix))
+            .unwrap()
+            .clone()
+    };
+    let stall = line("ms=60000");
+    assert_eq!(stall["status"], "failed");
+    assert_eq!(stall["error"]["kind"], "timeout", "{stall}");
+    assert_eq!(stall["attempt"], 2, "the limit is two deliveries");
+    let hog = line("/crash");
+    assert_eq!(hog["error"]["kind"], "resource_limit", "{hog}");
+    assert_eq!(hog["attempt"], 1, "a page over the memory limit is not retried");
+    for poison in [&stall, &hog] {
+        let job_id = poison["job_id"].as_str().unwrap();
+        let kind = poison["error"]["kind"].as_str().unwrap();
+        let error = cluster
+            .store
+            .get(&format!("jobs/fetch/{job_id}/error.json"))
+            .await
+            .expect("error artefact");
+        assert!(String::from_utf8_lossy(&error).contains(kind));
+    }
     let dead = cluster.queue.dead_letters().await.unwrap();
-    assert_eq!(dead.len(), 1, "{dead:?}");
-    assert_eq!(dead[0].error_kind(), Some("browser_crashed"));
-    assert_eq!(dead[0].message.message_id.as_deref(), Some(job_id));
-    assert!(!dead[0].reason.message.is_empty());
-    assert!(
-        lines.iter().any(|l| l["status"] == "ok"),
+    assert_eq!(dead.len(), 2, "{dead:?}");
+    for d in &dead {
+        let id = d.message.message_id.as_deref().unwrap();
+        let poison = if Some(id) == stall["job_id"].as_str() {
+            &stall
+        } else {
+            &hog
+        };
+        assert_eq!(d.error_kind(), poison["error"]["kind"].as_str());
+        assert!(!d.reason.message.is_empty());
+    }
+    assert_eq!(
+        line("/slow?ms=1")["status"],
+        "ok",
         "the healthy page is unaffected"
     );
-    assert!(cluster.site.hits("/crash") >= 2, "one attempt per delivery");
+    assert_eq!(cluster.site.hits("/stall"), 2, "one attempt per delivery");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

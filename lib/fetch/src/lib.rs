@@ -130,9 +130,9 @@ where
         return Err(JobError::new(
             ErrorKind::ResourceLimit,
             format!(
-                "the page's renderer ran out of JavaScript heap ({} MiB last read) and was stopped at V8's cap, \
-                 a quarter above the per-job limit of {} MiB ([browser] job_memory_mb): the page needs more \
-                 memory than a job may use",
+                "the page's renderer ran out of JavaScript heap ({} MiB last read) and V8's heap cap stopped \
+                 it: the page needs more memory than a job may use ([browser] job_memory_mb is {} MiB; V8's \
+                 cap is a quarter above unless --js-flags set it)",
                 seen.heap_bytes / (1024 * 1024),
                 limit.heap_bytes / (1024 * 1024)
             ),
