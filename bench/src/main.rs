@@ -3,6 +3,7 @@
 //! distributed fetch throughput. Prints Markdown
 //! tables and writes JSON to `bench/results/<name>.json`.
 
+mod chaos;
 mod convert;
 mod distributed;
 mod fetch;
@@ -53,6 +54,9 @@ enum Command {
     Workflow(workflow::WorkflowArgs),
     /// Workflow record (LLM) vs replay (action cache): wall time and LLM calls.
     Replay(replay::ReplayArgs),
+    /// Distributed mode under chaos: workers, broker, S3 and scheduler
+    /// killed and restarted during a batch; checks nothing is lost.
+    Chaos(chaos::ChaosArgs),
 }
 
 /// Where and when a result was measured.
@@ -167,6 +171,14 @@ async fn main() -> Result<()> {
             let report = replay::run(args).await?;
             println!("{}", replay::markdown(&report));
             write_json(&cli, "replay", &machine, &report)?;
+        }
+        Command::Chaos(args) => {
+            let report = chaos::run(args).await?;
+            println!("{}", chaos::markdown(&report));
+            write_json(&cli, "chaos", &machine, &report)?;
+            if !report.passed {
+                anyhow::bail!("the chaos run lost or left something: {:?}", report.problems);
+            }
         }
     }
     Ok(())
