@@ -63,7 +63,7 @@ async fn a_failed_job_of_a_rabbitmq_event_leaves_error_json_its_report_and_a_dea
     let mut runtime = FakeRuntime::start().await;
     let function = Function::start(&runtime, &common_env(&site, &prefix));
 
-    let mut spec = FetchSpec::new(site.url("/doc.pdf").parse().unwrap());
+    let mut spec = FetchSpec::new(site.url("/data.json").parse().unwrap());
     spec.timeout_ms = 15_000;
     let job = Job::new(JobSpec::Fetch(spec), Some("b-lambda".into()));
     let data = base64::engine::general_purpose::STANDARD.encode(serde_json::to_vec(&job).unwrap());

@@ -90,7 +90,7 @@ async fn rabbitmq_event_then_warm_reuse_then_typed_error_then_clean_shutdown() {
     );
 
     // 3. A permanent failure: a typed errorType, error.json left behind.
-    let bad = fetch_job(&site, "/doc.pdf");
+    let bad = fetch_job(&site, "/data.json");
     match runtime.invoke(serde_json::to_value(&bad).unwrap()).await {
         Answer::Error(e) => {
             assert_eq!(e["errorType"], "Permanent.non_html", "{e}");
