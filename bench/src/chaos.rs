@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
 use oxwright_artifacts::{ArtifactStore, S3Config, S3Credentials, S3Store};
 use oxwright_fixtures::{
@@ -199,16 +199,7 @@ fn alive(pid: u32) -> bool {
 
 /// Runs the chaos batch and checks what it left.
 pub async fn run(args: &ChaosArgs) -> Result<ChaosReport> {
-    let binary = match &args.oxwright {
-        Some(path) => path.clone(),
-        None => std::env::current_exe()?
-            .parent()
-            .context("bench binary has a directory")?
-            .join("oxwright"),
-    };
-    if !binary.exists() {
-        bail!("{} not found: build the oxwright binary first", binary.display());
-    }
+    let binary = crate::distributed::oxwright_binary(args.oxwright.as_ref())?;
     let site = FixtureServer::start().await?;
     let broker = Arc::new(tokio::task::spawn_blocking(PrivateBroker::start).await?);
     let s3 = Arc::new(tokio::task::spawn_blocking(PrivateS3::start).await?);

@@ -53,7 +53,18 @@ pub struct DistributedRow {
 
 /// Runs every worker count.
 pub async fn run(args: &DistributedArgs) -> Result<Vec<DistributedRow>> {
-    let binary = match &args.oxwright {
+    let binary = oxwright_binary(args.oxwright.as_ref())?;
+    let site = FixtureServer::start().await?;
+    let mut rows = Vec::new();
+    for &workers in &args.workers {
+        rows.push(measure(args, &binary, &site, workers).await?);
+    }
+    Ok(rows)
+}
+
+/// The `oxwright` binary: `given`, or the one beside this bench binary.
+pub fn oxwright_binary(given: Option<&PathBuf>) -> Result<PathBuf> {
+    let binary = match given {
         Some(path) => path.clone(),
         None => std::env::current_exe()?
             .parent()
@@ -62,16 +73,11 @@ pub async fn run(args: &DistributedArgs) -> Result<Vec<DistributedRow>> {
     };
     if !binary.exists() {
         bail!(
-            "{} not found: run `cargo build --release -p oxwright` first",
+            "{} not found: build it first (`cargo build -p oxwright`, with --release for a release bench)",
             binary.display()
         );
     }
-    let site = FixtureServer::start().await?;
-    let mut rows = Vec::new();
-    for &workers in &args.workers {
-        rows.push(measure(args, &binary, &site, workers).await?);
-    }
-    Ok(rows)
+    Ok(binary)
 }
 
 struct Workers(Vec<Child>);

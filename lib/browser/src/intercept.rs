@@ -494,8 +494,7 @@ fn is_pdf(ev: &EventRequestPaused) -> bool {
         .filter_map(|p| p.trim().split_once('='))
         .any(|(k, v)| k.trim().eq_ignore_ascii_case("filename") && named_pdf(v));
     let binary = mime.is_empty() || mime == "application/octet-stream" || mime == "binary/octet-stream";
-    by_disposition && (binary || mime.is_empty())
-        || binary && url::Url::parse(&ev.request.url).is_ok_and(|u| named_pdf(u.path()))
+    binary && (by_disposition || url::Url::parse(&ev.request.url).is_ok_and(|u| named_pdf(u.path())))
 }
 
 /// Returns the response headers of a paused request, as sent.

@@ -230,9 +230,12 @@ impl Tab {
             .await;
         if let Err(err) = waited {
             // A PDF taken whole: its rendering was aborted on purpose.
-            let captured = doc.lock().expect("doc").document.take();
-            if let Some(bytes) = captured {
-                let mut nav = finish(url, doc.lock().expect("doc").clone());
+            let captured = {
+                let mut d = doc.lock().expect("doc");
+                d.document.take().map(|bytes| (bytes, d.clone()))
+            };
+            if let Some((bytes, d)) = captured {
+                let mut nav = finish(url, d);
                 nav.document = Some(bytes);
                 return Ok(nav);
             }

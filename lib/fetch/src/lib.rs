@@ -91,8 +91,8 @@ const MEMORY_EVERY: Duration = Duration::from_millis(100);
 
 /// Runs `work` on `page` while its memory is read every [`MEMORY_EVERY`]:
 /// a page over its engine's per-job limit ends the work with a
-/// `resource_limit` error, and a renderer that died with its heap near the
-/// limit (V8's old space is capped at it) is one too, not a crash.
+/// `resource_limit` error, and a renderer that died of V8's heap cap (a
+/// quarter above the limit) is one too, not a crash.
 async fn within_memory<T, E>(
     page: &dyn oxwright_engine::Page,
     work: impl std::future::Future<Output = Result<T, E>>,
@@ -154,18 +154,11 @@ async fn pdf_output(
     navigate_ms: f64,
 ) -> Result<FetchOutput, JobError> {
     let t2 = Instant::now();
-    let budget = spec.max_tokens.map(|m| usize::try_from(m).unwrap_or(usize::MAX));
+    let budget = spec.max_tokens;
     let read = tokio::task::spawn_blocking(move || {
         let mut pdf = pdf::pdf_to_markdown(&bytes)?;
-        let trimmed = budget.and_then(|max| trim_to_tokens(&pdf.markdown, max));
-        let tokens = match &trimmed {
-            Some(t) => {
-                pdf.markdown = t.markdown.clone();
-                t.kept_tokens
-            }
-            None => count_tokens(&pdf.markdown),
-        };
-        Ok::<_, JobError>((pdf, tokens, trimmed.map(|t| (t.kept_tokens, t.full_tokens))))
+        let (tokens, trimmed) = fit_to_budget(&mut pdf.markdown, budget);
+        Ok::<_, JobError>((pdf, tokens, trimmed))
     })
     .await
     .map_err(|e| JobError::new(ErrorKind::Internal, format!("PDF task: {e}")))??;
@@ -186,10 +179,7 @@ async fn pdf_output(
     asked_headers(spec, &nav.headers, &mut metadata);
     let mut warnings = Vec::new();
     if let Some((kept, full)) = trimmed {
-        warnings.push(format!(
-            "the Markdown was trimmed to the token budget of {}: {kept} of {full} tokens kept, cut at a block boundary",
-            spec.max_tokens.unwrap_or_default()
-        ));
+        warnings.push(budget_warning(spec, kept, full));
     }
     let page_only: Vec<&str> = [
         (spec.include_html || spec.formats.contains(&Format::Html), "html"),
@@ -253,6 +243,28 @@ async fn pdf_output(
         html: None,
         screenshot: None,
     })
+}
+
+/// Trims `markdown` to `budget` tokens (the spec's `max_tokens`) at a
+/// block boundary; returns its token count and, when it was cut, (kept,
+/// full) tokens.
+fn fit_to_budget(markdown: &mut String, budget: Option<u64>) -> (usize, Option<(usize, usize)>) {
+    let budget = budget.map(|m| usize::try_from(m).unwrap_or(usize::MAX));
+    match budget.and_then(|max| trim_to_tokens(markdown, max)) {
+        Some(t) => {
+            *markdown = t.markdown;
+            (t.kept_tokens, Some((t.kept_tokens, t.full_tokens)))
+        }
+        None => (count_tokens(markdown), None),
+    }
+}
+
+/// The warning of a Markdown cut to the spec's token budget.
+fn budget_warning(spec: &FetchSpec, kept: usize, full: usize) -> String {
+    format!(
+        "the Markdown was trimmed to the token budget of {}: {kept} of {full} tokens kept, cut at a block boundary",
+        spec.max_tokens.unwrap_or_default()
+    )
 }
 
 /// Copies the response headers the spec asked for into `metadata`
@@ -352,26 +364,14 @@ async fn fetch_once(
         tokio::task::spawn_blocking(move || count_tokens(&html))
     };
     let visible_html = page.visible_html;
-    let budget = spec.max_tokens.map(|m| usize::try_from(m).unwrap_or(usize::MAX));
+    let budget = spec.max_tokens;
     let converted = tokio::task::spawn_blocking(move || {
         let mut conv = html_to_markdown(&visible_html, base.as_ref(), mode);
-        let trimmed = match (&conv, budget) {
-            (Ok(c), Some(max)) => trim_to_tokens(&c.markdown, max),
-            _ => None,
+        let (markdown_tokens, trimmed) = match &mut conv {
+            Ok(c) => fit_to_budget(&mut c.markdown, budget),
+            Err(_) => (0, None),
         };
-        let markdown_tokens = match (&mut conv, &trimmed) {
-            (Ok(c), Some(t)) => {
-                c.markdown = t.markdown.clone();
-                t.kept_tokens
-            }
-            (Ok(c), None) => count_tokens(&c.markdown),
-            (Err(_), _) => 0,
-        };
-        (
-            conv,
-            markdown_tokens,
-            trimmed.map(|t| (t.kept_tokens, t.full_tokens)),
-        )
+        (conv, markdown_tokens, trimmed)
     });
     let task_err =
         |e: tokio::task::JoinError| JobError::new(ErrorKind::Internal, format!("conversion task: {e}"));
@@ -398,10 +398,7 @@ async fn fetch_once(
 
     let mut warnings = conv.warnings;
     if let Some((kept, full)) = trimmed {
-        warnings.push(format!(
-            "the Markdown was trimmed to the token budget of {}: {kept} of {full} tokens kept, cut at a block boundary",
-            spec.max_tokens.unwrap_or_default()
-        ));
+        warnings.push(budget_warning(spec, kept, full));
     }
     if page.included == Some(0) {
         warnings.push(format!(
