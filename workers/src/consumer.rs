@@ -166,6 +166,11 @@ pub async fn handle_delivery(
             done(Outcome::Ok);
             delivery.ack().await
         }
+        // A job of a cancelled batch is settled, not dead-lettered.
+        (ReportStatus::Failed, Some(err)) if err.kind == oxwright_jobs::ErrorKind::Cancelled => {
+            done(Outcome::Failed);
+            delivery.ack().await
+        }
         (ReportStatus::Failed, Some(err)) => {
             tracing::info!(job_id = %job.id, attempt = job.attempt, error = %err, "job failed, dead-lettered");
             done(Outcome::Failed);

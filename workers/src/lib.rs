@@ -13,5 +13,5 @@ pub mod sitemap_hints;
 pub use config::Config;
 pub use consumer::{ConsumerOptions, handle_delivery, run_consumer};
 pub use handlers::{HandlerContext, run_job, run_job_attempt, store_error};
-pub use run::{WorkerOptions, run_worker};
+pub use run::{WorkerOptions, run_consumers, run_worker};
 pub use setup::{Overrides, Setup, UsageError, parse_s3_location};

@@ -96,6 +96,25 @@ pub async fn run_worker(
         return Ok(());
     };
     let queue = Arc::new(queue);
+    let consumed = run_consumers(setup, queue.clone(), store, opts, shutdown).await;
+    // Closing the connection returns every unsettled delivery to its queue.
+    queue.close().await;
+    tracing::info!("worker stopped");
+    consumed
+}
+
+/// Runs the consumers of a worker on `queue` (RabbitMQ, or the in-process
+/// queue of an embedded scheduler) with a warm pool of its own, until
+/// `shutdown` is cancelled or a consumer fails; returns once every
+/// consumer drained and the browsers are closed.
+pub async fn run_consumers(
+    setup: &Setup,
+    queue: Arc<dyn JobQueue>,
+    store: Arc<dyn oxwright_artifacts::ArtifactStore>,
+    opts: WorkerOptions,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let retry_delay_ms = opts.retry_delay_ms.unwrap_or(setup.config.queue.retry_delay_ms);
     let pool = setup.pool().await?;
     crate::metrics::observe_pool(&pool);
     let mut ctx = HandlerContext::new(pool.clone(), setup.policy.clone(), store.clone());
@@ -107,7 +126,7 @@ pub async fn run_worker(
         copts.max_attempts = opts.max_attempts.unwrap_or(queue_config.max_attempts).max(1);
         copts.retry_delay = Duration::from_millis(retry_delay_ms);
         copts.drain_timeout = opts.drain_timeout;
-        let (ctx, queue, shutdown) = (ctx.clone(), queue.clone() as Arc<dyn JobQueue>, shutdown.clone());
+        let (ctx, queue, shutdown) = (ctx.clone(), queue.clone(), shutdown.clone());
         let name = copts
             .kinds
             .iter()
@@ -134,10 +153,7 @@ pub async fn run_worker(
             shutdown.cancel();
         }
     }
-    // Closing the connection returns every unsettled delivery to its queue.
-    queue.close().await;
     pool.shutdown().await;
-    tracing::info!("worker stopped");
     match failure {
         Some(err) => Err(err),
         None => Ok(()),

@@ -28,6 +28,12 @@ pub fn batch_record(batch_id: &str) -> String {
     format!("batches/{batch_id}/batch.json")
 }
 
+/// Returns `batches/<batch-id>/cancelled.json`: written when the batch is
+/// cancelled; workers skip the batch's jobs they have not started.
+pub fn batch_cancelled(batch_id: &str) -> String {
+    format!("batches/{batch_id}/cancelled.json")
+}
+
 /// Returns `orphans/<batch-id>/<job-id>.json`: a report the scheduler
 /// received for a batch its store has no record of (submitted to another
 /// store), kept there instead of dropped. Characters of the batch id other

@@ -29,7 +29,14 @@ pub struct HandlerContext {
     pub workflow: workflow::WorkflowContext,
     /// The identity of `store`, once read (see [`store_refusal`]).
     pub store_id: Arc<std::sync::OnceLock<String>>,
+    /// Batches seen cancelled (for good) or running (re-read after
+    /// [`CANCEL_RECHECK`]), so a batch's jobs cost one store read a second.
+    pub cancelled: Arc<std::sync::Mutex<std::collections::HashMap<String, (bool, Instant)>>>,
 }
+
+/// How long a batch seen running is taken as running before its
+/// cancellation marker is read again.
+pub const CANCEL_RECHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl HandlerContext {
     /// Builds a context; the sitemap loader shares the URL policy.
@@ -42,6 +49,7 @@ impl HandlerContext {
             sitemaps,
             workflow: workflow::WorkflowContext::default(),
             store_id: Arc::default(),
+            cancelled: Arc::default(),
         }
     }
 }
@@ -75,7 +83,10 @@ pub async fn run_job_attempt(ctx: &HandlerContext, job: &Job, retry_possible: bo
     let started = Instant::now();
     let refused = match expired(job, Utc::now()) {
         Some(err) => Some(err),
-        None => store_refusal(ctx, job).await,
+        None => match batch_cancelled(ctx, job).await {
+            Some(err) => Some(err),
+            None => store_refusal(ctx, job).await,
+        },
     };
     let outcome = match refused {
         Some(err) => Err(err),
@@ -140,6 +151,45 @@ pub fn expired(job: &Job, now: chrono::DateTime<Utc>) -> Option<JobError> {
                 deadline.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
                 now.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
             ),
+        )
+    })
+}
+
+/// Refuses a job of a cancelled batch (its `cancelled.json` marker is in
+/// the store) with [`ErrorKind::Cancelled`]; a marker that cannot be read
+/// lets the job run.
+async fn batch_cancelled(ctx: &HandlerContext, job: &Job) -> Option<JobError> {
+    let batch_id = job.batch_id.as_deref()?;
+    let known = ctx
+        .cancelled
+        .lock()
+        .expect("cancel cache lock")
+        .get(batch_id)
+        .copied();
+    let cancelled = match known {
+        Some((true, _)) => true,
+        Some((false, seen)) if seen.elapsed() < CANCEL_RECHECK => false,
+        _ => {
+            let cancelled = match ctx.store.exists(&keys::batch_cancelled(batch_id)).await {
+                Ok(found) => found,
+                Err(err) => {
+                    tracing::debug!(batch_id, error = %err, "cancellation marker unreadable; the job runs");
+                    false
+                }
+            };
+            let mut cache = ctx.cancelled.lock().expect("cancel cache lock");
+            // Bounded: batches seen running are forgotten first.
+            if cache.len() > 10_000 {
+                cache.retain(|_, (c, _)| *c);
+            }
+            cache.insert(batch_id.to_owned(), (cancelled, Instant::now()));
+            cancelled
+        }
+    };
+    cancelled.then(|| {
+        JobError::new(
+            ErrorKind::Cancelled,
+            format!("not run: batch {batch_id} was cancelled"),
         )
     })
 }
