@@ -139,6 +139,7 @@ async fn measure(
                 schedules: Vec::new(),
                 webhooks: Vec::new(),
                 webhook_secrets: Default::default(),
+                api: Default::default(),
             };
             run_scheduler(queue, store, opts, None, shutdown).await
         }

@@ -32,6 +32,77 @@ mod support;
 #[path = "distributed/telemetry.rs"]
 mod telemetry;
 
+/// `POST /v1/fetch` through the broker and a worker, and a batch
+/// cancelled mid-way: the worker skips what it had not started, and the
+/// skipped jobs are settled, not dead-lettered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_v1_api_fetches_through_workers_and_cancels_a_batch() {
+    let mut cluster = Cluster::start().await;
+    let (_, base) = cluster.scheduler_api();
+    cluster.worker(2, &[]);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let call = |method: reqwest::Method, path: String, body: Option<serde_json::Value>| {
+        let mut request = http.request(method, format!("{base}{path}"));
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        async move {
+            let response = request.send().await.expect("the API answers");
+            let status = response.status().as_u16();
+            let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+            (status, body)
+        }
+    };
+    let (path, phrase) = oxwright_fixtures::ARTICLE_PHRASES[1];
+    let url = cluster.site.url(path);
+    let (status, body) = call(
+        reqwest::Method::POST,
+        "/v1/fetch".into(),
+        Some(serde_json::json!({ "url": url })),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}\n{}", cluster.log("scheduler"));
+    assert!(
+        body["result"]["markdown"].as_str().unwrap().contains(phrase),
+        "{body}"
+    );
+
+    let urls: Vec<String> = (0..24)
+        .map(|i| cluster.site.url(&format!("/slow?ms=1000&n={i}")))
+        .collect();
+    let (status, accepted) = call(
+        reqwest::Method::POST,
+        "/v1/batches".into(),
+        Some(serde_json::json!({ "urls": urls })),
+    )
+    .await;
+    assert_eq!(status, 202, "{accepted}");
+    let batch_id = accepted["batch_id"].as_str().unwrap().to_owned();
+    let (status, body) = call(reqwest::Method::DELETE, format!("/v1/batches/{batch_id}"), None).await;
+    assert_eq!(status, 202, "{body}");
+    let lines = cluster.manifest(&batch_id, Duration::from_secs(120)).await;
+    let ids: HashSet<&str> = lines.iter().map(|l| l["job_id"].as_str().unwrap()).collect();
+    assert_eq!((lines.len(), ids.len()), (24, 24), "one line per job");
+    let cancelled = lines.iter().filter(|l| l["error"]["kind"] == "cancelled").count();
+    assert!(cancelled >= 16, "most jobs were skipped: {cancelled} of 24");
+    let (status, view) = call(
+        reqwest::Method::GET,
+        format!("/v1/batches/{batch_id}?limit=5"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, view["state"].as_str()),
+        (200, Some("cancelled")),
+        "{view}"
+    );
+    assert_eq!(view["results"].as_array().unwrap().len(), 5);
+    assert_eq!(view["next_offset"], 5);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sitemap_jobs_and_sitemap_expansion_run_through_the_workers() {
     let mut cluster = Cluster::start().await;

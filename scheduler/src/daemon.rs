@@ -68,6 +68,45 @@ pub struct SchedulerOptions {
     pub webhooks: Vec<WebhookConfig>,
     /// Resolved webhook secrets by webhook name (never logged).
     pub webhook_secrets: BTreeMap<String, String>,
+    /// The HTTP API's token, body limit and webhook signing key.
+    pub api: ApiOptions,
+}
+
+/// How the HTTP API guards itself.
+#[derive(Clone)]
+pub struct ApiOptions {
+    /// When set, every route but `/healthz` and `/webhooks/{name}` (which
+    /// have their own secrets) needs `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// Largest request body, in bytes; larger ones get 413.
+    pub max_body_bytes: usize,
+    /// The key batch webhook deliveries are signed with (HMAC-SHA256);
+    /// unsigned without one.
+    pub signing_secret: Option<String>,
+}
+
+/// Default largest request body: 10 MiB (about 100,000 URLs).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+
+impl Default for ApiOptions {
+    fn default() -> Self {
+        Self {
+            token: None,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            signing_secret: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ApiOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The secrets themselves are never printed.
+        f.debug_struct("ApiOptions")
+            .field("token", &self.token.is_some())
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("signing_secret", &self.signing_secret.is_some())
+            .finish()
+    }
 }
 
 /// Why the daemon stopped or could not start.
@@ -91,11 +130,15 @@ pub enum SchedulerError {
     Http(#[from] std::io::Error),
 }
 
-struct AppState {
-    queue: Arc<dyn JobQueue>,
-    store: Arc<dyn ArtifactStore>,
-    tracker: Mutex<BatchTracker>,
-    opts: SchedulerOptions,
+pub(crate) struct AppState {
+    pub(crate) queue: Arc<dyn JobQueue>,
+    pub(crate) store: Arc<dyn ArtifactStore>,
+    pub(crate) tracker: Mutex<BatchTracker>,
+    pub(crate) opts: SchedulerOptions,
+    /// `POST /v1/fetch` requests waiting for their report.
+    pub(crate) waiters: crate::v1::Waiters,
+    /// Batch webhook deliveries.
+    pub(crate) hooks: crate::hooks::Hooks,
 }
 
 /// Runs the daemon until `shutdown`: the report loop, the HTTP API on
@@ -125,6 +168,8 @@ pub async fn run_scheduler(
         tracker: Mutex::new(BatchTracker::new(store.clone())),
         queue: queue.clone(),
         store,
+        hooks: crate::hooks::Hooks::new(opts.api.signing_secret.clone()),
+        waiters: crate::v1::Waiters::default(),
         opts,
     });
     let tasks = tokio_util::task::TaskTracker::new();
@@ -148,6 +193,9 @@ pub async fn run_scheduler(
     shutdown.cancel();
     tasks.wait().await;
     let flushed = state.tracker.lock().await.flush().await;
+    if let Ok(summaries) = &flushed {
+        finished(&state, summaries).await;
+    }
     result?;
     flushed.map_err(BatchError::from)?;
     Ok(())
@@ -179,8 +227,20 @@ async fn report_loop(state: &AppState, shutdown: &CancellationToken) -> Result<(
                 Some((Ok(report), ack)) => {
                     let job_id = report.job_id;
                     let mut tracker = state.tracker.lock().await;
-                    match tracker.hold(report, ack).await {
-                        Ok(outcome) => tracing::debug!(%job_id, ?outcome, "report"),
+                    match tracker.hold(report.clone(), ack).await {
+                        Ok(outcome) => {
+                            tracing::debug!(%job_id, ?outcome, "report");
+                            if outcome == crate::tracker::Recorded::New {
+                                state.waiters.notify(&report);
+                                if let Some(batch_id) = report.batch_id.as_deref()
+                                    && !state.hooks.knows(batch_id)
+                                {
+                                    let hook = tracker.record_of(batch_id).and_then(|r| r.webhook.clone());
+                                    state.hooks.register(batch_id, hook);
+                                }
+                                state.hooks.page(&report);
+                            }
+                        }
                         Err(err) => tracing::warn!(
                             %job_id, error = %err,
                             "report not recorded yet; kept unacked, tried again at the next flush"
@@ -207,12 +267,32 @@ async fn report_loop(state: &AppState, shutdown: &CancellationToken) -> Result<(
 /// Writes the manifests with new lines; on failure the lines and their
 /// reports stay held for the next try. Says whether it succeeded.
 async fn flush(state: &AppState) -> bool {
-    match state.tracker.lock().await.flush().await {
-        Ok(_) => true,
+    let flushed = state.tracker.lock().await.flush().await;
+    match flushed {
+        Ok(summaries) => {
+            finished(state, &summaries).await;
+            true
+        }
         Err(err) => {
             tracing::warn!(error = %err, "writing manifests failed; the next flush tries again");
             false
         }
+    }
+}
+
+/// Sends the last webhook event of every batch just completed.
+async fn finished(state: &AppState, summaries: &[crate::batch::BatchSummary]) {
+    for summary in summaries {
+        if !state.hooks.has_webhook(&summary.batch_id) {
+            state.hooks.forget(&summary.batch_id);
+            continue;
+        }
+        let cancelled = state
+            .store
+            .exists(&oxwright_jobs::keys::batch_cancelled(&summary.batch_id))
+            .await
+            .unwrap_or(false);
+        state.hooks.finished(summary, cancelled);
     }
 }
 
@@ -248,24 +328,80 @@ async fn run_schedule(
 
 /// Builds the HTTP API.
 fn router(state: Arc<AppState>) -> Router {
-    Router::new()
-        .route("/healthz", get(|| async { "ok" }))
+    use crate::v1;
+    let guarded = Router::new()
         .route("/jobs", post(post_job))
         .route("/batches", post(post_batch))
         .route("/batches/{id}", get(get_batch))
+        .route("/v1/fetch", post(v1::post_fetch))
+        .route("/v1/batches", post(v1::post_batch))
+        .route("/v1/batches/{id}", get(v1::get_batch).delete(v1::delete_batch))
+        .route("/v1/artifacts/{*key}", get(v1::get_artifact))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), require_token));
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/v1/openapi.json", get(v1::openapi))
         .route("/webhooks/{name}", post(post_webhook))
+        .merge(guarded)
+        .fallback(|| async {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                "no such route: see /v1/openapi.json",
+            )
+        })
+        .layer(axum::extract::DefaultBodyLimit::max(
+            state.opts.api.max_body_bytes,
+        ))
         .with_state(state)
 }
 
+/// Refuses a request without the API's bearer token, when one is set.
+async fn require_token(
+    State(state): State<Arc<AppState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if let Some(token) = &state.opts.api.token {
+        let given = request
+            .headers()
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+            return ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "missing or wrong bearer token: send `Authorization: Bearer <token>`",
+            )
+            .into_response();
+        }
+    }
+    next.run(request).await
+}
+
 /// An API error: a status and a typed body.
-struct ApiError {
+pub(crate) struct ApiError {
     status: StatusCode,
     kind: String,
     message: String,
 }
 
 impl ApiError {
-    fn new(status: StatusCode, kind: &str, message: impl Into<String>) -> Self {
+    /// The error of a body that could not be read: 413 when too large, 415
+    /// without a JSON content type, 400 otherwise (axum's 422 included).
+    pub(crate) fn from_rejection(err: axum::extract::rejection::JsonRejection) -> Self {
+        let (status, kind) = match err.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+            }
+            _ => (StatusCode::BAD_REQUEST, "invalid_input"),
+        };
+        Self::new(status, kind, err.body_text())
+    }
+
+    pub(crate) fn new(status: StatusCode, kind: &str, message: impl Into<String>) -> Self {
         Self {
             status,
             kind: kind.to_owned(),
@@ -350,8 +486,7 @@ async fn post_job(
     State(state): State<Arc<AppState>>,
     body: Result<Json<serde_json::Value>, axum::extract::rejection::JsonRejection>,
 ) -> Result<(StatusCode, Json<JobAccepted>), ApiError> {
-    let Json(body) =
-        body.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", e.body_text()))?;
+    let Json(body) = body.map_err(ApiError::from_rejection)?;
     let request = JobRequest::parse(body)?;
     let batch_id = new_batch_id();
     let template = match request.spec {
@@ -392,25 +527,35 @@ async fn accept_one(
         batch_id: batch_id.clone(),
         result: oxwright_jobs::keys::job_result(job.kind(), job.id),
     };
+    submit_one(state, &batch_id, job, "api").await?;
+    Ok((StatusCode::ACCEPTED, Json(accepted)))
+}
+
+/// Submits `job` as the one job of batch `batch_id`.
+pub(crate) async fn submit_one(
+    state: &AppState,
+    batch_id: &str,
+    job: oxwright_jobs::Job,
+    source: &str,
+) -> Result<(), ApiError> {
     submit_batch(
         state.queue.as_ref(),
         state.store.as_ref(),
-        &batch_id,
+        batch_id,
         vec![job],
         Vec::new(),
-        "api",
+        source,
     )
     .await
-    .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", e.to_string()))?;
-    Ok((StatusCode::ACCEPTED, Json(accepted)))
+    .map(|_| ())
+    .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", e.to_string()))
 }
 
 async fn post_batch(
     State(state): State<Arc<AppState>>,
     body: Result<Json<JobTemplate>, axum::extract::rejection::JsonRejection>,
 ) -> Result<(StatusCode, Json<SubmitReceipt>), ApiError> {
-    let Json(template) =
-        body.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", e.body_text()))?;
+    let Json(template) = body.map_err(ApiError::from_rejection)?;
     let receipt = submit_template(&state, &new_batch_id(), &template, "api").await?;
     Ok((StatusCode::ACCEPTED, Json(receipt)))
 }

@@ -4,14 +4,19 @@
 
 pub mod batch;
 pub mod daemon;
+pub mod hooks;
 pub mod submit;
 pub mod template;
 pub mod tracker;
+pub mod v1;
 
 pub use batch::{BatchLine, BatchRequest, BatchSummary, new_batch_id, parse_url_list, run_batch};
-pub use daemon::{ScheduleConfig, SchedulerError, SchedulerOptions, WebhookConfig, run_scheduler};
+pub use daemon::{
+    ApiOptions, ScheduleConfig, SchedulerError, SchedulerOptions, WebhookConfig, run_scheduler,
+};
 pub use submit::{
     BatchRecord, Expanded, SubmitReceipt, fetch_jobs, publish_job, read_batch_record, submit_batch,
+    submit_batch_with,
 };
 pub use template::{JobTemplate, submit_template};
 pub use tracker::{BatchStatus, BatchTracker, Recorded};

@@ -28,6 +28,9 @@ pub struct BatchRecord {
     pub refused: usize,
     /// What submitted it (`cli`, `api`, `schedule:<name>`, `webhook:<name>`).
     pub source: String,
+    /// Where the batch's events are POSTed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<crate::hooks::BatchWebhook>,
 }
 
 /// One job of a [`BatchRecord`].
@@ -88,6 +91,20 @@ pub async fn submit_batch(
     refused: Vec<(String, JobError)>,
     source: &str,
 ) -> Result<SubmitReceipt, BatchError> {
+    submit_batch_with(queue, store, batch_id, jobs, refused, source, None).await
+}
+
+/// Submits a batch like [`submit_batch`], recording `webhook` as where
+/// its events go.
+pub async fn submit_batch_with(
+    queue: &dyn JobQueue,
+    store: &dyn ArtifactStore,
+    batch_id: &str,
+    jobs: Vec<Job>,
+    refused: Vec<(String, JobError)>,
+    source: &str,
+    webhook: Option<crate::hooks::BatchWebhook>,
+) -> Result<SubmitReceipt, BatchError> {
     // Every job names the store its results must reach: a worker writing
     // to another refuses it rather than lose them there.
     let store_id = oxwright_artifacts::store_id(store).await?;
@@ -125,6 +142,7 @@ pub async fn submit_batch(
             .collect(),
         refused: refused.len(),
         source: source.to_owned(),
+        webhook,
     };
     let body = serde_json::to_vec_pretty(&record).expect("batch records serialise");
     store

@@ -291,6 +291,16 @@ impl BatchTracker {
         Ok(None)
     }
 
+    /// Returns the manifest lines of a batch in progress (written or not).
+    pub fn manifest_lines(&self, batch_id: &str) -> Option<Vec<u8>> {
+        self.open.get(batch_id)?.manifest.lines().map(<[u8]>::to_vec)
+    }
+
+    /// Returns the record of a batch in progress.
+    pub fn record_of(&self, batch_id: &str) -> Option<&BatchRecord> {
+        self.open.get(batch_id).map(|b| &b.record)
+    }
+
     /// Says how many batches are in progress.
     pub fn open_batches(&self) -> usize {
         self.open.len()

@@ -51,6 +51,7 @@ async fn start(
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect::<BTreeMap<_, _>>(),
+        api: Default::default(),
     };
     let task = tokio::spawn({
         let (queue, store, shutdown) = (queue.clone(), store.clone(), shutdown.clone());
@@ -290,6 +291,7 @@ async fn a_bad_cron_expression_is_a_typed_error() {
             schedules: vec![schedule],
             webhooks: Vec::new(),
             webhook_secrets: BTreeMap::new(),
+            api: Default::default(),
         },
         None,
         CancellationToken::new(),
@@ -513,6 +515,7 @@ fn spawn_daemon(
         schedules: Vec::new(),
         webhooks: Vec::new(),
         webhook_secrets: BTreeMap::new(),
+        api: Default::default(),
     };
     let task = tokio::spawn({
         let shutdown = shutdown.clone();

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use oxwright_scheduler::{ScheduleConfig, SchedulerOptions, WebhookConfig, run_scheduler};
+use oxwright_scheduler::{ApiOptions, ScheduleConfig, SchedulerOptions, WebhookConfig, run_scheduler};
 use serde::{Deserialize, Serialize};
 
 use oxwright_worker::Setup;
@@ -16,9 +16,15 @@ use crate::signals::shutdown_on_signals;
 
 /// Arguments of `oxwright scheduler`.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:
-  oxwright --amqp amqp://127.0.0.1:5672/%2f --s3 s3://bucket/oxwright scheduler              # API on 127.0.0.1:8080
-  oxwright --amqp amqp://127.0.0.1:5672/%2f scheduler --listen 0.0.0.0:8080")]
+#[command(
+    after_help = "Without a broker (no --amqp) the daemon runs its jobs itself, on its own browsers.
+
+Examples:
+  oxwright scheduler                                                                       # embedded: API on 127.0.0.1:8080
+  curl -s localhost:8080/v1/fetch -d '{\"url\":\"https://example.com/\"}' -H 'content-type: application/json'
+  oxwright --amqp amqp://127.0.0.1:5672/%2f --s3 s3://bucket/oxwright scheduler              # distributed
+  OXWRIGHT_API_TOKEN=… oxwright --amqp amqp://127.0.0.1:5672/%2f scheduler --listen 0.0.0.0:8080"
+)]
 pub struct SchedulerCmd {
     /// Address of the HTTP API (overrides `[scheduler] listen`; port 0 picks one).
     #[arg(long)]
@@ -44,6 +50,27 @@ pub struct SchedulerSection {
     /// Webhooks.
     #[serde(default)]
     pub webhooks: Vec<WebhookConfig>,
+    /// The environment variable holding the API's bearer token.
+    #[serde(default = "default_token_env")]
+    pub api_token_env: String,
+    /// The environment variable holding the batch-webhook signing key.
+    #[serde(default = "default_signing_env")]
+    pub webhook_signing_secret_env: String,
+    /// Largest request body, bytes.
+    #[serde(default = "default_max_body")]
+    pub max_body_bytes: usize,
+}
+
+fn default_token_env() -> String {
+    "OXWRIGHT_API_TOKEN".to_owned()
+}
+
+fn default_signing_env() -> String {
+    "OXWRIGHT_WEBHOOK_SECRET".to_owned()
+}
+
+fn default_max_body() -> usize {
+    oxwright_scheduler::daemon::DEFAULT_MAX_BODY_BYTES
 }
 
 fn default_listen() -> String {
@@ -90,13 +117,13 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
             webhook_secrets.insert(hook.name.clone(), secret.clone());
         }
     }
-    let store = setup.store().await?;
-    // Started before the broker (or while it restarts), it waits for it.
-    let Some(queue) = setup.queue_patiently(&shutdown).await? else {
-        tracing::info!("scheduler stopped before the broker answered");
-        return Ok(crate::exit::OK);
+    let secret_of = |var: &str| setup.env.get(var).filter(|s| !s.is_empty()).cloned();
+    let api = ApiOptions {
+        token: secret_of(&section.api_token_env),
+        max_body_bytes: section.max_body_bytes,
+        signing_secret: secret_of(&section.webhook_signing_secret_env),
     };
-    let queue = std::sync::Arc::new(queue);
+    let store = setup.store().await?;
     let listener = if cmd.no_api {
         None
     } else {
@@ -105,15 +132,38 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
             .await
             .with_context(|| format!("binding the HTTP API to {addr}"))?;
         let bound = listener.local_addr()?;
-        // Scripts and tests read this line to find the API.
-        println!("listening on http://{bound}");
+        if !bound.ip().is_loopback() && api.token.is_none() {
+            return Err(crate::exit::usage(format!(
+                "the API would listen on {bound}, off loopback, with no token: set {} (clients then send \
+                 `Authorization: Bearer <token>`), or listen on 127.0.0.1",
+                section.api_token_env
+            )));
+        }
         Some(listener)
     };
+    // With a broker the daemon only schedules; without one it runs the
+    // jobs itself, on an in-process queue and its own browsers.
+    let embedded = setup.config.queue.amqp_url.is_none();
+    let amqp = if embedded {
+        None
+    } else {
+        // Started before the broker (or while it restarts), it waits for it.
+        let Some(queue) = setup.queue_patiently(&shutdown).await? else {
+            tracing::info!("scheduler stopped before the broker answered");
+            return Ok(crate::exit::OK);
+        };
+        Some(std::sync::Arc::new(queue))
+    };
+    if let Some(listener) = &listener {
+        // Scripts and tests read this line to find the API.
+        println!("listening on http://{}", listener.local_addr()?);
+    }
     tracing::info!(
         store = %store.describe(),
         queue_prefix = %setup.config.queue.prefix,
         schedules = section.schedules.len(),
         webhooks = section.webhooks.len(),
+        embedded,
         "scheduler ready"
     );
     let opts = SchedulerOptions {
@@ -122,10 +172,38 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         schedules: section.schedules.clone(),
         webhooks: section.webhooks.clone(),
         webhook_secrets,
+        api,
     };
-    let result = run_scheduler(queue.clone(), store, opts, listener, shutdown).await;
-    queue.close().await;
-    result?;
+    if let Some(queue) = amqp {
+        let result = run_scheduler(queue.clone(), store, opts, listener, shutdown).await;
+        queue.close().await;
+        result?;
+        return Ok(crate::exit::OK);
+    }
+    let queue = std::sync::Arc::new(oxwright_queue::MemoryQueue::new());
+    let (scheduled, worked) = tokio::join!(
+        async {
+            let result = run_scheduler(queue.clone(), store.clone(), opts, listener, shutdown.clone()).await;
+            shutdown.cancel();
+            result
+        },
+        async {
+            let result = oxwright_worker::run_consumers(
+                &setup,
+                queue.clone(),
+                store.clone(),
+                Default::default(),
+                shutdown.clone(),
+            )
+            .await;
+            // Without its workers the daemon would only queue.
+            shutdown.cancel();
+            result
+        }
+    );
+    queue.close();
+    scheduled?;
+    worked?;
     Ok(crate::exit::OK)
 }
 

@@ -212,6 +212,27 @@ impl Cluster {
         self.children.len() - 1
     }
 
+    /// Starts the scheduler daemon with its HTTP API on a free loopback
+    /// port; returns its index and the API's base URL.
+    pub fn scheduler_api(&mut self) -> (usize, String) {
+        use std::io::{BufRead, BufReader};
+        let mut child = self
+            .command("scheduler")
+            .args(["scheduler", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("oxwright scheduler starts");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = lines.next().expect("the scheduler prints its address").unwrap();
+        let base = line
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        std::thread::spawn(move || for _ in lines {});
+        self.children.push(child);
+        (self.children.len() - 1, base)
+    }
+
     pub fn pid(&self, index: usize) -> u32 {
         self.children[index].id()
     }

@@ -158,6 +158,11 @@ impl ManifestWriter {
         Ok(())
     }
 
+    /// Returns the lines recorded so far (buffered mode only).
+    pub fn lines(&self) -> Option<&[u8]> {
+        self.buffer.as_deref()
+    }
+
     /// Returns the counts so far.
     pub fn summary(&self) -> &BatchSummary {
         &self.summary
