@@ -255,3 +255,36 @@ async fn a_store_that_cannot_be_read_is_a_miss_not_a_failure() {
         assert_eq!(env.site.hits(PAGE), n);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revalidation_carries_the_request_shaping_and_the_policy_still_applies() {
+    let env = Env::start().await;
+    let store = MemoryStore::new();
+    let shaped = |max_age_ms| {
+        let mut s = spec(&env, "etag", max_age_ms);
+        s.headers.insert("X-Team".into(), "blue".into());
+        s.user_agent = Some("CacheBot/1".into());
+        s
+    };
+    assert_eq!(
+        fetch(&env, &store, &shaped(60_000)).await.cache,
+        Some(CacheStatus::Miss)
+    );
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let again = fetch(&env, &store, &shaped(10)).await;
+    assert_eq!(again.cache, Some(CacheStatus::Revalidated));
+    let last = last_request(&env);
+    assert_eq!(header(&last, "if-none-match"), Some("\"v1\""));
+    assert_eq!(header(&last, "x-team"), Some("blue"), "{last:?}");
+    assert_eq!(header(&last, "user-agent"), Some("CacheBot/1"), "{last:?}");
+
+    // A URL the policy refuses now is refused, cached or not.
+    let nothing_allowed = Arc::new(oxwright_policy::UrlPolicy::allowing(Vec::<
+        oxwright_policy::HostRule,
+    >::new()));
+    let err = fetch_cached(&env.pool, &nothing_allowed, Some(&store), &shaped(60_000))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, oxwright_jobs::ErrorKind::PolicyDenied, "{err}");
+    assert_eq!(env.site.hits(PAGE), 2);
+}
