@@ -262,6 +262,27 @@ pub struct FetchArgs {
     /// answered; each is listed in the result's warnings.
     #[arg(long, value_enum, default_value = "dismiss", value_name = "ANSWER")]
     pub dialogs: Dialogs,
+    /// A structured workflow step run on the ready page before it is read,
+    /// in `oxwright run`'s syntax, e.g. `click: button "Load more"` or
+    /// `wait: text "Item 40"` (repeatable; in order).
+    #[arg(long = "action", value_name = "STEP", value_parser = parse_action)]
+    pub actions: Vec<String>,
+    /// Answer from the artefact store's cache when it holds this request's
+    /// result from less than N ms ago (no navigation); an older entry is
+    /// revalidated with If-None-Match / If-Modified-Since. 0 always fetches.
+    #[arg(long, default_value_t = 0, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(0..=oxwright_jobs::limits::MAX_AGE_MS))]
+    pub max_age_ms: u64,
+}
+
+/// Checks one `--action` with the structured-workflow parser.
+fn parse_action(raw: &str) -> Result<String, String> {
+    oxwright_workflow::parse_steps(&[raw.to_string()])
+        .map(|_| raw.trim().to_string())
+        .map_err(|e| match e {
+            oxwright_workflow::WorkflowError::Parse { message, .. } => message,
+            other => other.to_string(),
+        })
 }
 
 /// Dialog answers as typed on the command line.
@@ -387,6 +408,8 @@ impl FetchArgs {
             Dialogs::Dismiss => DialogAction::Dismiss,
             Dialogs::Accept => DialogAction::Accept,
         };
+        spec.actions = self.actions.clone();
+        spec.max_age_ms = self.max_age_ms;
         spec
     }
 }
@@ -579,8 +602,36 @@ mod tests {
             ["--viewport", "0x5"],
             ["--header", "novalue"],
             ["--cookie", "x"],
+            ["--action", "clik: button \"Go\""],
+            ["--action", "fill: textbox \"Password\" = {{PASSWORD}}"],
         ] {
             assert!(Cli::try_parse_from(["x", bad[0], bad[1]]).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn actions_and_max_age_build_the_spec() {
+        let cli = Cli::try_parse_from([
+            "x",
+            "--action",
+            "click: button \"Accept\"",
+            "--action",
+            " wait: text \"Item 40\" ",
+            "--max-age-ms",
+            "60000",
+        ])
+        .unwrap();
+        let spec = cli.fetch.spec("https://a.example/".parse().unwrap());
+        assert_eq!(
+            spec.actions,
+            ["click: button \"Accept\"", "wait: text \"Item 40\""]
+        );
+        assert_eq!(spec.max_age_ms, 60_000);
+        let plain = Cli::try_parse_from(["x"])
+            .unwrap()
+            .fetch
+            .spec("https://a.example/".parse().unwrap());
+        assert!(plain.actions.is_empty());
+        assert_eq!(plain.max_age_ms, 0, "the cache is off unless asked for");
     }
 }

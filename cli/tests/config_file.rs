@@ -31,6 +31,33 @@ fn oxwright_in(cwd: &Path, xdg: &Path, args: &[&str], env: &[(&str, &str)]) -> O
     cmd.output().expect("oxwright runs")
 }
 
+/// Runs [`oxwright_in`] on a blocking thread (the fixture server runs on the test's runtime).
+fn oxwright_blocking(
+    cwd: &Path,
+    xdg: &Path,
+    args: Vec<String>,
+    env: Vec<(&'static str, &'static str)>,
+) -> tokio::task::JoinHandle<Output> {
+    let (cwd, xdg) = (cwd.to_path_buf(), xdg.to_path_buf());
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        oxwright_in(&cwd, &xdg, &args, &env)
+    })
+}
+
+/// `--allow-host ADDR fetch --json EXTRA… URL`.
+fn fetch_json_args(addr: &str, url: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "--allow-host".to_string(),
+        addr.into(),
+        "fetch".into(),
+        "--json".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.push(url.into());
+    args
+}
+
 fn show(out: &Output) -> String {
     format!(
         "exit {:?}\nstdout:\n{}\nstderr:\n{}",
@@ -159,23 +186,9 @@ async fn the_fetch_section_sets_defaults_that_typed_flags_override() {
     )
     .unwrap();
     let run = |args: Vec<String>, env: Vec<(&'static str, &'static str)>| {
-        let (cwd, xdg) = (dir.path().to_path_buf(), xdg.path().to_path_buf());
-        tokio::task::spawn_blocking(move || {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            oxwright_in(&cwd, &xdg, &args, &env)
-        })
+        oxwright_blocking(dir.path(), xdg.path(), args, env)
     };
-    let fetch = |extra: &[&str]| {
-        let mut a = vec![
-            "--allow-host".to_string(),
-            addr.clone(),
-            "fetch".into(),
-            "--json".into(),
-        ];
-        a.extend(extra.iter().map(|s| s.to_string()));
-        a.push(url.clone());
-        a
-    };
+    let fetch = |extra: &[&str]| fetch_json_args(&addr, &url, extra);
     let mode = |out: &Output| -> String {
         let v: serde_json::Value =
             serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", show(out)));
@@ -209,4 +222,39 @@ async fn the_fetch_section_sets_defaults_that_typed_flags_override() {
         "{}",
         show(&out)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fetch_section_turns_the_cache_on_and_a_typed_max_age_turns_it_off() {
+    let site = oxwright_fixtures::FixtureServer::start().await.unwrap();
+    let url = site.url("/cache/page");
+    let addr = site.addr().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let xdg = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("oxwright.toml"), "[fetch]\nmax_age_ms = 600000\n").unwrap();
+    let run = |extra: &[&str]| {
+        oxwright_blocking(
+            dir.path(),
+            xdg.path(),
+            fetch_json_args(&addr, &url, extra),
+            Vec::new(),
+        )
+    };
+    let cache = |out: &Output| -> String {
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", show(out)));
+        v["cache"].as_str().unwrap_or_default().to_string()
+    };
+    let first = run(&[]).await.unwrap();
+    assert_eq!(cache(&first), "miss", "{}", show(&first));
+    let second = run(&[]).await.unwrap();
+    assert_eq!(cache(&second), "hit", "{}", show(&second));
+    assert_eq!(site.hits("/cache/page"), 1, "the hit made no request");
+    assert!(
+        dir.path().join("oxwright-out/cache/fetch").is_dir(),
+        "the entry is in the default store"
+    );
+    let typed = run(&["--max-age-ms", "0"]).await.unwrap();
+    assert_eq!(cache(&typed), "miss", "a typed flag wins: {}", show(&typed));
+    assert_eq!(site.hits("/cache/page"), 2);
 }

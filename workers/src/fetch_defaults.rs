@@ -53,6 +53,9 @@ pub struct FetchDefaults {
     /// Token budget of the Markdown (`--max-tokens`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
+    /// Age in ms within which a cached result answers (`--max-age-ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_age_ms: Option<u64>,
 }
 
 impl FetchDefaults {
@@ -88,6 +91,7 @@ impl FetchDefaults {
         take!(locale, opt);
         take!(timezone, opt);
         take!(max_tokens, opt);
+        take!(max_age_ms);
     }
 
     /// Refuses values no fetch accepts, naming the key.

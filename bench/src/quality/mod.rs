@@ -202,6 +202,7 @@ async fn render(engine: &dyn BrowserEngine, policy: &Arc<UrlPolicy>, url: &url::
         block: vec![BlockResource::Image, BlockResource::Font, BlockResource::Media],
         timeout: Duration::from_secs(20),
         capture_pdf: None,
+        conditional: Vec::new(),
     };
     let nav = tab.goto(url, &opts).await?;
     let page = oxwright_fetch::extract(tab.as_ref(), Duration::from_secs(20)).await?;

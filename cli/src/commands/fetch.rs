@@ -5,7 +5,7 @@ use std::io::Write;
 
 use clap::Args;
 use futures::StreamExt;
-use oxwright_fetch::fetch_page;
+use oxwright_fetch::fetch_cached;
 use oxwright_jobs::{FetchSpec, Job, JobError, JobReport, JobSpec, ReportStatus};
 use oxwright_scheduler::batch::{BatchLine, parse_url_entry, shorten};
 use oxwright_worker::run_job;
@@ -116,7 +116,10 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
                 };
                 anyhow::Ok(Outcome::Ran(Box::new((spec, result, Some(report)))))
             } else {
-                let result = fetch_page(&ctx.pool, &ctx.policy, &spec).await.map(|o| o.result);
+                let store = Some(ctx.store.as_ref());
+                let result = fetch_cached(&ctx.pool, &ctx.policy, store, &spec)
+                    .await
+                    .map(|o| o.result);
                 anyhow::Ok(Outcome::Ran(Box::new((spec, result, None::<JobReport>))))
             }
         }

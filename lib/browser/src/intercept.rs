@@ -56,9 +56,18 @@ pub(crate) struct MainDocument {
     /// Warnings for the fetch result (a later navigation abandoned, a
     /// `ready` wait cut short), taken by [`crate::Tab::take_notes`].
     pub notes: Vec<String>,
+    /// The conditional request was answered `304 Not Modified`: nothing
+    /// was rendered, and the navigation ends with that status.
+    pub not_modified: bool,
 }
 
 impl MainDocument {
+    /// Says whether the navigation's answer was taken instead of rendered
+    /// (a PDF's bytes, or a 304 to a conditional request).
+    pub(crate) fn taken(&self) -> bool {
+        self.document.is_some() || self.not_modified
+    }
+
     /// Notes a later navigation to `url` that was given up, and why.
     fn abandon(&mut self, url: &str, reason: &str) {
         tracing::debug!(
@@ -95,6 +104,8 @@ struct Shared {
     headers: Option<Arc<HostHeaders>>,
     /// PDFs up to this size are taken as the main document's bytes.
     capture_pdf: Option<usize>,
+    /// Validators the navigation's main document request carries.
+    conditional: Vec<(String, String)>,
 }
 
 /// Returns the DevTools resource types behind a block name.
@@ -166,6 +177,7 @@ impl Interceptor {
             call_timeout: tab.call_timeout(),
             headers: opts.headers.clone(),
             capture_pdf: opts.capture_pdf,
+            conditional: opts.conditional.clone(),
         });
         let task = tokio::spawn(async move {
             while let Some(ev) = events.next().await {
@@ -203,6 +215,9 @@ impl Shared {
                     return self.fail(ev, ErrorReason::Aborted).await;
                 }
                 return self.proceed(ev).await;
+            }
+            if is_main_doc && !self.conditional.is_empty() && ev.response_status_code == Some(304) {
+                return self.not_modified(ev).await;
             }
             if is_main_doc
                 && let Some(max) = self.capture_pdf
@@ -255,7 +270,8 @@ impl Shared {
         if is_main_doc && ev.redirected_request_id.is_some() {
             self.doc.lock().expect("doc").redirects.push(url.clone());
         }
-        if let Some(rules) = &self.headers {
+        let conditional = is_main_doc && !later && !self.conditional.is_empty();
+        if self.headers.is_some() || conditional {
             let original: Vec<(String, String)> = ev
                 .request
                 .headers
@@ -267,7 +283,18 @@ impl Shared {
                         .collect()
                 })
                 .unwrap_or_default();
-            if let Some(headers) = rules.for_request(&url, &original) {
+            let mut headers = self
+                .headers
+                .as_ref()
+                .and_then(|rules| rules.for_request(&url, &original));
+            if conditional {
+                // The validators replace any the browser chose itself.
+                let mut with = headers.unwrap_or(original);
+                with.retain(|(n, _)| !self.conditional.iter().any(|(c, _)| c.eq_ignore_ascii_case(n)));
+                with.extend(self.conditional.iter().cloned());
+                headers = Some(with);
+            }
+            if let Some(headers) = headers {
                 let mut cmd = ContinueRequestParams::new(ev.request_id.clone());
                 cmd.headers = Some(headers.into_iter().map(|(n, v)| HeaderEntry::new(n, v)).collect());
                 let _ = tokio::time::timeout(self.call_timeout, self.page.execute(cmd)).await;
@@ -461,6 +488,20 @@ impl Shared {
                     })
                 }
             }
+        }
+        self.fail(ev, ErrorReason::Aborted).await
+    }
+
+    /// Notes a `304 Not Modified` answer to the conditional main document
+    /// request and aborts it: there is nothing to render, and the
+    /// navigation hands the status back.
+    async fn not_modified(&self, ev: &EventRequestPaused) {
+        {
+            let mut doc = self.doc.lock().expect("doc");
+            doc.url = Some(ev.request.url.clone());
+            doc.status = Some(304);
+            doc.headers = response_headers(ev);
+            doc.not_modified = true;
         }
         self.fail(ev, ErrorReason::Aborted).await
     }

@@ -47,6 +47,10 @@ pub struct NavigateOptions {
     /// A PDF main document is handed back whole (up to this many bytes),
     /// not refused as non-HTML.
     pub capture_pdf: Option<usize>,
+    /// Validators the main document's request carries (see
+    /// [`oxwright_engine::GotoOptions::conditional`]); a 304 ends the
+    /// navigation with nothing rendered.
+    pub conditional: Vec<(String, String)>,
 }
 
 /// Request headers that go to one host only: the extra headers of a fetch
@@ -132,6 +136,7 @@ impl NavigateOptions {
             timeout,
             headers: None,
             capture_pdf: None,
+            conditional: Vec::new(),
         }
     }
 }

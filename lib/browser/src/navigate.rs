@@ -191,8 +191,8 @@ impl Tab {
                             }
                         }
                         Some(ev) = failed.next() => {
-                            if ev.r#type == ResourceType::Document && doc.lock().expect("doc").document.is_some() {
-                                // A PDF taken whole, its rendering aborted: handed back below.
+                            if ev.r#type == ResourceType::Document && doc.lock().expect("doc").taken() {
+                                // A PDF taken whole or a 304, its rendering aborted: handed back below.
                                 return Err(BrowserError::Net { net_error: ev.error_text.clone(), url: url.to_string() });
                             }
                             if let Some(err) = main_document_failed(&ev, &doc, url) {
@@ -238,6 +238,11 @@ impl Tab {
                 let mut nav = finish(url, d);
                 nav.document = Some(bytes);
                 return Ok(nav);
+            }
+            // The conditional request was answered 304: nothing to wait for.
+            let unchanged = doc.lock().expect("doc").not_modified;
+            if unchanged {
+                return Ok(finish(url, doc.lock().expect("doc").clone()));
             }
             // A refusal recorded by the interceptor explains a timeout or error page best,
             // then one by the egress proxy of the document itself.

@@ -206,6 +206,12 @@ pub struct GotoOptions {
     /// handed back whole in [`Navigated::document`], up to this many bytes
     /// (a larger one is refused). `None`: refused like other non-HTML.
     pub capture_pdf: Option<usize>,
+    /// Validators that make the main document's request conditional
+    /// (`If-None-Match`, `If-Modified-Since` with their values): a `304`
+    /// answer ends the navigation at once with status 304 and nothing
+    /// rendered. Empty: an ordinary request. An engine that cannot add
+    /// them navigates as usual (the server then answers in full).
+    pub conditional: Vec<(String, String)>,
 }
 
 impl GotoOptions {
@@ -217,6 +223,7 @@ impl GotoOptions {
             block: Vec::new(),
             timeout,
             capture_pdf: None,
+            conditional: Vec::new(),
         }
     }
 }

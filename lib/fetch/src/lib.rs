@@ -1,12 +1,16 @@
 //! The page-fetch job (seed 002) over the engine seam: open a page,
 //! navigate, wait until its content is ready (by default: the DOM's text
 //! went quiet after `DOMContentLoaded`; or a lifecycle state, a selector,
-//! a fixed extra wait), refuse what is not HTML, read the DOM, convert it to Markdown,
+//! a fixed extra wait), run the spec's `actions` (structured workflow
+//! steps, with `oxwright_workflow`'s parser and engine), refuse what is not
+//! HTML, read the DOM, convert it to Markdown,
 //! and retry transient failures with exponential backoff (only those: a
 //! `wait_for` selector that never appeared or an unsafe port fails at once,
 //! and the message says why it was not retried). Any
 //! [`BrowserEngine`] serves it (the Chromium pool in production).
+//! [`cache`] answers from the artefact store when the spec allows.
 
+pub mod cache;
 mod extract;
 pub mod pdf;
 
@@ -17,10 +21,13 @@ use oxwright_engine::{
     BrowserEngine, EngineError, GotoOptions, OpenOptions, ScreenshotOptions, UrlPolicy, WaitCondition,
 };
 use oxwright_jobs::{
-    ContentMode, ErrorKind, FetchResult, FetchSpec, FetchTimings, Format, JobError, TokenCounts,
+    CacheStatus, ContentMode, ErrorKind, FetchResult, FetchSpec, FetchTimings, Format, JobError, TokenCounts,
 };
 use oxwright_markdown::{count_tokens, html_to_markdown, trim_to_tokens};
 
+use oxwright_workflow::{StepsError, StructuredStep, run_steps};
+
+pub use cache::fetch_cached;
 pub use extract::{
     EXTRACT_JS, ExtractOptions, Extracted, extract, extract_script, extract_with, parse_extracted,
 };
@@ -34,6 +41,30 @@ pub struct FetchOutput {
     pub html: Option<String>,
     /// A PNG screenshot, when asked for.
     pub screenshot: Option<Vec<u8>>,
+    /// The request headers that would revalidate this result later
+    /// (`If-None-Match` from the main document's `ETag`,
+    /// `If-Modified-Since` from its `Last-Modified`); empty when the
+    /// server gave neither.
+    pub validators: Vec<(String, String)>,
+}
+
+/// Returns the validators of a main document's response `headers`: the
+/// conditional request headers that ask whether it changed.
+pub fn validators(headers: &[(String, String)]) -> Vec<(String, String)> {
+    let find = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, v)| n.eq_ignore_ascii_case(name) && !v.trim().is_empty())
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let mut out = Vec::new();
+    if let Some(etag) = find("etag") {
+        out.push(("If-None-Match".to_string(), etag));
+    }
+    if let Some(date) = find("last-modified") {
+        out.push(("If-Modified-Since".to_string(), date));
+    }
+    out
 }
 
 /// Returns the backoff before retry `n` (0-based): `base × 2^n`, capped at a minute.
@@ -43,15 +74,31 @@ pub fn backoff(base_ms: u64, n: u32) -> Duration {
 }
 
 /// Fetches `spec.url`, retrying transient failures up to `spec.retry_count` times.
-#[tracing::instrument(skip_all, fields(url = %spec.url))]
 pub async fn fetch_page(
     engine: &dyn BrowserEngine,
     policy: &Arc<UrlPolicy>,
     spec: &FetchSpec,
 ) -> Result<FetchOutput, JobError> {
+    fetch_page_if(engine, policy, spec, &[])
+        .await?
+        .ok_or_else(|| JobError::new(ErrorKind::Internal, "a 304 answered an unconditional request"))
+}
+
+/// Fetches `spec.url` like [`fetch_page`], its main document's request
+/// made conditional by `validators` (see [`validators`]): `None` when the
+/// server answered `304 Not Modified` (nothing was rendered).
+#[tracing::instrument(skip_all, fields(url = %spec.url))]
+pub async fn fetch_page_if(
+    engine: &dyn BrowserEngine,
+    policy: &Arc<UrlPolicy>,
+    spec: &FetchSpec,
+    validators: &[(String, String)],
+) -> Result<Option<FetchOutput>, JobError> {
     let started = Instant::now();
     // Out-of-range durations are refused before anything waits on them.
     spec.validate().map_err(|e| e.with_url(spec.url.as_str()))?;
+    // Actions are parsed before any navigation: a bad step is bad input.
+    let actions = parse_actions(spec).map_err(|e| e.with_url(spec.url.as_str()))?;
     // The input URL is checked before any browser work (no page is leased for it).
     if let Err(source) = policy.check(&spec.url).await {
         return Err(EngineError::policy(spec.url.as_str(), &source).into());
@@ -59,11 +106,12 @@ pub async fn fetch_page(
     let mut attempt = 0u32;
     loop {
         attempt += 1;
-        match fetch_once(engine, policy, spec).await {
-            Ok(mut out) => {
+        match fetch_once(engine, policy, spec, &actions, validators).await {
+            Ok(None) => return Ok(None),
+            Ok(Some(mut out)) => {
                 out.result.attempts = attempt;
                 out.result.timings.total_ms = ms(started.elapsed());
-                return Ok(out);
+                return Ok(Some(out));
             }
             Err(mut err) => {
                 if err.is_retryable() && attempt <= spec.retry_count {
@@ -194,6 +242,7 @@ async fn pdf_output(
             !spec.include.is_empty() || !spec.exclude.is_empty(),
             "include/exclude",
         ),
+        (!spec.actions.is_empty(), "actions"),
     ]
     .into_iter()
     .filter_map(|(asked, name)| asked.then_some(name))
@@ -239,9 +288,11 @@ async fn pdf_output(
             attempts: 1,
             warnings,
             artifacts: Vec::new(),
+            cache: Some(CacheStatus::Miss),
         },
         html: None,
         screenshot: None,
+        validators: Vec::new(),
     })
 }
 
@@ -290,11 +341,56 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// Parses the spec's `actions` with the structured-workflow grammar; a bad
+/// step is an `invalid_input` error naming it.
+pub fn parse_actions(spec: &FetchSpec) -> Result<Vec<StructuredStep>, JobError> {
+    oxwright_workflow::parse_steps(&spec.actions).map_err(|e| {
+        let (n, message) = match &e {
+            oxwright_workflow::WorkflowError::Parse { line, message } => (*line, message.clone()),
+            other => (0, other.to_string()),
+        };
+        let text = spec.actions.get(n.saturating_sub(1)).map_or("", |a| a.trim());
+        JobError::new(
+            ErrorKind::InvalidInput,
+            format!("action {n} ({text}) is not a structured step: {message}"),
+        )
+    })
+}
+
+/// The deadline of one action (its auto-wait, input and settle): a
+/// workflow's default, within the attempt's deadline.
+fn action_timeout(spec: &FetchSpec) -> Duration {
+    Duration::from_millis(spec.timeout_ms.clamp(1_000, 10_000))
+}
+
+/// The job error of an action that failed: it names the step (number and
+/// text) and what went wrong; the browser's own failures keep their kind.
+fn action_error(err: StepsError) -> JobError {
+    match err {
+        StepsError::Failed {
+            number,
+            text,
+            attempts,
+            reason,
+        } => JobError::new(
+            ErrorKind::StepFailed,
+            format!("action {number} ({text}) failed after {attempts} attempt(s): {reason}"),
+        ),
+        StepsError::Fatal { number, text, error } => {
+            let mut job = JobError::from(error);
+            job.message = format!("action {number} ({text}): {}", job.message);
+            job
+        }
+    }
+}
+
 async fn fetch_once(
     engine: &dyn BrowserEngine,
     policy: &Arc<UrlPolicy>,
     spec: &FetchSpec,
-) -> Result<FetchOutput, JobError> {
+    actions: &[StructuredStep],
+    validators: &[(String, String)],
+) -> Result<Option<FetchOutput>, JobError> {
     let t0 = Instant::now();
     let mut open = OpenOptions::new(policy.clone());
     open.headless = spec.headless;
@@ -308,13 +404,26 @@ async fn fetch_once(
         block: spec.block_resources.clone(),
         timeout: Duration::from_millis(spec.timeout_ms.max(1)),
         capture_pdf: Some(PDF_MAX_BYTES),
+        conditional: validators.to_vec(),
     };
     let t1 = Instant::now();
     let page = tab.as_ref();
     let mut nav = within_memory(page, page.goto(&spec.url, &opts)).await?;
+    if !validators.is_empty() && nav.status == 304 {
+        return Ok(None);
+    }
+    // What actions lead to is more than the first document: a result they
+    // made is not revalidated by its validators (it is fetched again).
+    let validators = if actions.is_empty() {
+        self::validators(&nav.headers)
+    } else {
+        Vec::new()
+    };
     if let Some(bytes) = nav.document.take() {
         drop(tab);
-        return pdf_output(spec, nav, bytes, acquire_ms, ms(t1.elapsed())).await;
+        let mut out = pdf_output(spec, nav, bytes, acquire_ms, ms(t1.elapsed())).await?;
+        out.validators = validators;
+        return Ok(Some(out));
     }
     if spec.wait_ms > 0 {
         // A fixed extra wait, within what is left of the attempt's deadline.
@@ -322,13 +431,30 @@ async fn fetch_once(
         within_memory(page, page.wait_for(&WaitCondition::Time(wait), wait)).await?;
     }
     let navigate_ms = ms(t1.elapsed());
+    // The actions run on the ready page; a click that opened a tab leads
+    // the read there, and the page's own navigations are followed.
+    let exec = if actions.is_empty() {
+        None
+    } else {
+        let run = async {
+            run_steps(page, actions, &spec.url, action_timeout(spec))
+                .await
+                .map_err(action_error)
+        };
+        let exec = within_memory(page, run).await?;
+        if let Ok(url) = exec.page().url().await {
+            nav.final_url = url;
+        }
+        Some(exec)
+    };
+    let page: &dyn oxwright_engine::Page = exec.as_ref().map_or(page, |e| e.page());
     let full_page = spec.formats.contains(&Format::ScreenshotFullPage);
     let screenshot = if spec.screenshot || full_page || spec.formats.contains(&Format::Screenshot) {
         let opts = ScreenshotOptions {
             full_page,
             ..ScreenshotOptions::default()
         };
-        Some(tab.screenshot(&opts).await?)
+        Some(page.screenshot(&opts).await?)
     } else {
         None
     };
@@ -338,15 +464,17 @@ async fn fetch_once(
         exclude: spec.exclude.clone(),
         overlays: spec.content == ContentMode::Main && !spec.keep_overlays,
     };
-    let page = within_memory(tab.as_ref(), extract_with(tab.as_ref(), &read, EXTRACT_LIMIT)).await?;
+    let read = within_memory(page, extract_with(page, &read, EXTRACT_LIMIT)).await?;
     let extract_ms = ms(t2.elapsed());
-    let dialogs = tab.dialogs().await;
+    let dialogs = page.dialogs().await;
     // The wait's outcome, and navigations the page started after it had rendered.
-    let navigation_warnings = tab.navigation_warnings().await;
+    let navigation_warnings = page.navigation_warnings().await;
     // What the page tried after its load event (popups, workers, a script's navigation).
-    nav.refused.extend(tab.policy_refusals().await);
+    nav.refused.extend(page.policy_refusals().await);
     // The browser is done: give the page back before the CPU-bound part.
+    drop(exec);
     drop(tab);
+    let page = read;
 
     let t3 = Instant::now();
     let base = url::Url::parse(&nav.final_url).ok();
@@ -425,7 +553,7 @@ async fn fetch_once(
             nav.refused[0]
         ));
     }
-    Ok(FetchOutput {
+    Ok(Some(FetchOutput {
         result: FetchResult {
             url: spec.url.to_string(),
             final_url: nav.final_url,
@@ -452,10 +580,12 @@ async fn fetch_once(
             attempts: 1,
             warnings,
             artifacts: Vec::new(),
+            cache: Some(CacheStatus::Miss),
         },
         html,
         screenshot,
-    })
+        validators,
+    }))
 }
 
 #[cfg(test)]

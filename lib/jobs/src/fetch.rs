@@ -208,6 +208,18 @@ pub struct FetchSpec {
     /// its default, `dismiss`).
     #[serde(default, skip_serializing_if = "DialogAction::is_default")]
     pub dialogs: DialogAction,
+    /// Structured workflow steps run on the page once it is ready and
+    /// before it is read (`click: button "Load more"`, `wait: text "Item
+    /// 40"` …; the grammar of `oxwright run`'s structured steps), one step
+    /// per item.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<String>,
+    /// How old a cached result of the same request may be and still be
+    /// the answer, in milliseconds; `0` (the default) always fetches.
+    /// Past it, a cached entry with an `ETag` or `Last-Modified` is
+    /// revalidated with a conditional request.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub max_age_ms: u64,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -268,6 +280,8 @@ impl FetchSpec {
             response_headers: Vec::new(),
             formats: Vec::new(),
             dialogs: DialogAction::default(),
+            actions: Vec::new(),
+            max_age_ms: 0,
         }
     }
 
@@ -371,6 +385,26 @@ pub struct FetchResult {
     /// Artefact keys written for this job (page.md, page.html, screenshot.png).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,
+    /// Where the result came from: the page (`miss`), the cache with no
+    /// request (`hit`), or the cache after the server answered a
+    /// conditional request with 304 (`revalidated`). Absent only in
+    /// results written before the cache existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheStatus>,
+}
+
+/// Where a fetch result came from (see [`FetchResult::cache`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheStatus {
+    /// Served from the cache within `max_age_ms`; no request was made.
+    Hit,
+    /// The cached entry was older than `max_age_ms`; the server answered
+    /// the conditional request with 304, so it was served again and its
+    /// age reset.
+    Revalidated,
+    /// Fetched from the page (nothing cached, stale with no validator, or changed).
+    Miss,
 }
 
 #[cfg(test)]
@@ -499,6 +533,33 @@ mod tests {
         let mut s = base();
         s.response_headers = vec!["etag".into(), "bad name".into()];
         assert!(s.validate().is_err());
+    }
+
+    #[test]
+    fn actions_and_max_age_are_read_and_stay_off_the_wire_at_default() {
+        let spec: FetchSpec = serde_json::from_str(
+            r#"{"url":"https://a.example/","actions":["click: button \"Load more\""],"max_age_ms":60000}"#,
+        )
+        .unwrap();
+        spec.validate().unwrap();
+        assert_eq!(spec.actions, [r#"click: button "Load more""#]);
+        assert_eq!(spec.max_age_ms, 60_000);
+        let back: FetchSpec = serde_json::from_value(serde_json::to_value(&spec).unwrap()).unwrap();
+        assert_eq!(back, spec);
+        let plain = serde_json::to_value(FetchSpec::new("https://a.example/".parse().unwrap())).unwrap();
+        assert!(
+            plain.get("actions").is_none() && plain.get("max_age_ms").is_none(),
+            "{plain}"
+        );
+        let mut s = spec.clone();
+        s.actions = vec!["   ".into()];
+        assert_eq!(s.validate().unwrap_err().kind, crate::ErrorKind::InvalidInput);
+        let mut s = spec.clone();
+        s.actions = vec!["scroll: bottom".into(); crate::limits::MAX_ACTIONS + 1];
+        assert!(s.validate().is_err());
+        let mut s = spec;
+        s.max_age_ms = crate::limits::MAX_AGE_MS + 1;
+        assert!(s.validate().unwrap_err().message.contains("max_age_ms"));
     }
 
     #[test]

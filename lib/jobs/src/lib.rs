@@ -15,8 +15,8 @@ mod workflow;
 
 pub use error::{ErrorKind, JobError};
 pub use fetch::{
-    BlockResource, ContentMode, DialogAction, FetchResult, FetchSpec, FetchTimings, Format, TokenCounts,
-    WaitUntil,
+    BlockResource, CacheStatus, ContentMode, DialogAction, FetchResult, FetchSpec, FetchTimings, Format,
+    TokenCounts, WaitUntil,
 };
 pub use job::{
     Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION, SitemapSpec,

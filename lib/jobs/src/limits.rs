@@ -16,6 +16,12 @@ pub const MAX_WAIT_MS: u64 = 60_000;
 pub const MAX_RETRY_COUNT: u32 = 10;
 /// Most `include` (and most `exclude`) selectors of one fetch.
 pub const MAX_SELECTORS: usize = 50;
+/// Most `actions` of one fetch.
+pub const MAX_ACTIONS: usize = 50;
+/// Longest `actions` step of one fetch, in bytes.
+pub const MAX_ACTION_LEN: usize = 2_000;
+/// Longest cache age a fetch may accept (`max_age_ms`): 30 days.
+pub const MAX_AGE_MS: u64 = 30 * 24 * 3_600_000;
 /// Shortest deadline of one workflow action.
 pub const MIN_ACTION_TIMEOUT_MS: u64 = 100;
 /// Longest deadline of one workflow action: 2 minutes.
@@ -76,6 +82,23 @@ impl FetchSpec {
         if let Some(max) = self.max_tokens {
             check_range("max_tokens", max, 1, u64::from(u32::MAX))?;
         }
+        check_range("actions", self.actions.len() as u64, 0, MAX_ACTIONS as u64)?;
+        if let Some((i, bad)) = self
+            .actions
+            .iter()
+            .enumerate()
+            .find(|(_, a)| a.trim().is_empty() || a.len() > MAX_ACTION_LEN)
+        {
+            return Err(JobError::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "action {} ({:?}) is empty or longer than {MAX_ACTION_LEN} bytes",
+                    i + 1,
+                    bad.chars().take(80).collect::<String>()
+                ),
+            ));
+        }
+        check_range("max_age_ms", self.max_age_ms, 0, MAX_AGE_MS)?;
         self.shape().validate()
     }
 }

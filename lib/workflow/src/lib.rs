@@ -22,6 +22,7 @@ pub mod report;
 mod runner;
 mod sanitize;
 mod secrets;
+pub mod step_run;
 mod steps;
 
 pub use cache::{
@@ -46,4 +47,5 @@ pub use secrets::{
     EnvSecrets, FileSecrets, MemorySecrets, Secret, SecretError, SecretStore, missing as missing_secrets,
     placeholders, resolve as resolve_placeholders,
 };
+pub use step_run::{StepsError, parse_steps, run_steps};
 pub use steps::{StepAction, StructuredStep, Workflow, WorkflowBody};

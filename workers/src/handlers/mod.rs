@@ -230,7 +230,9 @@ async fn run_fetch(
     job: &Job,
     spec: &oxwright_jobs::FetchSpec,
 ) -> Result<Vec<String>, JobError> {
-    let mut out = oxwright_fetch::fetch_page(&ctx.pool, &ctx.policy, spec).await?;
+    // The store's fetch cache answers when the spec's max_age_ms allows.
+    let mut out =
+        oxwright_fetch::fetch_cached(&ctx.pool, &ctx.policy, Some(ctx.store.as_ref()), spec).await?;
     let kind = job.kind();
     let store_err = |e: ArtifactError| store_error(&e);
     let md_key = keys::job_artifact(kind, job.id, "page.md");

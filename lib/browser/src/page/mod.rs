@@ -427,6 +427,7 @@ impl Page for ChromiumPage {
             timeout: opts.timeout,
             headers: shape::host_headers(url, &self.shape),
             capture_pdf: opts.capture_pdf,
+            conditional: opts.conditional.clone(),
         };
         shape::set_cookies(&self.lease, url, &self.shape).await?;
         Ok(self.lease.navigate(url, &nav).await?)

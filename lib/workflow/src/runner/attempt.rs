@@ -3,48 +3,18 @@
 //! and decisions for it.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use chrono::Utc;
-use oxwright_jobs::{
-    StepAttemptResult, StepDecision, StepDurations, StepEmergency, StepRecord, StepTokens, StepValue,
-};
+use oxwright_jobs::{StepAttemptResult, StepDecision, StepDurations, StepEmergency, StepRecord, StepTokens};
 use oxwright_llm::Usage;
 use serde_json::{Value, json};
 
 use super::Run;
-use crate::decision::{Action, ActionDecision, ActionValue};
+use crate::decision::{Action, ActionDecision};
+pub(super) use crate::step_run::{act_decision, ms, precheck_count};
 use crate::steps::{StepAction, StructuredStep};
 use crate::{AttemptError, Locator, WorkflowError};
 use oxwright_engine::Target;
-
-pub(super) fn precheck_count<T>(r: &Result<T, AttemptError>) -> usize {
-    match r {
-        Err(AttemptError::NotUnique { count, .. }) => *count,
-        Err(AttemptError::NoMatch { .. }) => 0,
-        Ok(_) => 1,
-        Err(_) => 0,
-    }
-}
-
-fn step_value(v: &ActionValue) -> StepValue {
-    match v {
-        ActionValue::Placeholder(t) => StepValue::Placeholder(t.clone()),
-        ActionValue::Literal(t) => StepValue::Literal(t.clone()),
-    }
-}
-
-/// The record of a structured action.
-pub(super) fn act_decision(locator: &Locator, action: Action, value: Option<&ActionValue>) -> StepDecision {
-    StepDecision {
-        locator: Some(locator.clone()),
-        action: action.as_str().to_string(),
-        value: value.map(step_value),
-        confidence: None,
-        rationale: None,
-        url: None,
-    }
-}
 
 /// The record of an LLM decision.
 pub(super) fn llm_decision(d: &ActionDecision, locator: &Locator) -> StepDecision {
@@ -137,10 +107,6 @@ pub(super) fn describe_decision(d: Option<&StepDecision>) -> String {
             },
         },
     }
-}
-
-pub(super) fn ms(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1000.0 * 100.0).round() / 100.0
 }
 
 /// One `steps.jsonl` line being built.

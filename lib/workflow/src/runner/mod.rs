@@ -39,8 +39,7 @@ use failure::{StepKind, Tried};
 use attempt::{AttemptLine, llm_decision, ms};
 use oxwright_jobs::{StepDurations as Durations, StepEmergency};
 
-/// Attempts per step (seed: at most 3).
-pub const MAX_ATTEMPTS: u32 = 3;
+pub use crate::step_run::MAX_ATTEMPTS;
 
 /// Characters of snapshot the budget keeps before it cuts the sitemap's URLs.
 const SNAPSHOT_FLOOR: usize = 2_000;

@@ -1,0 +1,385 @@
+//! One attempt of a structured step on an [`Executor`], with no LLM and no
+//! log: what the workflow runner records per attempt, and what a page fetch
+//! runs as its `actions` before it reads the page ([`run_steps`]). One
+//! engine for both, so a step means the same wherever it is written.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use oxwright_engine::{Page, Target};
+use oxwright_jobs::{StepDecision, StepDurations as Durations, StepValue};
+
+use crate::decision::{Action, ActionValue};
+use crate::executor::{ActError, Executor};
+use crate::steps::{StepAction, StructuredStep};
+use crate::{AttemptError, Locator, MemorySecrets, Sanitizer, WorkflowError};
+
+/// Attempts per structured step (seed: at most 3).
+pub const MAX_ATTEMPTS: u32 = 3;
+
+/// How long an `if present` step looks for its target before skipping.
+const PRESENT_GRACE: Duration = Duration::from_secs(1);
+
+/// What one attempt did, for its record.
+#[derive(Debug, Default)]
+pub struct StepTrace {
+    /// The decision made (locator, action, value, URL).
+    pub decision: Option<StepDecision>,
+    /// Elements the precheck found.
+    pub precheck: Option<usize>,
+    /// Set once the action ran: whether it navigated, when known.
+    pub acted: Option<Option<bool>>,
+    /// Why the step was skipped (`if present` with nothing there).
+    pub skipped: Option<String>,
+    /// Where the attempt's time went.
+    pub durations: Durations,
+}
+
+pub(crate) fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1000.0 * 100.0).round() / 100.0
+}
+
+pub(crate) fn precheck_count<T>(r: &Result<T, AttemptError>) -> usize {
+    match r {
+        Err(AttemptError::NotUnique { count, .. }) => *count,
+        Err(AttemptError::NoMatch { .. }) => 0,
+        Ok(_) => 1,
+        Err(_) => 0,
+    }
+}
+
+fn step_value(v: &ActionValue) -> StepValue {
+    match v {
+        ActionValue::Placeholder(t) => StepValue::Placeholder(t.clone()),
+        ActionValue::Literal(t) => StepValue::Literal(t.clone()),
+    }
+}
+
+/// The record of a structured action.
+pub(crate) fn act_decision(locator: &Locator, action: Action, value: Option<&ActionValue>) -> StepDecision {
+    StepDecision {
+        locator: Some(locator.clone()),
+        action: action.as_str().to_string(),
+        value: value.map(step_value),
+        confidence: None,
+        rationale: None,
+        url: None,
+    }
+}
+
+/// A decision with no locator (`press`, `dialog`, `scroll`, `goto`).
+fn plain_decision(action: &str, value: Option<String>, url: Option<String>) -> StepDecision {
+    StepDecision {
+        locator: None,
+        action: action.into(),
+        value: value.map(StepValue::Literal),
+        confidence: None,
+        rationale: None,
+        url,
+    }
+}
+
+/// Runs one attempt of `step` on `exec`. `Ok(Err(_))` is an attempt that
+/// failed (the next one may succeed); `Err(_)` ends the run. `wait` bounds
+/// the attempt's auto-waits; a `goto:` is resolved against `start_url`.
+pub async fn attempt_step(
+    exec: &mut Executor<'_>,
+    step: &StructuredStep,
+    start_url: &url::Url,
+    wait: Duration,
+    sanitizer: &Sanitizer,
+    trace: &mut StepTrace,
+) -> Result<Result<(), AttemptError>, WorkflowError> {
+    let d = &mut trace.durations;
+    let engine_attempt =
+        |e: &oxwright_engine::EngineError| AttemptError::from_engine(e, sanitizer.clean(&e.to_string()));
+    Ok(match &step.action {
+        StepAction::Goto(raw) => {
+            let t = Instant::now();
+            let url = start_url.join(raw).map_err(|e| WorkflowError::Parse {
+                line: step.line,
+                message: format!("goto URL: {e}"),
+            })?;
+            trace.decision = Some(plain_decision("goto", None, Some(url.to_string())));
+            let r = match exec.goto(&url).await {
+                Ok(()) => Ok(()),
+                Err(e) if e.is_fatal() => return Err(e.into()),
+                Err(e) => Err(engine_attempt(&e)),
+            };
+            d.action_ms = ms(t.elapsed());
+            r
+        }
+        StepAction::Sleep(dur) => {
+            tokio::time::sleep(*dur).await;
+            Ok(())
+        }
+        StepAction::Expect(assertion) => {
+            let t = Instant::now();
+            let r = exec.check(assertion, wait).await;
+            d.precheck_ms = ms(t.elapsed());
+            trace.decision = Some(StepDecision {
+                locator: assertion.locator().cloned(),
+                ..plain_decision("expect", None, None)
+            });
+            match r {
+                Ok(()) => {
+                    trace.precheck = assertion.locator().map(|_| 1);
+                    Ok(())
+                }
+                Err(ActError::Workflow(e)) => return Err(e),
+                Err(ActError::Engine(e)) => return Err(e.into()),
+                Err(e) => {
+                    let err = e.attempt();
+                    if assertion.locator().is_some() {
+                        trace.precheck = Some(precheck_count::<()>(&Err(err.clone())));
+                    }
+                    Err(err)
+                }
+            }
+        }
+        StepAction::Act {
+            locator,
+            nth,
+            action,
+            value,
+            if_present,
+        } => {
+            trace.decision = Some(act_decision(locator, *action, value.as_ref()));
+            if *if_present && !present(exec, locator, wait).await? {
+                trace.precheck = Some(0);
+                trace.acted = Some(None);
+                trace.skipped = Some(format!("skipped: {locator} matched nothing (if present)"));
+                Ok(())
+            } else {
+                act(exec, locator, *nth, *action, value.as_ref(), wait, trace).await?
+            }
+        }
+        StepAction::PressKey(key) => {
+            trace.decision = Some(plain_decision("press", Some(key.clone()), None));
+            let t = Instant::now();
+            // The focused element takes the key; with none, the body does.
+            let focused = Locator::css(":focus");
+            let target = match exec.locate(&focused).await {
+                Ok(found) if found.len() == 1 => Target::Element(found[0].clone()),
+                _ => Target::Locator {
+                    locator: Locator::css("body"),
+                    nth: None,
+                },
+            };
+            let r = exec
+                .perform(&target, Action::Press, Some(&ActionValue::Literal(key.clone())))
+                .await;
+            d.action_ms = ms(t.elapsed());
+            match r {
+                Ok(acted) => {
+                    d.settle_ms = ms(acted.settle);
+                    trace.acted = Some(Some(acted.navigated));
+                    Ok(())
+                }
+                Err(ActError::Workflow(e)) => return Err(e),
+                Err(ActError::Engine(e)) => return Err(e.into()),
+                Err(e) => Err(e.attempt()),
+            }
+        }
+        StepAction::Dialog { accept, text } => {
+            let how = if *accept {
+                oxwright_engine::DialogAction::Accept
+            } else {
+                oxwright_engine::DialogAction::Dismiss
+            };
+            let word = if *accept { "accept" } else { "dismiss" };
+            trace.decision = Some(plain_decision("dialog", Some(word.into()), None));
+            match exec.page().answer_dialogs(how, text.clone()).await {
+                Ok(()) => Ok(()),
+                Err(e) if e.is_fatal() => return Err(e.into()),
+                Err(e) => Err(AttemptError::Action(sanitizer.clean(&e.message))),
+            }
+        }
+        StepAction::ScrollPage(to) => {
+            trace.decision = Some(plain_decision(
+                "scroll",
+                Some(format!("{to:?}").to_lowercase()),
+                None,
+            ));
+            let t = Instant::now();
+            let r = exec.page().evaluate(to.script(), exec.timeout()).await;
+            d.action_ms = ms(t.elapsed());
+            match r {
+                Ok(_) => Ok(()),
+                Err(e) if e.is_fatal() => return Err(e.into()),
+                Err(e) => Err(engine_attempt(&e)),
+            }
+        }
+    })
+}
+
+/// Whether `locator` matches anything within a short grace (the page
+/// may still be drawing what an `if present` step looks for).
+async fn present(exec: &Executor<'_>, locator: &Locator, wait: Duration) -> Result<bool, WorkflowError> {
+    let deadline = Instant::now() + wait.min(PRESENT_GRACE);
+    loop {
+        match exec.locate(locator).await {
+            Ok(found) if !found.is_empty() => return Ok(true),
+            Ok(_) => {}
+            Err(e) if e.is_fatal() => return Err(e.into()),
+            Err(_) => {}
+        }
+        if Instant::now() >= deadline {
+            return Ok(false);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits for exactly one match of `locator` (or its `nth`) and acts on it.
+pub(crate) async fn act(
+    exec: &mut Executor<'_>,
+    locator: &Locator,
+    nth: Option<usize>,
+    action: Action,
+    value: Option<&ActionValue>,
+    wait: Duration,
+    trace: &mut StepTrace,
+) -> Result<Result<(), AttemptError>, WorkflowError> {
+    let t = Instant::now();
+    let target = exec.wait_for_target(locator, nth, wait).await;
+    trace.durations.precheck_ms = ms(t.elapsed());
+    let target = match target {
+        Ok(t) => {
+            trace.precheck = Some(1);
+            t
+        }
+        Err(err) => {
+            trace.precheck = Some(precheck_count::<()>(&Err(err.clone())));
+            return Ok(Err(err));
+        }
+    };
+    match exec.perform(&Target::Element(target), action, value).await {
+        Ok(acted) => {
+            trace.durations.action_ms = ms(acted.action);
+            trace.durations.settle_ms = ms(acted.settle);
+            trace.acted = Some(Some(acted.navigated));
+            Ok(Ok(()))
+        }
+        Err(ActError::Workflow(e)) => Err(e),
+        Err(ActError::Engine(e)) => Err(e.into()),
+        Err(e) => Ok(Err(e.attempt())),
+    }
+}
+
+/// The auto-wait of one attempt: the action deadline shared across the
+/// attempts, at least a second.
+pub fn attempt_wait(action_timeout: Duration) -> Duration {
+    (action_timeout / MAX_ATTEMPTS).max(Duration::from_secs(1))
+}
+
+/// Why a list of steps stopped.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StepsError {
+    /// A step did not complete within its attempts.
+    #[error("step {number} ({text}) failed after {attempts} attempt(s): {reason}")]
+    Failed {
+        /// 1-based position in the list.
+        number: usize,
+        /// The step as written.
+        text: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The last attempt's failure.
+        reason: AttemptError,
+    },
+    /// Something ended the run (the browser, a secret, a bad `goto:`).
+    #[error("step {number} ({text}): {error}")]
+    Fatal {
+        /// 1-based position in the list.
+        number: usize,
+        /// The step as written.
+        text: String,
+        /// What ended it.
+        error: WorkflowError,
+    },
+}
+
+/// Parses structured steps given one per item (a fetch's `actions`):
+/// each must be a step line (`click: button "Load more"`); a `#` comment
+/// or an empty item is refused. Errors name the 1-based item.
+pub fn parse_steps(items: &[String]) -> Result<Vec<StructuredStep>, WorkflowError> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, raw)| {
+            let text = raw.trim();
+            let bad = |message: String| WorkflowError::Parse { line: i + 1, message };
+            if text.is_empty() || text.contains('\n') {
+                return Err(bad("a step is one non-empty line".into()));
+            }
+            let action = crate::steps::parse_step(text).map_err(bad)?;
+            if !crate::placeholders(text).is_empty() {
+                return Err(bad(
+                    "{{NAME}} placeholders need a secret store, which only workflow runs have".into(),
+                ));
+            }
+            Ok(StructuredStep {
+                line: i + 1,
+                text: text.to_string(),
+                action,
+            })
+        })
+        .collect()
+}
+
+/// Runs `steps` in order on `page` (no LLM, no log), each with up to
+/// [`MAX_ATTEMPTS`] attempts as in a workflow run; `action_timeout` bounds
+/// each action and its settle. A click that opens a tab is followed: the
+/// returned executor's [`Executor::page`] is the page the steps ended on.
+pub async fn run_steps<'a>(
+    page: &'a dyn Page,
+    steps: &[StructuredStep],
+    start_url: &url::Url,
+    action_timeout: Duration,
+) -> Result<Executor<'a>, StepsError> {
+    let sanitizer = Sanitizer::default();
+    let mut exec = Executor::new(
+        page,
+        sanitizer.clone(),
+        Arc::new(MemorySecrets::default()),
+        action_timeout,
+        oxwright_engine::DEFAULT_MAX_CHARS,
+    );
+    let wait = attempt_wait(action_timeout);
+    for (i, step) in steps.iter().enumerate() {
+        let mut last = None;
+        for attempt in 1..=MAX_ATTEMPTS {
+            let mut trace = StepTrace::default();
+            match attempt_step(&mut exec, step, start_url, wait, &sanitizer, &mut trace).await {
+                Ok(Ok(())) => {
+                    last = None;
+                    break;
+                }
+                Ok(Err(reason)) => {
+                    let canvas = matches!(reason, AttemptError::Canvas(_));
+                    last = Some((attempt, reason));
+                    if canvas {
+                        break;
+                    }
+                }
+                Err(error) => {
+                    return Err(StepsError::Fatal {
+                        number: i + 1,
+                        text: step.text.clone(),
+                        error,
+                    });
+                }
+            }
+        }
+        if let Some((attempts, reason)) = last {
+            return Err(StepsError::Failed {
+                number: i + 1,
+                text: step.text.clone(),
+                attempts,
+                reason,
+            });
+        }
+    }
+    Ok(exec)
+}
