@@ -244,6 +244,11 @@ pub struct FetchArgs {
         hide_env_values = true
     )]
     pub basic_auth: Option<String>,
+    /// An upstream proxy every request of the page leaves through, after
+    /// the URL policy: http://[USER:PASSWORD@]HOST:PORT, socks5://… (the
+    /// proxy connects to the checked address) or socks5h://… (it resolves).
+    #[arg(long, value_name = "URL", env = "OXWRIGHT_PROXY", hide_env_values = true)]
+    pub proxy: Option<String>,
     /// A token budget (cl100k) for the Markdown: cut at a block boundary, and the result says so.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u64::from(u32::MAX)))]
     pub max_tokens: Option<u64>,
@@ -404,6 +409,7 @@ impl FetchArgs {
                 host: self.basic_auth_host.clone(),
             }
         });
+        spec.proxy = self.proxy.clone().map(oxwright_jobs::ProxyUrl);
         spec.dialogs = match self.dialogs {
             Dialogs::Dismiss => DialogAction::Dismiss,
             Dialogs::Accept => DialogAction::Accept,

@@ -155,6 +155,8 @@ const PERMANENT_NET_ERRORS: &[&str] = &[
     "ERR_UNKNOWN_URL_SCHEME",
     "ERR_DISALLOWED_URL_SCHEME",
     "ERR_UNSAFE_PORT",
+    // The job's upstream proxy refused its credentials.
+    "ERR_PROXY_AUTH_UNSUPPORTED",
 ];
 
 fn is_permanent_net_error(net_error: &str) -> bool {
@@ -173,6 +175,8 @@ fn status_hint(status: u16) -> &'static str {
 fn net_hint(net_error: &str) -> &'static str {
     if net_error.contains("ERR_UNSAFE_PORT") {
         " (Chromium never connects to this port, which belongs to another protocol; serve the page on another port)"
+    } else if net_error.contains("ERR_PROXY_AUTH_UNSUPPORTED") {
+        " (the job's proxy refused its user and password: check the `proxy` URL's credentials)"
     } else {
         ""
     }

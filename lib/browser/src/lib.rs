@@ -51,6 +51,9 @@ pub struct NavigateOptions {
     /// [`oxwright_engine::GotoOptions::conditional`]); a 304 ends the
     /// navigation with nothing rendered.
     pub conditional: Vec<(String, String)>,
+    /// The upstream proxy the page's requests leave through (after the
+    /// policy judged them); needs a context of its own.
+    pub proxy: Option<oxwright_jobs::ProxyUrl>,
 }
 
 /// Request headers that go to one host only: the extra headers of a fetch
@@ -137,6 +140,7 @@ impl NavigateOptions {
             headers: None,
             capture_pdf: None,
             conditional: Vec::new(),
+            proxy: None,
         }
     }
 }

@@ -49,7 +49,11 @@ impl Tab {
                 url: url.to_string(),
                 source,
             })?;
-        self.begin_egress(&opts.policy);
+        self.begin_egress(&opts.policy, opts.proxy.as_ref())
+            .map_err(|message| BrowserError::Net {
+                url: url.to_string(),
+                net_error: message,
+            })?;
         // An earlier navigation still waiting for its `load` would hold this
         // one back; what it takes to end that is over before this one listens.
         self.unstick_navigation().await;

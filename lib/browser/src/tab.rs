@@ -144,13 +144,37 @@ impl Tab {
 
     /// Puts `policy` on the egress proxy for the job starting now and drops
     /// refusals left from before it.
-    pub(crate) fn begin_egress(&self, policy: &Arc<UrlPolicy>) {
+    pub(crate) fn begin_egress(
+        &self,
+        policy: &Arc<UrlPolicy>,
+        proxy: Option<&oxwright_jobs::ProxyUrl>,
+    ) -> Result<(), String> {
+        let upstream = match proxy {
+            None => None,
+            Some(proxy) => {
+                // A shared context has one way out for every job in it.
+                if self.context.is_none() || self.egress.is_none() {
+                    return Err(format!(
+                        "net::ERR_INVALID_URL: proxy {}: a job's proxy needs a browser context of its own; \
+                         [browser] isolation = \"shared\" has one way out for every job",
+                        proxy.redacted()
+                    ));
+                }
+                let parsed = oxwright_egress::Upstream::parse(&proxy.0)
+                    .map_err(|why| format!("net::ERR_INVALID_URL: {why}"))?;
+                Some(Arc::new(parsed))
+            }
+        };
         if let Some(egress) = &self.egress {
             if !Arc::ptr_eq(&egress.policy(), policy) {
                 egress.set_policy(policy.clone());
             }
+            if egress.upstream() != upstream {
+                egress.set_upstream(upstream);
+            }
             egress.drain_refusals();
         }
+        Ok(())
     }
 
     /// Returns what the URL policy refused since the last navigation
@@ -556,8 +580,10 @@ impl Tab {
                 .inspect_err(|_| self.failed.store(true, Ordering::SeqCst))?;
         }
         if let Some(egress) = &self.egress {
-            // Until the next job says otherwise, nothing non-public leaves.
+            // Until the next job says otherwise, nothing non-public leaves,
+            // and nothing through this job's proxy.
             egress.set_policy(Arc::new(UrlPolicy::default()));
+            egress.set_upstream(None);
             egress.drain_refusals();
         }
         let origins = std::mem::take(&mut *self.origins.lock().expect("origins"));

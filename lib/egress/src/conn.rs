@@ -175,6 +175,7 @@ fn net_error(err: &std::io::Error) -> &'static str {
         std::io::ErrorKind::HostUnreachable | std::io::ErrorKind::NetworkUnreachable => {
             "net::ERR_ADDRESS_UNREACHABLE"
         }
+        std::io::ErrorKind::PermissionDenied => "net::ERR_PROXY_AUTH_UNSUPPORTED",
         _ => "net::ERR_CONNECTION_FAILED",
     }
 }
@@ -226,7 +227,21 @@ async fn judge_and_connect(
             return None;
         }
     };
-    match connect_any(&addrs, shared.limits.connect_timeout).await {
+    let connected = match shared.upstream() {
+        Some(upstream) => {
+            let host = url
+                .host_str()
+                .unwrap_or_default()
+                .trim_start_matches('[')
+                .trim_end_matches(']');
+            let port = url.port_or_known_default().unwrap_or(80);
+            upstream
+                .connect(host, port, &addrs, shared.limits.connect_timeout)
+                .await
+        }
+        None => connect_any(&addrs, shared.limits.connect_timeout).await,
+    };
+    match connected {
         Ok(upstream) => {
             shared
                 .forwarded

@@ -10,8 +10,10 @@
 
 mod conn;
 mod pump;
+mod upstream;
 
 pub use conn::NET_ERROR_HEADER;
+pub use upstream::{Upstream, UpstreamKind};
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -74,6 +76,8 @@ pub struct EgressStats {
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) policy: RwLock<Arc<UrlPolicy>>,
+    /// The proxy connections leave through, if any.
+    pub(crate) upstream: RwLock<Option<Arc<Upstream>>>,
     pub(crate) resolver: Arc<dyn Resolver>,
     pub(crate) limits: EgressLimits,
     refusals: Mutex<Vec<Refusal>>,
@@ -85,6 +89,10 @@ pub(crate) struct Shared {
 impl Shared {
     pub(crate) fn policy(&self) -> Arc<UrlPolicy> {
         self.policy.read().expect("policy lock").clone()
+    }
+
+    pub(crate) fn upstream(&self) -> Option<Arc<Upstream>> {
+        self.upstream.read().expect("upstream lock").clone()
     }
 
     pub(crate) fn refuse(&self, target: String, error: PolicyError) {
@@ -123,6 +131,7 @@ impl EgressProxy {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             policy: RwLock::new(policy),
+            upstream: RwLock::new(None),
             resolver,
             limits,
             refusals: Mutex::new(Vec::new()),
@@ -148,6 +157,18 @@ impl EgressProxy {
     /// Replaces the policy applied to requests from now on.
     pub fn set_policy(&self, policy: Arc<UrlPolicy>) {
         *self.shared.policy.write().expect("policy lock") = policy;
+    }
+
+    /// Sends the connections opened from now on through `upstream` (an
+    /// HTTP or SOCKS5 proxy), or directly with `None`. The policy still
+    /// judges every target first.
+    pub fn set_upstream(&self, upstream: Option<Arc<Upstream>>) {
+        *self.shared.upstream.write().expect("upstream lock") = upstream;
+    }
+
+    /// Returns the upstream proxy in force.
+    pub fn upstream(&self) -> Option<Arc<Upstream>> {
+        self.shared.upstream()
     }
 
     /// Returns the policy in force.

@@ -193,6 +193,12 @@ pub struct FetchSpec {
     /// Basic credentials, sent to one host only (by default the fetched URL's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basic_auth: Option<BasicAuth>,
+    /// An upstream proxy (`http://`, `socks5://`, `socks5h://`, with
+    /// credentials in the URL) every request of the page leaves through,
+    /// after the URL policy judged it. Under `isolation = "shared"` it is
+    /// refused (a shared context has one way out for every job).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<crate::shape::ProxyUrl>,
     /// Outputs to add to the result (`html`, `raw_html`, `text`, screenshots).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub formats: Vec<Format>,
@@ -276,6 +282,7 @@ impl FetchSpec {
             viewport: None,
             mobile: false,
             basic_auth: None,
+            proxy: None,
             max_tokens: None,
             response_headers: Vec::new(),
             formats: Vec::new(),
@@ -296,6 +303,7 @@ impl FetchSpec {
             viewport: self.viewport,
             mobile: self.mobile,
             basic_auth: self.basic_auth.clone(),
+            proxy: self.proxy.clone(),
         }
     }
 }

@@ -23,7 +23,7 @@ pub use job::{
 };
 pub use locator::Locator;
 pub use page_info::{PageImage, PageLink, PageLinks, PageMetadata};
-pub use shape::{BasicAuth, CookieSpec, RequestShape, Viewport};
+pub use shape::{BasicAuth, CookieSpec, ProxyUrl, RequestShape, Viewport};
 pub use step::{
     StepAttemptResult, StepDecision, StepDurations, StepEmergency, StepRecord, StepTokens, StepValue,
 };

@@ -68,6 +68,57 @@ impl std::fmt::Debug for BasicAuth {
     }
 }
 
+/// An upstream proxy for a job's traffic: `http://[user:password@]host:port`,
+/// `socks5://…` (the proxy connects to the address the URL policy checked)
+/// or `socks5h://…` (the proxy resolves names). `Debug` hides credentials.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ProxyUrl(pub String);
+
+impl std::fmt::Debug for ProxyUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ProxyUrl({:?})", self.redacted())
+    }
+}
+
+impl ProxyUrl {
+    /// The URL with its credentials replaced by `***`.
+    pub fn redacted(&self) -> String {
+        match self.0.split_once("://") {
+            Some((scheme, rest)) => match rest.rsplit_once('@') {
+                Some((_, host)) => format!("{scheme}://***@{host}"),
+                None => self.0.clone(),
+            },
+            None => "<not a URL>".to_owned(),
+        }
+    }
+
+    /// Refuses what cannot be a proxy URL; the message never holds the
+    /// credentials.
+    pub fn validate(&self) -> Result<(), JobError> {
+        let bad = |why: &str| {
+            Err(JobError::new(
+                ErrorKind::InvalidInput,
+                format!("proxy {}: {why}", self.redacted()),
+            ))
+        };
+        let Ok(url) = url::Url::parse(&self.0) else {
+            return bad("not a URL: give scheme://[user:password@]host:port");
+        };
+        if !matches!(url.scheme(), "http" | "socks5" | "socks5h") {
+            return bad("only http://, socks5:// and socks5h:// proxies are supported");
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return bad("the URL has no host");
+        }
+        if !(url.path().is_empty() || url.path() == "/") || url.query().is_some() || url.fragment().is_some()
+        {
+            return bad("give only scheme://[user:password@]host:port");
+        }
+        Ok(())
+    }
+}
+
 /// How a page's requests and environment are shaped; the default changes nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RequestShape {
@@ -88,6 +139,8 @@ pub struct RequestShape {
     pub mobile: bool,
     /// Basic credentials for one host.
     pub basic_auth: Option<BasicAuth>,
+    /// The upstream proxy every request of the page leaves through.
+    pub proxy: Option<ProxyUrl>,
 }
 
 impl RequestShape {
@@ -155,6 +208,9 @@ impl RequestShape {
             && (a.username.contains(':') || !line(&a.username) || !line(&a.password))
         {
             return bad("basic_auth: the user name cannot hold ':' and neither part a line break".into());
+        }
+        if let Some(proxy) = &self.proxy {
+            proxy.validate()?;
         }
         Ok(())
     }

@@ -428,6 +428,7 @@ impl Page for ChromiumPage {
             headers: shape::host_headers(url, &self.shape),
             capture_pdf: opts.capture_pdf,
             conditional: opts.conditional.clone(),
+            proxy: self.shape.proxy.clone(),
         };
         shape::set_cookies(&self.lease, url, &self.shape).await?;
         Ok(self.lease.navigate(url, &nav).await?)
