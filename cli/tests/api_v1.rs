@@ -24,7 +24,7 @@ const API_TOKEN: &str = "api-token-abcdef";
 struct Daemon {
     child: Child,
     base: String,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Drop for Daemon {
@@ -80,7 +80,7 @@ fn start(site: &FixtureServer, config: &str, listen: &str, token: Option<&str>) 
     Daemon {
         child,
         base: format!("http://127.0.0.1:{port}"),
-        _dir: dir,
+        dir,
     }
 }
 
@@ -593,4 +593,62 @@ async fn off_loopback_the_api_needs_its_token() {
     assert_eq!(status, 200, "{body}");
     assert!(site.hits("/") >= 1);
     drop(daemon);
+}
+
+/// An embedded daemon stopped mid-batch: what ran keeps its line, and the
+/// jobs it never started get a `cancelled` line, so the manifest still has
+/// one line per job and the batch its summary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_embedded_daemon_stopped_mid_batch_leaves_a_complete_manifest() {
+    let site = FixtureServer::start().await.unwrap();
+    let mut daemon = start(&site, CONFIG, "127.0.0.1:0", None);
+    let client = Client {
+        http: http_client(),
+        base: daemon.base.clone(),
+        token: None,
+    };
+    let urls: Vec<String> = (0..30)
+        .map(|i| site.url(&format!("/slow?ms=1500&n={i}")))
+        .collect();
+    let (status, accepted) = client
+        .call("post", "/v1/batches", Some(&json!({ "urls": urls })))
+        .await;
+    assert_eq!(status, 202, "{accepted}");
+    let batch_id = accepted["batch_id"].as_str().unwrap().to_owned();
+    for _ in 0..300 {
+        let (_, view) = client
+            .call("get", &format!("/v1/batches/{batch_id}?limit=1"), None)
+            .await;
+        if view["done"].as_u64().unwrap_or(0) >= 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    unsafe { libc::kill(daemon.child.id() as i32, libc::SIGTERM) };
+    let status = tokio::task::spawn_blocking({
+        let mut child = std::mem::replace(&mut daemon.child, Command::new("true").spawn().unwrap());
+        move || child.wait().unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(status.success(), "{status:?}");
+    let batch = daemon.dir.path().join("out/batches").join(&batch_id);
+    let manifest = std::fs::read_to_string(batch.join("manifest.jsonl")).unwrap();
+    let lines: Vec<Value> = manifest
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: std::collections::BTreeSet<&str> = lines.iter().map(|l| l["job_id"].as_str().unwrap()).collect();
+    assert_eq!(
+        (lines.len(), ids.len()),
+        (30, 30),
+        "one line per job:\n{manifest}"
+    );
+    let ok = lines.iter().filter(|l| l["status"] == "ok").count();
+    let cancelled = lines.iter().filter(|l| l["error"]["kind"] == "cancelled").count();
+    assert!(
+        ok >= 1 && cancelled >= 5 && ok + cancelled == 30,
+        "ok {ok}, cancelled {cancelled}:\n{manifest}"
+    );
+    assert!(batch.join("summary.json").exists(), "the batch is complete");
 }

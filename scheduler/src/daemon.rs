@@ -216,6 +216,14 @@ async fn report_loop(state: &AppState, shutdown: &CancellationToken) -> Result<(
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => {
+                // Reports already waiting are recorded before the last
+                // flush (an embedded daemon's in-process queue would lose
+                // them); a broker would hand them to the next scheduler.
+                while let Ok(Some(next)) =
+                    tokio::time::timeout(REPORT_DRAIN_WAIT, reports.next_unacked()).await
+                {
+                    take_report(state, next, &mut written).await;
+                }
                 // While the subscription lives, so the held reports can be acked.
                 flush(state).await;
                 return Ok(());
@@ -224,43 +232,61 @@ async fn report_loop(state: &AppState, shutdown: &CancellationToken) -> Result<(
             // Each report is acked once the manifest holding its line is
             // written (`BatchTracker::hold`), not when it is read.
             next = reports.next_unacked() => match next {
-                Some((Ok(report), ack)) => {
-                    let job_id = report.job_id;
-                    let mut tracker = state.tracker.lock().await;
-                    match tracker.hold(report.clone(), ack).await {
-                        Ok(outcome) => {
-                            tracing::debug!(%job_id, ?outcome, "report");
-                            if outcome == crate::tracker::Recorded::New {
-                                state.waiters.notify(&report);
-                                if let Some(batch_id) = report.batch_id.as_deref()
-                                    && !state.hooks.knows(batch_id)
-                                {
-                                    let hook = tracker.record_of(batch_id).and_then(|r| r.webhook.clone());
-                                    state.hooks.register(batch_id, hook);
-                                }
-                                state.hooks.page(&report);
-                            }
-                        }
-                        Err(err) => tracing::warn!(
-                            %job_id, error = %err,
-                            "report not recorded yet; kept unacked, tried again at the next flush"
-                        ),
-                    }
-                    let held = tracker.held();
-                    drop(tracker);
-                    if held >= FLUSH_AT_HELD && written {
-                        written = flush(state).await;
-                    }
-                }
-                Some((Err(err), ack)) => {
-                    tracing::warn!(error = %err, "unreadable report dropped");
-                    if let Err(err) = ack.ack().await {
-                        tracing::debug!(error = %err, "ack of an unreadable report failed");
-                    }
-                }
+                Some(next) => take_report(state, next, &mut written).await,
                 None => return Err(BatchError::Queue(oxwright_queue::QueueError::Closed).into()),
             },
         }
+    }
+}
+
+/// How long a stopping report loop waits for one more waiting report.
+const REPORT_DRAIN_WAIT: Duration = Duration::from_millis(200);
+
+/// Records one report (its ack held until its line is written), tells its
+/// waiter and its batch's webhook; flushes when many reports are held.
+async fn take_report(
+    state: &AppState,
+    (report, ack): (
+        Result<oxwright_jobs::JobReport, oxwright_queue::QueueError>,
+        oxwright_queue::ReportAck,
+    ),
+    written: &mut bool,
+) {
+    let report = match report {
+        Ok(report) => report,
+        Err(err) => {
+            tracing::warn!(error = %err, "unreadable report dropped");
+            if let Err(err) = ack.ack().await {
+                tracing::debug!(error = %err, "ack of an unreadable report failed");
+            }
+            return;
+        }
+    };
+    let job_id = report.job_id;
+    let mut tracker = state.tracker.lock().await;
+    match tracker.hold(report.clone(), ack).await {
+        Ok(outcome) => {
+            tracing::debug!(%job_id, ?outcome, "report");
+            if outcome == crate::tracker::Recorded::New {
+                state.waiters.notify(&report);
+                if let Some(batch_id) = report.batch_id.as_deref()
+                    && !state.hooks.knows(batch_id)
+                {
+                    let hook = tracker.record_of(batch_id).and_then(|r| r.webhook.clone());
+                    state.hooks.register(batch_id, hook);
+                }
+                state.hooks.page(&report);
+            }
+        }
+        Err(err) => tracing::warn!(
+            %job_id, error = %err,
+            "report not recorded yet; kept unacked, tried again at the next flush"
+        ),
+    }
+    let held = tracker.held();
+    drop(tracker);
+    if held >= FLUSH_AT_HELD && *written {
+        *written = flush(state).await;
     }
 }
 

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use oxwright_worker::Setup;
 
 use crate::signals::shutdown_on_signals;
+use tokio_util::sync::CancellationToken;
 
 /// Arguments of `oxwright scheduler`.
 #[derive(Debug, Args)]
@@ -181,10 +182,30 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         return Ok(crate::exit::OK);
     }
     let queue = std::sync::Arc::new(oxwright_queue::MemoryQueue::new());
+    // Stopping goes in order: the workers finish what they run, the jobs
+    // they never started get a `cancelled` line, then the scheduler
+    // records the last reports and writes the manifests.
+    let workers_stop = CancellationToken::new();
+    let scheduler_stop = CancellationToken::new();
+    tokio::spawn({
+        let (signal, workers_stop) = (shutdown.clone(), workers_stop.clone());
+        async move {
+            signal.cancelled().await;
+            workers_stop.cancel();
+        }
+    });
     let (scheduled, worked) = tokio::join!(
         async {
-            let result = run_scheduler(queue.clone(), store.clone(), opts, listener, shutdown.clone()).await;
-            shutdown.cancel();
+            let result = run_scheduler(
+                queue.clone(),
+                store.clone(),
+                opts,
+                listener,
+                scheduler_stop.clone(),
+            )
+            .await;
+            // Without its scheduler the workers' reports go nowhere.
+            workers_stop.cancel();
             result
         },
         async {
@@ -193,11 +214,12 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
                 queue.clone(),
                 store.clone(),
                 Default::default(),
-                shutdown.clone(),
+                workers_stop.clone(),
             )
             .await;
-            // Without its workers the daemon would only queue.
-            shutdown.cancel();
+            workers_stop.cancel();
+            cancel_queued(queue.as_ref()).await;
+            scheduler_stop.cancel();
             result
         }
     );
@@ -205,6 +227,44 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
     scheduled?;
     worked?;
     Ok(crate::exit::OK)
+}
+
+/// Gives every job still queued in an embedded daemon that stops a
+/// `cancelled` report, so its batch's manifest still gets one line per job.
+async fn cancel_queued(queue: &oxwright_queue::MemoryQueue) {
+    use oxwright_jobs::{ErrorKind, JobError, JobKind, JobReport, ReportStatus};
+    use oxwright_queue::JobQueue;
+    let kinds = [JobKind::Fetch, JobKind::Sitemap, JobKind::Workflow];
+    let Ok(mut consumer) = queue.consume_many(&kinds, 64).await else {
+        return;
+    };
+    let mut cancelled = 0;
+    while let Ok(Some(delivery)) = tokio::time::timeout(Duration::from_millis(100), consumer.next()).await {
+        if let Ok(job) = delivery.job() {
+            let report = JobReport {
+                job_id: job.id,
+                kind: job.kind(),
+                batch_id: job.batch_id.clone(),
+                url: job.url().to_owned(),
+                status: ReportStatus::Failed,
+                error: Some(JobError::new(
+                    ErrorKind::Cancelled,
+                    "not run: the daemon stopped before it ran",
+                )),
+                artifacts: Vec::new(),
+                attempt: job.attempt,
+                duration_ms: 0.0,
+                finished_at: chrono::Utc::now(),
+            };
+            if queue.publish_report(&report).await.is_ok() {
+                cancelled += 1;
+            }
+        }
+        let _ = delivery.ack().await;
+    }
+    if cancelled > 0 {
+        tracing::info!(cancelled, "jobs never started recorded as cancelled");
+    }
 }
 
 #[cfg(test)]
