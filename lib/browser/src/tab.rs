@@ -399,6 +399,28 @@ impl Tab {
         out.result.value
     }
 
+    /// Lets the page run the tasks queued before now: one zero-delay timer,
+    /// awaited. Bounded by `limit`; a failure (the page navigating away
+    /// meanwhile) is no error and does not keep the context from reuse.
+    pub(crate) async fn run_queued_tasks(&self, limit: Duration) {
+        let Ok(params) = EvaluateParams::builder()
+            .expression("new Promise(r => setTimeout(r, 0))")
+            .await_promise(true)
+            .build()
+        else {
+            return;
+        };
+        let _ = self
+            .guard_unnoted("Runtime.evaluate", limit, async {
+                self.page
+                    .execute(params)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| cdp("Runtime.evaluate", e))
+            })
+            .await;
+    }
+
     /// Evaluates `expression` and returns its JSON value (promises awaited).
     pub async fn evaluate(
         &self,

@@ -122,6 +122,16 @@ customElements.define('x-widget', class extends HTMLElement {
 <script>console.log('hello from suite'); setTimeout(() => { const p = document.createElement('p'); p.textContent = 'Late text'; document.body.appendChild(p); }, 300);</script>"#,
             ),
         ),
+        (
+            "/suite/late".into(),
+            page(
+                "Suite late",
+                r##"<h1 id="top">Late</h1>
+<a href="#bottom">To the bottom</a>
+<button type="button" onclick="setTimeout(() => { const t = Date.now(); while (Date.now() - t < 150) {} location.assign('/suite/done'); }, 0)">Go later</button>
+<div style="height:3000px"></div><p id="bottom">Bottom</p>"##,
+            ),
+        ),
     ]
 }
 
@@ -159,6 +169,7 @@ pub async fn run(open: Opener<'_>, base: &url::Url, caps: Capabilities) {
     if caps.scripts {
         shadow_roots(open().await.as_ref(), base).await;
         console_and_dialogs(open().await.as_ref(), base).await;
+        late_navigation(open().await.as_ref(), base).await;
     }
     if caps.iframes {
         same_origin_frames(open().await.as_ref(), base).await;
@@ -645,6 +656,38 @@ async fn console_and_dialogs(page: &dyn Page, base: &url::Url) {
             .any(|d| d.kind == "alert" && d.message == "Hi there"),
         "{dialogs:?}"
     );
+}
+
+/// An action whose navigation starts after a task the page queued (a
+/// form's submit, a handler's zero-delay timer), slow on a loaded machine,
+/// still reports that it navigated and returns on the new document; a
+/// fragment link is not a navigation.
+async fn late_navigation(page: &dyn Page, base: &url::Url) {
+    page.goto(&url(base, "/suite/late"), &goto_opts())
+        .await
+        .expect("goto");
+    let acted = page
+        .act(
+            &Target::locator(Locator::role("link", Some("To the bottom"))),
+            &Act::Click,
+            &ActOptions::default(),
+        )
+        .await
+        .expect("click the fragment link");
+    assert!(!acted.navigated, "a fragment link does not navigate");
+    assert!(page.url().await.expect("url").ends_with("/suite/late#bottom"));
+    let acted = page
+        .act(
+            &Target::locator(Locator::role("button", Some("Go later"))),
+            &Act::Click,
+            &ActOptions::default(),
+        )
+        .await
+        .expect("click the late button");
+    assert!(acted.navigated, "a navigation from a queued task is seen");
+    let now = page.url().await.expect("url");
+    assert!(now.ends_with("/suite/done"), "{now}");
+    assert_eq!(count(page, Locator::role("heading", Some("Done"))).await, 1);
 }
 
 async fn same_origin_frames(page: &dyn Page, base: &url::Url) {

@@ -407,7 +407,7 @@ impl ChromiumPage {
             Err(e) if e.to_string().contains("Inspected target navigated or closed") => {}
             Err(e) => return Err(e.into()),
         }
-        settle.wait(timeout).await;
+        settle.wait(&self.lease, timeout).await;
         Ok(())
     }
 
@@ -492,7 +492,7 @@ impl Page for ChromiumPage {
         let action = started.elapsed();
         let settle_started = Instant::now();
         let navigated = match settle {
-            Some(s) => s.wait(opts.timeout).await.navigated,
+            Some(s) => s.wait(&self.lease, opts.timeout).await.navigated,
             None => false,
         };
         Ok(Acted {
@@ -571,7 +571,7 @@ impl Page for ChromiumPage {
             return Ok(());
         }
         if let WaitCondition::LoadState(WaitUntil::Networkidle) = condition {
-            Settle::arm(&self.lease).await?.wait(timeout).await;
+            Settle::arm(&self.lease).await?.wait(&self.lease, timeout).await;
             return Ok(());
         }
         loop {
