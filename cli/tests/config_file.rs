@@ -232,14 +232,10 @@ async fn the_fetch_section_turns_the_cache_on_and_a_typed_max_age_turns_it_off()
     let dir = tempfile::tempdir().unwrap();
     let xdg = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("oxwright.toml"), "[fetch]\nmax_age_ms = 600000\n").unwrap();
-    let run = |extra: &[&str]| {
-        oxwright_blocking(
-            dir.path(),
-            xdg.path(),
-            fetch_json_args(&addr, &url, extra),
-            Vec::new(),
-        )
+    let run_env = |extra: &[&str], env: Vec<(&'static str, &'static str)>| {
+        oxwright_blocking(dir.path(), xdg.path(), fetch_json_args(&addr, &url, extra), env)
     };
+    let run = |extra: &[&str]| run_env(extra, Vec::new());
     let cache = |out: &Output| -> String {
         let v: serde_json::Value =
             serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", show(out)));
@@ -250,6 +246,13 @@ async fn the_fetch_section_turns_the_cache_on_and_a_typed_max_age_turns_it_off()
     let second = run(&[]).await.unwrap();
     assert_eq!(cache(&second), "hit", "{}", show(&second));
     assert_eq!(site.hits("/cache/page"), 1, "the hit made no request");
+    // A page the cache answers starts no browser: with no Chromium to
+    // start, the hit is still answered.
+    let no_browser = run_env(&[], vec![("CHROME_PATH", "/nonexistent/chromium")])
+        .await
+        .unwrap();
+    assert!(no_browser.status.success(), "{}", show(&no_browser));
+    assert_eq!(cache(&no_browser), "hit", "{}", show(&no_browser));
     assert!(
         dir.path().join("oxwright-out/cache/fetch").is_dir(),
         "the entry is in the default store"

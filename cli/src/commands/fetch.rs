@@ -5,7 +5,7 @@ use std::io::Write;
 
 use clap::Args;
 use futures::StreamExt;
-use oxwright_fetch::fetch_cached;
+use oxwright_fetch::{fetch_cached, fresh_from_cache};
 use oxwright_jobs::{FetchSpec, Job, JobError, JobReport, JobSpec, ReportStatus};
 use oxwright_scheduler::batch::{BatchLine, parse_url_entry, shorten};
 use oxwright_worker::run_job;
@@ -85,24 +85,54 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
         )),
         None => Box::new(std::io::stdout()),
     };
-    let pool = setup.pool().await?;
-    let ctx = setup.handler(pool.clone()).await?;
     // A screenshot or the HTML exist only as artefacts: never drop them.
     let keep = cmd.keep || cmd.fetch.screenshot || cmd.fetch.include_html;
-    if keep && !cmd.keep {
+    // Pages the cache answers fresh need no browser; when it answers
+    // every page, none starts.
+    let mut hits: Vec<Option<oxwright_jobs::FetchResult>> = inputs.iter().map(|_| None).collect();
+    if !keep
+        && inputs
+            .iter()
+            .any(|i| matches!(i, Input::Page(s) if s.max_age_ms > 0))
+    {
+        let store = setup.store().await?;
+        for (hit, input) in hits.iter_mut().zip(&inputs) {
+            if let Input::Page(spec) = input {
+                *hit = fresh_from_cache(&setup.policy, store.as_ref(), spec)
+                    .await
+                    .map(|o| o.result);
+            }
+        }
+    }
+    let answered = inputs
+        .iter()
+        .zip(&hits)
+        .all(|(i, hit)| hit.is_some() || matches!(i, Input::Refused { .. }));
+    let (pool, ctx) = if answered {
+        (None, None)
+    } else {
+        let pool = setup.pool().await?;
+        let ctx = setup.handler(pool.clone()).await?;
+        (Some(pool), Some(ctx))
+    };
+    if let Some(ctx) = ctx.as_ref().filter(|_| keep && !cmd.keep) {
         eprintln!(
             "keeping artefacts (--screenshot/--include-html): {}",
             ctx.store.describe()
         );
     }
-    let concurrency = pool.capacity();
-    let mut results = futures::stream::iter(inputs.into_iter().map(|input| {
+    let concurrency = pool.as_ref().map_or(1, |p| p.capacity());
+    let mut results = futures::stream::iter(inputs.into_iter().zip(hits).map(|(input, hit)| {
         let ctx = ctx.clone();
         async move {
             let spec = match input {
                 Input::Page(spec) => *spec,
                 Input::Refused { text, error } => return anyhow::Ok(Outcome::Refused(text, error)),
             };
+            if let Some(result) = hit {
+                return anyhow::Ok(Outcome::Ran(Box::new((spec, Ok(result), None::<JobReport>))));
+            }
+            let ctx = ctx.expect("a page the cache did not answer has a browser");
             if keep {
                 let job = Job::new(JobSpec::Fetch(spec.clone()), None);
                 let report = run_job(&ctx, &job).await;
@@ -177,7 +207,9 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
     if let Some(path) = &cmd.output {
         eprintln!("wrote {}", path.display());
     }
-    pool.shutdown().await;
+    if let Some(pool) = pool {
+        pool.shutdown().await;
+    }
     // No page ran because the browser cannot start as asked (`--headed`
     // without a display): a setup error, like a bad flag.
     if failures > 0 && misconfigured == failures {

@@ -136,21 +136,11 @@ pub async fn fetch_cached(
         return fetch_page(engine, policy, spec).await;
     };
     let started = Instant::now();
-    // What a fetch would refuse is refused before the cache answers.
-    spec.validate().map_err(|e| e.with_url(spec.url.as_str()))?;
-    parse_actions(spec).map_err(|e| e.with_url(spec.url.as_str()))?;
-    if let Err(source) = policy.check(&spec.url).await {
-        return Err(EngineError::policy(spec.url.as_str(), &source).into());
-    }
     let key = cache_key(spec);
-    let cached = read_entry(store, &key).await;
-    if let Some(entry) = &cached
-        && now_ms().saturating_sub(entry.stored_at_ms) < spec.max_age_ms
-        && let Some(out) = answer(store, &key, entry, CacheStatus::Hit, started).await
-    {
-        tracing::debug!(url = %spec.url, key, "fetch cache hit");
-        return Ok(out);
-    }
+    let cached = match lookup(policy, store, spec, started).await? {
+        Lookup::Fresh(out) => return Ok(*out),
+        Lookup::Stale(entry) => entry.map(|e| *e),
+    };
     let validators = cached.as_ref().map(|e| e.validators.clone()).unwrap_or_default();
     let fetched = if validators.is_empty() {
         Some(fetch_page(engine, policy, spec).await?)
@@ -174,6 +164,58 @@ pub async fn fetch_cached(
     out.result.cache = Some(CacheStatus::Miss);
     store_output(store, &key, spec, &out).await;
     Ok(out)
+}
+
+/// What the cache holds for a request.
+enum Lookup {
+    /// A fresh entry's output.
+    Fresh(Box<FetchOutput>),
+    /// An entry past its age (to revalidate), or none.
+    Stale(Option<Box<Entry>>),
+}
+
+/// Refuses what a fetch would refuse (the spec, its actions, the URL
+/// policy), then reads the cache entry of `spec`.
+async fn lookup(
+    policy: &Arc<UrlPolicy>,
+    store: &dyn ArtifactStore,
+    spec: &FetchSpec,
+    started: Instant,
+) -> Result<Lookup, JobError> {
+    spec.validate().map_err(|e| e.with_url(spec.url.as_str()))?;
+    parse_actions(spec).map_err(|e| e.with_url(spec.url.as_str()))?;
+    if let Err(source) = policy.check(&spec.url).await {
+        return Err(EngineError::policy(spec.url.as_str(), &source).into());
+    }
+    let key = cache_key(spec);
+    let cached = read_entry(store, &key).await;
+    if let Some(entry) = &cached
+        && now_ms().saturating_sub(entry.stored_at_ms) < spec.max_age_ms
+        && let Some(out) = answer(store, &key, entry, CacheStatus::Hit, started).await
+    {
+        tracing::debug!(url = %spec.url, key, "fetch cache hit");
+        return Ok(Lookup::Fresh(Box::new(out)));
+    }
+    Ok(Lookup::Stale(cached.map(Box::new)))
+}
+
+/// Answers `spec` from the cache in `store` without a browser: the fresh
+/// entry's output (`cache: hit`), or `None` when a fetch is needed (no
+/// entry, a stale one, `max_age_ms` 0, or a request a fetch would refuse,
+/// which [`fetch_cached`] then refuses with its typed error). A caller
+/// that finds every page here need not start a browser at all.
+pub async fn fresh_from_cache(
+    policy: &Arc<UrlPolicy>,
+    store: &dyn ArtifactStore,
+    spec: &FetchSpec,
+) -> Option<FetchOutput> {
+    if spec.max_age_ms == 0 {
+        return None;
+    }
+    match lookup(policy, store, spec, Instant::now()).await {
+        Ok(Lookup::Fresh(out)) => Some(*out),
+        _ => None,
+    }
 }
 
 /// Reads the entry `key`; a missing or unreadable one is `None` (a read

@@ -27,7 +27,7 @@ use oxwright_markdown::{count_tokens, html_to_markdown, trim_to_tokens};
 
 use oxwright_workflow::{StepsError, StructuredStep, run_steps};
 
-pub use cache::fetch_cached;
+pub use cache::{fetch_cached, fresh_from_cache};
 pub use extract::{
     EXTRACT_JS, ExtractOptions, Extracted, extract, extract_script, extract_with, parse_extracted,
 };
