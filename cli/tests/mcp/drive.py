@@ -259,6 +259,17 @@ async def every_tool(c, base, workdir):
     _, t = await call(c, "fetch_markdown", {"url": base + "/", "content": "full"})
     check("Tokens:" in t and "#" in t, "fetch_markdown", t[:400])
     _, t = await call(c, "fetch_markdown", {"url": base + "/", "content": "nonsense"}, error=True)
+    # Actions before the read, an excluded region, the cache.
+    _, t = await call(c, "fetch_markdown", {
+        "url": base + "/app/login", "content": "full", "exclude": ["nav"],
+        "actions": ['fill: textbox "Username" = alice', 'fill: textbox "Password" = wrong', 'click: button "Sign in"'],
+    })
+    check("Wrong username or password" in t and "Browse without signing in" not in t, "fetch_markdown actions and exclude", t[:600])
+    _, t = await call(c, "fetch_markdown", {"url": base + "/", "actions": ["frobnicate the page"]}, error=True)
+    _, t = await call(c, "fetch_markdown", {"url": base + "/app/item?id=1", "maxAgeMs": 600000})
+    check("Cache: miss" in t, "fetch_markdown first cached fetch is a miss", t[:400])
+    _, t = await call(c, "fetch_markdown", {"url": base + "/app/item?id=1", "maxAgeMs": 600000})
+    check("Cache: hit" in t, "fetch_markdown second cached fetch is a hit", t[:400])
     _, t = await call(c, "load_sitemap", {"target": base + "/"})
     check(re.search(r"^\d+ URLs", t) is not None and base in t, "load_sitemap", t[:400])
     wf = 'fill: textbox "Username" = alice\nfill: textbox "Password" = {{APP_PASSWORD}}\nclick: button "Sign in"\nexpect: text "Signed in as alice"\n'

@@ -293,6 +293,27 @@ pub struct FetchArgs {
     /// Resource types not downloaded: `image`, `font`, `media`, `stylesheet`.
     #[serde(default, rename = "blockResources", alias = "block_resources")]
     pub block_resources: Vec<String>,
+    /// Extra milliseconds to wait after the page is ready, before reading.
+    #[serde(default, rename = "waitMs", alias = "wait_ms")]
+    pub wait_ms: Option<u64>,
+    /// CSS selectors whose elements are the content (replaces main-content
+    /// detection).
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// CSS selectors whose elements are removed before extraction.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Steps run on the page before it is read, in `oxwright run`'s
+    /// structured grammar (`click: button "Load more"`, `wait: 500ms`).
+    #[serde(default)]
+    pub actions: Vec<String>,
+    /// Trim the Markdown at a block boundary to about this many tokens.
+    #[serde(default, rename = "maxTokens", alias = "max_tokens")]
+    pub max_tokens: Option<u64>,
+    /// Answer from the server's fetch cache when its entry is younger than
+    /// this (milliseconds); an older one is revalidated. 0 or absent: no cache.
+    #[serde(default, rename = "maxAgeMs", alias = "max_age_ms")]
+    pub max_age_ms: Option<u64>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

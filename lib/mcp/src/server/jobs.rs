@@ -26,15 +26,35 @@ impl OxwrightMcp {
         for b in &a.block_resources {
             spec.block_resources.push(enum_arg("blockResources", b)?);
         }
+        spec.wait_ms = a.wait_ms.unwrap_or(spec.wait_ms);
+        spec.include = a.include.clone();
+        spec.exclude = a.exclude.clone();
+        spec.actions = a.actions.clone();
+        spec.max_tokens = a.max_tokens;
+        spec.max_age_ms = a.max_age_ms.unwrap_or(0);
         let services = &self.shared.services;
-        let out = oxwright_fetch::fetch_page(services.engine.as_ref(), &services.policy, &spec)
-            .await
-            .map_err(|e: JobError| explain_job(&e))?;
+        let out = oxwright_fetch::fetch_cached(
+            services.engine.as_ref(),
+            &services.policy,
+            Some(services.store.as_ref()),
+            &spec,
+        )
+        .await
+        .map_err(|e: JobError| explain_job(&e))?;
         let r = &out.result;
         let mut text = format!(
             "- URL: {}\n- Status: {}\n- Title: {}\n- Tokens: {} (HTML {})\n",
             r.final_url, r.status, r.title, r.tokens.markdown, r.tokens.html
         );
+        if let Some(cache) = r.cache {
+            text.push_str(&format!(
+                "- Cache: {}\n",
+                serde_json::to_value(cache)
+                    .unwrap_or_default()
+                    .as_str()
+                    .unwrap_or_default()
+            ));
+        }
         for w in &r.warnings {
             text.push_str(&format!("- Warning: {w}\n"));
         }
