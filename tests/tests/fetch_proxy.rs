@@ -42,6 +42,13 @@ async fn pages_go_through_the_jobs_http_or_socks5_proxy() {
             !targets.is_empty() && targets.iter().all(|t| *t == site),
             "{kind:?}: every connection went through the proxy to the site: {targets:?}"
         );
+        // A plain-HTTP page goes to an HTTP proxy whole, in absolute form
+        // (proxies such as Squid refuse CONNECT to port 80); SOCKS5 tunnels.
+        let tunnels = match kind {
+            ProxyKind::Http => 0,
+            ProxyKind::Socks5 => targets.len(),
+        };
+        assert_eq!(proxy.tunnels(), tunnels, "{kind:?}: {targets:?}");
 
         // Wrong credentials: a typed, permanent error without the secret.
         let wrong = proxy.url_with(Some((USER, "not-the-password")));

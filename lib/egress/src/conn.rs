@@ -10,8 +10,10 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use url::Url;
 
-use crate::Shared;
+use std::sync::Arc;
+
 use crate::pump::{Activity, pump};
+use crate::{Shared, Upstream};
 
 /// The parts of a request head the proxy needs, owned.
 struct RequestHead {
@@ -182,6 +184,13 @@ fn net_error(err: &std::io::Error) -> &'static str {
 
 /// Writes a small plain-text answer, naming the network error if any, and closes.
 async fn respond_net(client: &mut TcpStream, code: u16, phrase: &str, body: &str, net: Option<&str>) {
+    let _ = client.write_all(&answer(code, phrase, body, net)).await;
+    let _ = client.shutdown().await;
+}
+
+/// A small plain-text answer of the egress itself, naming the network
+/// error if any.
+fn answer(code: u16, phrase: &str, body: &str, net: Option<&str>) -> Vec<u8> {
     let body = format!("oxwright egress: {body}\n");
     let net = net
         .map(|n| format!("{NET_ERROR_HEADER}: {n}\r\n"))
@@ -192,19 +201,30 @@ async fn respond_net(client: &mut TcpStream, code: u16, phrase: &str, body: &str
         body.len(),
         if code == 403 { "refused" } else { "error" },
     );
-    let _ = client.write_all(head.as_bytes()).await;
-    let _ = client.write_all(body.as_bytes()).await;
-    let _ = client.shutdown().await;
+    let mut out = head.into_bytes();
+    out.extend_from_slice(body.as_bytes());
+    out
+}
+
+/// How a judged connection reaches its target.
+enum Route {
+    /// Straight to it, or through a tunnel of the upstream proxy.
+    Direct(TcpStream),
+    /// To an HTTP upstream proxy that takes the request in absolute form.
+    Proxy(TcpStream, Arc<Upstream>),
 }
 
 /// Resolves once, judges, and connects to the first judged address that
 /// answers. Answers the client itself on refusal or failure.
+/// `plain` is a plain-HTTP request, which an HTTP upstream proxy takes
+/// whole rather than through a tunnel.
 async fn judge_and_connect(
     client: &mut TcpStream,
     shared: &Shared,
     url: &Url,
     shown: &str,
-) -> Option<TcpStream> {
+    plain: bool,
+) -> Option<Route> {
     let policy = shared.policy();
     let addrs = match policy.resolve_checked(url, shared.resolver.as_ref()).await {
         Ok(addrs) => addrs,
@@ -228,6 +248,10 @@ async fn judge_and_connect(
         }
     };
     let connected = match shared.upstream() {
+        Some(upstream) if plain && upstream.takes_plain_http() => upstream
+            .open(shared.limits.connect_timeout)
+            .await
+            .map(|stream| Route::Proxy(stream, upstream)),
         Some(upstream) => {
             let host = url
                 .host_str()
@@ -238,15 +262,18 @@ async fn judge_and_connect(
             upstream
                 .connect(host, port, &addrs, shared.limits.connect_timeout)
                 .await
+                .map(Route::Direct)
         }
-        None => connect_any(&addrs, shared.limits.connect_timeout).await,
+        None => connect_any(&addrs, shared.limits.connect_timeout)
+            .await
+            .map(Route::Direct),
     };
     match connected {
-        Ok(upstream) => {
+        Ok(route) => {
             shared
                 .forwarded
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            Some(upstream)
+            Some(route)
         }
         Err(err) => {
             tracing::debug!(target = %shown, error = %err, "egress connect failed");
@@ -289,7 +316,9 @@ async fn tunnel(mut client: TcpStream, shared: &Shared, head: &RequestHead, left
     let Some(url) = authority_url(&head.target) else {
         return respond(&mut client, 400, "Bad Request", "CONNECT needs host:port").await;
     };
-    let Some(mut upstream) = judge_and_connect(&mut client, shared, &url, &head.target).await else {
+    let Some(Route::Direct(mut upstream)) =
+        judge_and_connect(&mut client, shared, &url, &head.target, false).await
+    else {
         return;
     };
     if client
@@ -370,9 +399,12 @@ async fn forward(mut client: TcpStream, shared: &Shared, head: RequestHead, left
         .await;
     }
     let upgrade = head.header("upgrade").is_some() && head.header_has_token("connection", "upgrade");
-    let Some(mut upstream) = judge_and_connect(&mut client, shared, &url, &head.target).await else {
-        return;
-    };
+    let (mut upstream, proxy) =
+        match judge_and_connect(&mut client, shared, &url, &head.target, !upgrade).await {
+            Some(Route::Direct(stream)) => (stream, None),
+            Some(Route::Proxy(stream, proxy)) => (stream, Some(proxy)),
+            None => return,
+        };
     let body = if upgrade || head.header_has_token("transfer-encoding", "chunked") {
         Body::Stream
     } else {
@@ -385,7 +417,17 @@ async fn forward(mut client: TcpStream, shared: &Shared, head: RequestHead, left
             Some(n) => Body::Length(n),
         }
     };
-    let mut out = format!("{} {} HTTP/1.1\r\n", head.method, origin_form(&head.target)).into_bytes();
+    // An HTTP upstream proxy takes the request whole (absolute form, its
+    // credentials added); a server, its path.
+    let target = if proxy.is_some() {
+        url.as_str()
+    } else {
+        origin_form(&head.target)
+    };
+    let mut out = format!("{} {target} HTTP/1.1\r\n", head.method).into_bytes();
+    if let Some(line) = proxy.as_ref().and_then(|p| p.authorization()) {
+        out.extend_from_slice(line.as_bytes());
+    }
     let mut has_host = false;
     for (name, value) in &head.headers {
         if hop_by_hop(name) || (!upgrade && name.eq_ignore_ascii_case("upgrade")) {
@@ -419,7 +461,16 @@ async fn forward(mut client: TcpStream, shared: &Shared, head: RequestHead, left
         return respond(&mut client, 502, "Bad Gateway", "upstream closed").await;
     }
     let head_only = head.method.eq_ignore_ascii_case("HEAD");
-    relay(client, upstream, shared, body, sent_body as u64, head_only).await;
+    relay(
+        client,
+        upstream,
+        shared,
+        body,
+        sent_body as u64,
+        head_only,
+        proxy.as_deref(),
+    )
+    .await;
 }
 
 /// Sends the rest of the request body up and the response down, rewriting
@@ -431,6 +482,7 @@ async fn relay(
     body: Body,
     sent: u64,
     head_only: bool,
+    proxy: Option<&Upstream>,
 ) {
     let limits = &shared.limits;
     let activity = Activity::new();
@@ -472,6 +524,21 @@ async fn relay(
                     .await;
                 return;
             };
+            if code == 407
+                && let Some(proxy) = proxy
+            {
+                // The job's proxy refused its credentials: the browser is
+                // told the network error, never asked for credentials.
+                let refused = answer(
+                    502,
+                    "Bad Gateway",
+                    &proxy.auth_refused(),
+                    Some("net::ERR_PROXY_AUTH_UNSUPPORTED"),
+                );
+                let _ = cw.write_all(&refused).await;
+                let _ = cw.shutdown().await;
+                return;
+            }
             if cw.write_all(&rewritten).await.is_err() {
                 return;
             }

@@ -1,8 +1,10 @@
 //! An upstream proxy a job's traffic leaves through: after the egress
 //! proxy judged a target (one resolution, every address checked against
 //! the policy), the connection to it is opened through an HTTP proxy
-//! (`CONNECT host:port`, for plain HTTP too) or a SOCKS5 proxy, instead of
-//! directly. `socks5://` connects the proxy to the address checked here;
+//! (`CONNECT host:port` for TLS and WebSockets; a plain-HTTP request is
+//! handed to it whole, in absolute form, as browsers do, since proxies
+//! such as Squid refuse `CONNECT` to port 80 by default) or a SOCKS5
+//! proxy, instead of directly. `socks5://` connects the proxy to the address checked here;
 //! `socks5h://` and `http://` let the proxy resolve the name (what a
 //! proxy in another network or country is for).
 
@@ -17,7 +19,7 @@ use url::Url;
 /// The kinds of upstream proxy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UpstreamKind {
-    /// An HTTP proxy, through `CONNECT`.
+    /// An HTTP proxy: `CONNECT`, or absolute-form requests for plain HTTP.
     Http,
     /// SOCKS5, connecting to the address the policy checked.
     Socks5,
@@ -115,11 +117,7 @@ impl Upstream {
         limit: Duration,
     ) -> std::io::Result<TcpStream> {
         let started = tokio::time::Instant::now();
-        let mut stream = tokio::time::timeout(limit, TcpStream::connect((self.host.as_str(), self.port)))
-            .await
-            .map_err(|_| timed_out("connecting to the proxy"))?
-            .map_err(|e| std::io::Error::new(e.kind(), format!("proxy {self}: {e}")))?;
-        let _ = stream.set_nodelay(true);
+        let mut stream = self.open(limit).await?;
         let rest = limit.saturating_sub(started.elapsed());
         let handshake = async {
             match self.kind {
@@ -137,6 +135,37 @@ impl Upstream {
         Ok(stream)
     }
 
+    /// Whether a plain-HTTP request goes to this proxy whole, in absolute
+    /// form (an HTTP proxy), rather than through a tunnel.
+    pub(crate) fn takes_plain_http(&self) -> bool {
+        self.kind == UpstreamKind::Http
+    }
+
+    /// Opens a connection to the proxy itself.
+    pub(crate) async fn open(&self, limit: Duration) -> std::io::Result<TcpStream> {
+        let stream = tokio::time::timeout(limit, TcpStream::connect((self.host.as_str(), self.port)))
+            .await
+            .map_err(|_| timed_out("connecting to the proxy"))?
+            .map_err(|e| std::io::Error::new(e.kind(), format!("proxy {self}: {e}")))?;
+        let _ = stream.set_nodelay(true);
+        Ok(stream)
+    }
+
+    /// The `Proxy-Authorization` header line (CRLF ended), when the proxy
+    /// has credentials.
+    pub(crate) fn authorization(&self) -> Option<String> {
+        self.credentials.as_ref().map(|(user, password)| {
+            use base64::Engine as _;
+            let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+            format!("Proxy-Authorization: Basic {token}\r\n")
+        })
+    }
+
+    /// The message of a `407` from this proxy.
+    pub(crate) fn auth_refused(&self) -> String {
+        format!("proxy {self}: 407 Proxy Authentication Required (check the proxy's user and password)")
+    }
+
     async fn http_connect(&self, stream: &mut TcpStream, host: &str, port: u16) -> std::io::Result<()> {
         let authority = if host.contains(':') {
             format!("[{host}]:{port}")
@@ -144,10 +173,8 @@ impl Upstream {
             format!("{host}:{port}")
         };
         let mut request = format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n");
-        if let Some((user, password)) = &self.credentials {
-            use base64::Engine as _;
-            let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
-            request.push_str(&format!("Proxy-Authorization: Basic {token}\r\n"));
+        if let Some(line) = self.authorization() {
+            request.push_str(&line);
         }
         request.push_str("\r\n");
         stream.write_all(request.as_bytes()).await?;
@@ -173,9 +200,7 @@ impl Upstream {
             200..=299 => Ok(()),
             407 => Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
-                format!(
-                    "proxy {self}: 407 Proxy Authentication Required (check the proxy's user and password)"
-                ),
+                self.auth_refused(),
             )),
             other => Err(proxy_error(&format!(
                 "the proxy answered CONNECT {authority} with {other}"
