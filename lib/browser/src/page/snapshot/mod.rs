@@ -71,7 +71,14 @@ impl Snapshotter {
     /// Reads the page's accessibility tree and renders it under `max_chars`.
     pub(crate) async fn capture(&mut self, tab: &Tab, max_chars: usize) -> Result<Snapshot, BrowserError> {
         let started = Instant::now();
-        let tree = call(tab, "Page.getFrameTree", json!({})).await?;
+        // The frame tree, the main frame's accessibility tree and the
+        // DOM's own texts are asked for at once (one round trip, not three).
+        let (tree, main_frame, originals) = tokio::join!(
+            call(tab, "Page.getFrameTree", json!({})),
+            read_frame(tab, None),
+            untransformed(tab)
+        );
+        let tree = tree?;
         let main = &tree["frameTree"]["frame"];
         let main_id = main["id"].as_str().unwrap_or_default().to_string();
         let loader = main["loaderId"].as_str().map(str::to_owned);
@@ -85,11 +92,10 @@ impl Snapshotter {
         }
         let mut frames = HashMap::new();
         let mut owners = HashMap::new();
-        let mut main_frame = read_frame(tab, None).await?;
+        let mut main_frame = main_frame?;
         // Names as the DOM writes them, not as CSS `text-transform` shows
         // them (Chromium's tree says "SIGN IN" for a "Sign in" in capitals;
         // Playwright, and the locators, go by the DOM's text).
-        let originals = untransformed(tab).await;
         if !originals.is_empty() {
             for node in main_frame.nodes.values_mut() {
                 let name = normalize(&node.name);
@@ -107,11 +113,18 @@ impl Snapshotter {
         // Cross-origin frames too: without site isolation they live in this
         // page's process (lib/browser/src/process.rs); one that cannot be
         // read (out of process after all) is left out.
-        for (frame_id, _origin) in children {
-            let Ok(frame) = read_frame(tab, Some(&frame_id)).await else {
+        let read = children.into_iter().map(|(frame_id, _origin)| async move {
+            let (frame, owner) = tokio::join!(
+                read_frame(tab, Some(&frame_id)),
+                call(tab, "DOM.getFrameOwner", json!({ "frameId": frame_id }))
+            );
+            (frame_id, frame, owner)
+        });
+        for (frame_id, frame, owner) in futures::future::join_all(read).await {
+            let Ok(frame) = frame else {
                 continue;
             };
-            if let Ok(owner) = call(tab, "DOM.getFrameOwner", json!({ "frameId": frame_id })).await
+            if let Ok(owner) = owner
                 && let Some(backend) = owner["backendNodeId"].as_i64()
             {
                 owners.insert(backend, frame_id.clone());
