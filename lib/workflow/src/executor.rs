@@ -82,7 +82,7 @@ const LIST_SEARCH_JS: &str = r#"(async (needle, budgetMs) => {
     // to the bottom, then from the top back to there.
     const from = el.scrollTop;
     const seen = new Set();
-    let wait = tick, wrapped = false;
+    let wait = tick, wrapped = false, yielded = performance.now();
     while (performance.now() < end) {
       const before = el.scrollTop;
       const key = Math.round(before);
@@ -90,9 +90,12 @@ const LIST_SEARCH_JS: &str = r#"(async (needle, budgetMs) => {
       seen.add(key);
       const shown = el.textContent;
       move(el, before + el.clientHeight * 0.9);
-      await wait();
+      // A list that drew its rows in the handler is read at once; the page
+      // gets a task every 16 ms of that (a screen costs a layout, 1–4 ms).
+      const drawn = el.textContent !== shown;
+      if (!drawn || performance.now() - yielded > 16) { await wait(); yielded = performance.now(); }
       // Rows drawn on the next frame rather than in the handler: wait frames.
-      if (el.textContent === shown && wait === tick && Math.abs(el.scrollTop - before) >= 1) { await frame(); wait = frame; }
+      if (!drawn && el.textContent === shown && wait === tick && Math.abs(el.scrollTop - before) >= 1) { await frame(); wait = frame; }
       if (has()) return found();
       if (Math.abs(el.scrollTop - before) < 1) {
         if (wrapped || from === 0) break;
