@@ -83,8 +83,15 @@ const BASE_FLAGS: &[&str] = &[
     // trade-off: a compromised renderer could read a cross-site frame of the
     // same page; each job has its own context and the browser already runs
     // without the OS sandbox when root.
+    //
+    // The omnibox's WebUI popups (WebUIOmniboxPopup, -AimPopup, -FullPopup)
+    // and top-chrome WebUI preloading: Chromium 156's headless mode opens a
+    // window per browser context, and each window preloaded its omnibox
+    // popup (`chrome://omnibox-popup.top-chrome/`) in a WebUI renderer of its
+    // own: 4 pages in flight in 4 contexts ran 9 renderers, not 4, ~200 MiB
+    // of Chromium's median PSS on real pages (BENCHMARKS.md §3).
     "--disable-site-isolation-trials",
-    "--disable-features=IsolateOrigins,site-per-process,Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider,BackForwardCache,SpareRendererForSitePerProcess,Prerender2,SpeculationRules,SpeculationRulesPrefetchFuture,PrefetchProxy,NoStatePrefetch,LoadingPredictorPrefetch,LoadingPredictorUseLocalPredictions,LoadingPredictorUseOptimizationGuide,NavigationPredictor,PreconnectToSearch,SearchEnginePreconnector",
+    "--disable-features=IsolateOrigins,site-per-process,Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider,BackForwardCache,SpareRendererForSitePerProcess,Prerender2,SpeculationRules,SpeculationRulesPrefetchFuture,PrefetchProxy,NoStatePrefetch,LoadingPredictorPrefetch,LoadingPredictorUseLocalPredictions,LoadingPredictorUseOptimizationGuide,NavigationPredictor,PreconnectToSearch,SearchEnginePreconnector,WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup,PreloadTopChromeWebUI",
     "--dns-prefetch-disable",
     "--metrics-recording-only",
     "--password-store=basic",
@@ -284,11 +291,15 @@ impl ChromiumProcess {
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         if opts.headless {
-            cmd.arg("--headless");
-        } else if let Some(display) = display {
-            cmd.env("DISPLAY", display);
+            // No first tab: the pool makes its own pages, and the startup
+            // tab's renderer (~18 MiB) served nothing.
+            cmd.args(["--headless", "--no-startup-window"]);
+        } else {
+            if let Some(display) = display {
+                cmd.env("DISPLAY", display);
+            }
+            cmd.arg("about:blank");
         }
-        cmd.arg("about:blank");
         let mut child = oxwright_owned::spawn_owned(cmd)
             .map_err(|e| BrowserError::Unavailable(format!("spawn {}: {e}", opts.executable.display())))?;
         let pgid = child.id() as i32;
