@@ -44,6 +44,10 @@ pub struct PoolConfig {
     /// the next job, which saves Chromium a new page and renderer process per
     /// job (~80 % of its CPU per page on the benchmark corpus). A context
     /// that saw an error, a crash or raw DevTools access is never reused.
+    /// The default, 10, keeps that saving on real pages (within noise of
+    /// 50) while a renderer's caches and heap grow over fewer pages:
+    /// Chromium's median PSS at 4 pages in flight 576 MiB vs 710–725 MiB
+    /// at 50 (BENCHMARKS.md §3).
     pub context_reuse: u32,
     /// Whether jobs get their own browser context (the default) or share
     /// the browser's; see [`Isolation`]. With `Shared`, `context_reuse`
@@ -85,7 +89,7 @@ impl Default for PoolConfig {
             pages_per_browser: 4,
             max_pages_per_browser: None,
             admission: crate::Admission::default(),
-            context_reuse: 50,
+            context_reuse: 10,
             isolation: Isolation::Context,
             chrome_path: PathBuf::from("/usr/bin/chromium"),
             chrome_url: None,
