@@ -159,6 +159,33 @@ async fn empty_pages_give_empty_markdown_and_a_warning() {
     }
 }
 
+/// A page hidden whole until a script shows it (AMP's boilerplate,
+/// anti-flicker snippets) whose script never arrives is read as it would
+/// be shown, not as an empty page; what is hidden on its own stays out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_hidden_whole_until_its_script_runs_is_still_read() {
+    let env = Env::start().await;
+    let r = fetch_page(&env.pool, &env.policy, &env.spec("/hidden-until-script"))
+        .await
+        .expect("fetch")
+        .result;
+    assert!(r.markdown.contains("# Harbour ferries return"), "{}", r.markdown);
+    assert!(
+        r.markdown.contains("twelve thousand passengers"),
+        "{}",
+        r.markdown
+    );
+    assert!(!r.markdown.contains("newsletter"), "{}", r.markdown);
+    assert!(!r.markdown.contains("hidden on its own"), "{}", r.markdown);
+    assert!(
+        !r.warnings
+            .iter()
+            .any(|w| w == oxwright_markdown::EMPTY_PAGE_WARNING),
+        "{:?}",
+        r.warnings
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn javascript_errors_are_ignored() {
     let env = Env::start().await;

@@ -204,6 +204,17 @@ macro_rules! extract_fn {
   let included = null;
   let visible = '';
   if (d.body) {
+    // A page hidden whole (AMP's boilerplate, anti-flicker snippets: body
+    // or html at visibility:hidden until a script shows it) is not hidden
+    // content: when that script never runs (blocked, unreachable), every
+    // element would read as hidden and the page as empty. Only the page
+    // level is overridden; elements hidden on their own stay hidden.
+    const pageHidden = (e) => getComputedStyle(e).visibility !== 'visible';
+    if (pageHidden(d.body) || pageHidden(root)) {
+      const unhide = d.createElement('style');
+      unhide.textContent = 'html, body { visibility: visible !important; }';
+      (d.head || root).appendChild(unhide);
+    }
     const walker = d.createTreeWalker(d.body, NodeFilter.SHOW_ELEMENT, { acceptNode(n) {
       const doubt = typeof n.checkVisibility !== 'function' || !n.checkVisibility({ visibilityProperty: true });
       if (n.hidden || (doubt && styleHidden(n))) {
