@@ -75,8 +75,10 @@ pub fn html_to_markdown(
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Extractor {
     /// dom_smoothie's readability port after our chrome pre-strip, between
-    /// furniture and link-density rules (`extract/prune.rs`): the default
-    /// since issue 12 (snippet F1 0.886 → 0.901 on trafilatura's set).
+    /// furniture and link-density rules (`extract/prune.rs`), with a prose
+    /// check that overrules a readability pick missing the page's prose and
+    /// the lead put back (`extract/prose.rs`): the default since issue 12
+    /// (snippet F1 0.886 → 0.916 on trafilatura's set, BENCHMARKS.md §8).
     #[default]
     Pruned,
     /// dom_smoothie's readability port after our chrome pre-strip only (the

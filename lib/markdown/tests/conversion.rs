@@ -220,3 +220,68 @@ fn readability_alone_keeps_that_furniture() {
         .count();
     assert!(kept >= 2, "{}", out.markdown);
 }
+
+fn letter_paragraphs() -> String {
+    (1..=5)
+        .map(|i| {
+            format!(
+                "<p>Letter paragraph {i} argues that the free exchange of information and ideas \
+                 is the lifeblood of a liberal society, and that it is becoming more constricted \
+                 every year in our institutions.</p>"
+            )
+        })
+        .collect()
+}
+
+/// An open letter and its signatories in a table beside it (a real page's
+/// layout, where readability took the comma-rich table cell over the
+/// letter): whichever element the extractor picks, the letter's
+/// paragraphs must come out. The prose check itself is unit-tested in
+/// `extract/prose.rs`.
+#[test]
+fn main_mode_keeps_the_prose_when_readability_picks_a_list_beside_it() {
+    let cell = |from: usize| -> String {
+        let names: String = (from..from + 60)
+            .map(|i| format!("<strong>Signatory Number{i}</strong>, <span>University {i}</span><br>\n"))
+            .collect();
+        format!("<td><span>{names}</span></td>")
+    };
+    let html = format!(
+        "<html><head><title>A Letter</title></head><body><div class=\"container\"><article class=\"post\">\
+         <div class=\"wysiwyg-content\">{}<table><tr>{}{}</tr></table></div>\
+         </article></div></body></html>",
+        letter_paragraphs(),
+        cell(1),
+        cell(61)
+    );
+    let md = html_to_markdown(&html, None, ContentMode::Main).unwrap().markdown;
+    for i in 1..=5 {
+        assert!(md.contains(&format!("Letter paragraph {i} argues")), "{md}");
+    }
+}
+
+/// The lead (standfirst) sits in the article's header, outside the
+/// container of the body that readability keeps: it is put back first.
+/// Figure captions go; the image stays.
+#[test]
+fn main_mode_keeps_the_lead_and_drops_figure_captions() {
+    let html = format!(
+        "<html><head><title>Ferries</title></head><body>\
+         <header class=\"article-header\"><h1>Harbour ferries return</h1>\
+         <p class=\"article-standfirst\">The three ferries start their spring timetable on Monday \
+         after a winter with one boat on weekends.</p></header>\
+         <div class=\"article-body\">\
+         <figure><img src=\"https://example.com/ferry.jpg\" alt=\"A ferry\">\
+         <figcaption>Photo: Harbour Authority</figcaption></figure>{}</div>\
+         </body></html>",
+        letter_paragraphs()
+    );
+    let md = html_to_markdown(&html, None, ContentMode::Main).unwrap().markdown;
+    let lead = md
+        .find("The three ferries start")
+        .unwrap_or_else(|| panic!("lead missing:\n{md}"));
+    let body = md.find("Letter paragraph 1").expect("body");
+    assert!(lead < body, "{md}");
+    assert!(md.contains("![A ferry](https://example.com/ferry.jpg)"), "{md}");
+    assert!(!md.contains("Photo: Harbour Authority"), "{md}");
+}

@@ -1,7 +1,9 @@
 //! Owns main-content extraction: runs dom_smoothie's readability port on a
-//! cleaned document (optionally between the boilerplate rules of `prune`)
-//! and judges whether what it kept is worth using.
+//! cleaned document (optionally between the boilerplate rules of `prune`
+//! and the prose check of `prose`) and judges whether what it kept is
+//! worth using.
 
+mod prose;
 mod prune;
 
 use dom_query::{Document, NodeRef};
@@ -47,8 +49,11 @@ pub(crate) fn main_content(doc: Document, pruned: bool) -> Outcome {
     }
     let h1 = page_heading(&doc);
     strip_boilerplate(&doc);
+    let (mut candidate, mut lead) = (None, None);
     if pruned {
         prune::strip_furniture(&doc, page_chars);
+        candidate = prose::candidate(&doc);
+        lead = prose::lead(&doc);
     }
     let cfg = Config {
         // Keeps the `language-x` classes that carry code-block languages.
@@ -77,7 +82,11 @@ pub(crate) fn main_content(doc: Document, pruned: bool) -> Outcome {
         };
     }
     let html = if pruned {
-        prune::drop_link_blocks(&article.content)
+        let content = match candidate {
+            Some(c) if prose::missed(prose::prose_in(&article.content), &c) => c.html,
+            _ => article.content.to_string(),
+        };
+        prose::with_lead(prune::drop_link_blocks(&content), lead)
     } else {
         article.content.to_string()
     };
