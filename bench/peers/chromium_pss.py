@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Chromium's own PSS while a tool converts the peers corpus, 4 pages in flight.
+
+Runs one tool on the first N pages of the quality corpus (the order of
+`peers.py`, served on loopback by the same server) and samples, every
+100 ms, the PSS of the Chromium processes among the run's descendants
+(`comm` contains "chrom"): the peak, the median over the samples with a
+renderer alive, the renderers' share and their count. One JSON line per
+run is printed and appended to --results.
+
+    python3 bench/peers/chromium_pss.py --name oxwright --pages 200
+    python3 bench/peers/chromium_pss.py --name reuse-1 --config 'context_reuse = 1'
+    python3 bench/peers/chromium_pss.py --name playwright --peer playwright
+
+oxwright runs `batch` with `--pages-per-browser 4 --max-pages-per-browser 4`
+(4 in flight, admission fixed) and `--block image,font,media`; --config is
+put under `[browser]` in a config file. The Playwright peer is
+`node/playwright_run.mjs` with 4 workers (run `npm ci` in node/ first).
+"""
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import peers  # noqa: E402
+
+
+def comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", default="/tmp/oxq")
+    p.add_argument("--pages", type=int, default=200)
+    p.add_argument("--name", required=True)
+    p.add_argument("--peer", choices=["oxwright", "playwright"], default="oxwright")
+    p.add_argument("--config", default="", help="TOML lines for the [browser] table")
+    p.add_argument("--oxwright", default="target/release/oxwright")
+    p.add_argument("--work", default="/tmp/oxwright-pss")
+    p.add_argument("--results", default=None, help="JSON lines file to append to")
+    a = p.parse_args()
+
+    corpus = Path(a.corpus)
+    server = peers.Server(corpus / "pages")
+    pages = peers.pick_pages(corpus, a.pages)
+    out = Path(a.work) / a.name
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    urls = [(pg["id"], f"http://127.0.0.1:{server.port}/{pg['id']}.html") for pg in pages]
+    if a.peer == "oxwright":
+        (out / "urls.txt").write_text("".join(u + "\n" for _, u in urls))
+        (out / "cfg.toml").write_text("[browser]\n" + a.config.replace("\\n", "\n") + "\n")
+        cmd = [a.oxwright, "batch", "--config", str(out / "cfg.toml"),
+               "--allow-host", f"127.0.0.1:{server.port}", "--block", "image,font,media",
+               "--out", str(out / "store"), "--json", "--pages-per-browser", "4",
+               "--max-pages-per-browser", "4", str(out / "urls.txt")]
+    else:
+        (out / "md").mkdir()
+        (out / "urls.tsv").write_text("".join(f"{i}\t{u}\n" for i, u in urls))
+        cmd = ["node", str(HERE / "node" / "playwright_run.mjs"), str(out / "urls.tsv"), str(out / "md"), "4"]
+
+    samples = []
+    stop = threading.Event()
+
+    def sample():
+        me = __import__("os").getpid()
+        while not stop.is_set():
+            pids = peers.descendants(me)
+            chromium = [x for x in pids if "chrom" in comm(x)]
+            renderers = [x for x in chromium if "--type=renderer" in cmdline(x)]
+            samples.append((peers.pss_kib(chromium) / 1024, peers.pss_kib(renderers) / 1024,
+                            len(chromium), len(renderers)))
+            stop.wait(0.1)
+
+    t0 = time.monotonic()
+    with open(out / "log.txt", "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        th = threading.Thread(target=sample, daemon=True)
+        th.start()
+        rc = proc.wait()
+    wall = time.monotonic() - t0
+    stop.set()
+    th.join()
+    peers.reap_all()
+
+    live = [s for s in samples if s[3] >= 1] or [(0, 0, 0, 0)]
+    if a.peer == "oxwright":
+        ok = sum(1 for m in (out / "store").glob("batches/*/manifest.jsonl")
+                 for line in m.read_text().splitlines() if json.loads(line).get("status") == "ok")
+    else:
+        ok = len(list((out / "md").glob("*.md")))
+    res = {
+        "name": a.name, "peer": a.peer, "config": a.config, "rc": rc, "pages": a.pages, "ok": ok,
+        "wall_s": round(wall, 1), "pages_per_s": round(a.pages / wall, 2),
+        "chromium_pss_peak_mib": round(max(s[0] for s in live)),
+        "chromium_pss_median_mib": round(statistics.median(s[0] for s in live)),
+        "renderers_pss_peak_mib": round(max(s[1] for s in live)),
+        "chromium_processes_max": max(s[2] for s in live), "renderers_max": max(s[3] for s in live),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+    print(json.dumps(res))
+    if a.results:
+        with open(a.results, "a") as f:
+            f.write(json.dumps(res) + "\n")
+
+
+if __name__ == "__main__":
+    main()
