@@ -7,6 +7,7 @@
 //! element holding most of it is kept aside; when readability's result
 //! holds too little of that prose, that element is the article instead.
 
+use super::prune::{chars, link_chars};
 use dom_query::{Document, NodeRef};
 use std::collections::HashMap;
 
@@ -72,7 +73,11 @@ fn prose_chars(p: &NodeRef) -> usize {
     // Teaser cards (a paragraph inside a link), list items (comment
     // threads, result lists) and discussion threads are not the article.
     if p.ancestors_it(None).any(|a| {
-        a.has_name("p") || a.has_name("a") || a.has_name("li") || a.has_name("footer") || discussion(&a)
+        a.has_name("p")
+            || a.has_name("a")
+            || a.has_name("li")
+            || a.has_name("footer")
+            || named(&a, DISCUSSION)
     }) {
         return 0;
     }
@@ -91,12 +96,7 @@ pub(crate) fn missed(kept: usize, candidate: &Candidate) -> bool {
 
 /// Whether over [`PROSE_LINKS`] of a node's `n` characters are link text.
 fn linky(node: &NodeRef, n: usize) -> bool {
-    let links: usize = node
-        .descendants_it()
-        .filter(|d| d.has_name("a"))
-        .map(|a| chars(&a.text()))
-        .sum();
-    links as f64 > PROSE_LINKS * n as f64
+    link_chars(node) as f64 > PROSE_LINKS * n as f64
 }
 
 /// Class or id words of discussion threads.
@@ -110,17 +110,15 @@ const DISCUSSION: &[&str] = &[
     "thread",
 ];
 
-fn discussion(node: &NodeRef) -> bool {
+/// Whether the node's class or id holds one of `words` (split on anything
+/// not an ASCII letter or digit, compared without case).
+fn named(node: &NodeRef, words: &[&str]) -> bool {
     ["class", "id"].iter().any(|attr| {
         node.attr(attr).is_some_and(|v| {
             v.split(|c: char| !c.is_ascii_alphanumeric())
-                .any(|w| DISCUSSION.iter().any(|d| w.eq_ignore_ascii_case(d)))
+                .any(|w| words.iter().any(|d| w.eq_ignore_ascii_case(d)))
         })
     })
-}
-
-fn chars(text: &str) -> usize {
-    text.chars().filter(|c| !c.is_whitespace()).count()
 }
 
 /// Class or id words of an article's lead (standfirst, deck, subtitle):
@@ -148,13 +146,7 @@ const LEAD_MAX: usize = 700;
 /// sentence's worth of text that is not mostly links, as its text.
 pub(crate) fn lead(doc: &Document) -> Option<String> {
     for node in doc.select("body [class], body [id]").nodes() {
-        let named = ["class", "id"].iter().any(|attr| {
-            node.attr(attr).is_some_and(|v| {
-                v.split(|c: char| !c.is_ascii_alphanumeric())
-                    .any(|w| LEAD.iter().any(|d| w.eq_ignore_ascii_case(d)))
-            })
-        });
-        if !named || node.has_name("body") || node.has_name("article") || node.has_name("main") {
+        if !named(node, LEAD) || node.has_name("body") || node.has_name("article") || node.has_name("main") {
             continue;
         }
         let text = node.text();

@@ -146,7 +146,8 @@ fn holds_article(node: &NodeRef) -> bool {
             .any(|d| d.has_name("h1") || d.has_name("article") || d.has_name("main"))
 }
 
-fn chars(text: &str) -> usize {
+/// Non-whitespace characters of a text.
+pub(super) fn chars(text: &str) -> usize {
     text.chars().filter(|c| !c.is_whitespace()).count()
 }
 
@@ -330,12 +331,15 @@ fn is_link_unit(node: &NodeRef) -> bool {
     if text == 0 || text > SHORT_BLOCK {
         return false;
     }
-    let links: usize = node
-        .descendants_it()
+    link_chars(node) as f64 / text as f64 > END_LINK_DENSE
+}
+
+/// Non-whitespace characters of the node's link text (every `a` inside).
+pub(super) fn link_chars(node: &NodeRef) -> usize {
+    node.descendants_it()
         .filter(|d| d.has_name("a"))
         .map(|a| chars(&a.text()))
-        .sum();
-    links as f64 / text as f64 > END_LINK_DENSE
+        .sum()
 }
 
 /// Tells whether the block's text before its first link is a short label
