@@ -5,6 +5,7 @@
 
 mod prose;
 mod prune;
+mod tail;
 
 use dom_query::{Document, NodeRef};
 use dom_smoothie::{Config, Readability};

@@ -201,6 +201,7 @@ pub(crate) fn drop_link_blocks(html: &str) -> String {
         }
     }
     changed |= trim_ends(&doc);
+    changed |= super::tail::cut_end_sections(&doc);
     if changed {
         doc.html().to_string()
     } else {
@@ -259,7 +260,7 @@ fn trim_ends(doc: &Document) -> bool {
 
 /// The article's blocks in document order: [`UNITS`] and `div`s or
 /// `section`s without block children, none inside another.
-fn units(doc: &Document) -> Vec<NodeRef<'_>> {
+pub(super) fn units(doc: &Document) -> Vec<NodeRef<'_>> {
     let mut out: Vec<NodeRef<'_>> = Vec::new();
     for node in doc.root().descendants_it() {
         if !node.is_element() {
