@@ -161,10 +161,10 @@ pub(super) fn cut_end_sections(doc: &Document) -> bool {
             continue;
         };
         // An attribution line takes what follows up to the next heading; a
-        // bare name line takes the rest;
-        // a heading its section, which ends at the next heading of its
-        // level or above, or at prose that follows the section's links (a
-        // "More on this" box inside the article).
+        // bare name line takes the rest; a heading its section, which ends
+        // at the next heading of its level or above, or at prose right
+        // after the section's links (a "More on this" box inside the
+        // article; a comment's author line does not end comments).
         let end = match (level, name) {
             (None, Name::Attribution) => (i + 1..units.len())
                 .find(|&j| heading_level(&units[j]).is_some())
@@ -174,7 +174,7 @@ pub(super) fn cut_end_sections(doc: &Document) -> bool {
                 .find(|&j| {
                     let unit = &units[j];
                     (heading_level(unit).is_some_and(|l| l <= level) && end_section_name(unit).is_none())
-                        || (j > i + 1 && is_prose(unit) && !is_prose(&units[j - 1]))
+                        || (j > i + 1 && is_prose(unit) && units[i + 1..j].iter().all(is_links))
                 })
                 .unwrap_or(units.len()),
         };
@@ -266,6 +266,11 @@ fn is_prose(unit: &NodeRef) -> bool {
     n >= PROSE && link_chars(unit) * 2 < n && text.ends_with(['.', '!', '?', '…', '"', '”', '»', ')'])
 }
 
+/// Tells whether a unit is mostly link text, or has no text (a card's image).
+fn is_links(unit: &NodeRef) -> bool {
+    link_chars(unit) * 2 >= chars(&unit.text())
+}
+
 /// Tells whether a unit is a paragraph of [`PROSE_AFTER`] characters or more.
 fn is_long_paragraph(unit: &NodeRef) -> bool {
     (unit.has_name("p") || unit.has_name("div")) && unit.text().trim().chars().count() >= PROSE_AFTER
@@ -288,6 +293,18 @@ mod tests {
     fn a_named_line_late_in_the_article_takes_the_rest() {
         let html = format!("<div>{BODY}<p>Kontakt:</p><p>Erika Muster, Pressestelle</p></div>");
         assert!(cut(&html).ends_with("before it."), "{}", cut(&html));
+        let comment = "A comment that goes on for a while, long enough to read as prose: it agrees with the story, \
+             then it disagrees with the second paragraph, then it thanks the writer warmly for the story above.";
+        let html = format!("<div>{BODY}{BODY}<h2>Comments</h2><p>Erika says:</p><p>{comment}</p></div>");
+        assert!(cut(&html).ends_with("before it."), "{}", cut(&html));
+        let html = format!(
+            "<div>{BODY}{BODY}<h2>More on this</h2><ul><li><a href='/a'>Another story</a></li></ul><p>{comment}</p></div>"
+        );
+        let out = cut(&html);
+        assert!(
+            !out.contains("Another story") && out.ends_with("story above."),
+            "{out}"
+        );
         let html = format!("<div>{BODY}<p>Fotos: Erika Muster</p><h2>Details</h2><p>Four rooms.</p></div>");
         let out = cut(&html);
         assert!(!out.contains("Erika") && out.ends_with("Four rooms."), "{out}");
