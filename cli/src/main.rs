@@ -106,6 +106,7 @@ fn command() -> clap::Command {
 
 fn main() {
     use clap::FromArgMatches;
+    oxwright_worker::heap::tune();
     let matches = command().get_matches();
     let mut cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,

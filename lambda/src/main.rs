@@ -13,6 +13,7 @@ use serde_json::Value;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
+    oxwright_worker::heap::tune();
     let process = FunctionProcess::start("oxwright-lambda")?;
     let worker = Arc::new(LambdaWorker::new(setup_from_env(process.env.clone())?).await?);
     let on_shutdown = worker.clone();

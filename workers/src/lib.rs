@@ -5,6 +5,7 @@ pub mod config;
 pub mod consumer;
 pub mod fetch_defaults;
 pub mod handlers;
+pub mod heap;
 pub mod metrics;
 mod run;
 mod setup;
