@@ -117,10 +117,7 @@ def main():
         "chromium_processes_max": max(s[2] for s in live), "renderers_max": max(s[3] for s in live),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
-    print(json.dumps(res))
-    if a.results:
-        with open(a.results, "a") as f:
-            f.write(json.dumps(res) + "\n")
+    peers.emit(res, a.results)
 
 
 if __name__ == "__main__":

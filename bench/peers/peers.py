@@ -157,6 +157,14 @@ class Sampler(threading.Thread):
             self.stop.wait(0.2)
 
 
+def emit(res: dict, results) -> None:
+    """Prints a run's JSON line and appends it to `results` when given."""
+    print(json.dumps(res))
+    if results:
+        with open(results, "a") as f:
+            f.write(json.dumps(res) + "\n")
+
+
 def reap_all(deadline_s: float = 20.0) -> int:
     """Waits for every remaining child (re-parented orphans); kills what lingers."""
     killed = 0

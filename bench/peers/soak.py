@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Memory over a long batch: does oxwright grow over 10,000 real pages?
+
+Serves the quality corpus on loopback (the server of `peers.py`), cycles
+its pages to N distinct URLs (`?r=K` makes each visit a new URL; the
+server ignores the query) and runs one `oxwright batch` over them with the
+defaults plus `--block image,font,media`. Every 2 s it samples the
+`oxwright` process's RSS, the PSS of the Chromium processes under it and
+the pages done (lines of the batch manifest). It prints and appends to
+--results one JSON line: RSS and Chromium PSS medians over a window after
+warm-up (pages 500–1,500) and over the last 1,000 pages, and the growth
+between them.
+
+    python3 bench/peers/soak.py --pages 10000 --results bench/results/soak.jsonl
+
+The browser is replaced every `recycle_after` jobs (500 by default), so
+Chromium's own growth is bounded by design; the number to watch is the
+oxwright process's RSS.
+"""
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import peers  # noqa: E402
+from chromium_pss import comm  # noqa: E402
+
+
+def rss_kib(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def done(store: Path) -> int:
+    n = 0
+    for m in store.glob("batches/*/manifest.jsonl"):
+        try:
+            n += m.read_bytes().count(b"\n")
+        except OSError:
+            pass
+    return n
+
+
+def window(samples, lo, hi, key):
+    xs = [s[key] for s in samples if lo <= s["pages"] < hi]
+    return round(statistics.median(xs), 1) if xs else None
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", default="/tmp/oxq")
+    p.add_argument("--pages", type=int, default=10000)
+    p.add_argument("--oxwright", default="target/release/oxwright")
+    p.add_argument("--work", default="/tmp/oxwright-soak")
+    p.add_argument("--results", default=None, help="JSON lines file to append to")
+    a = p.parse_args()
+
+    corpus = Path(a.corpus)
+    server = peers.Server(corpus / "pages")
+    pages = peers.pick_pages(corpus, 1 << 20)
+    out = Path(a.work)
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    urls = [f"http://127.0.0.1:{server.port}/{pages[i % len(pages)]['id']}.html?r={i}" for i in range(a.pages)]
+    (out / "urls.txt").write_text("".join(u + "\n" for u in urls))
+    store = out / "store"
+    cmd = [a.oxwright, "batch", "--allow-host", f"127.0.0.1:{server.port}", "--block", "image,font,media",
+           "--out", str(store), "--json", str(out / "urls.txt")]
+
+    samples = []
+    stop = threading.Event()
+    t0 = time.monotonic()
+
+    def sample(pid):
+        while not stop.is_set():
+            chromium = [x for x in peers.descendants(pid) if "chrom" in comm(x)]
+            samples.append({"t": round(time.monotonic() - t0, 1), "pages": done(store),
+                            "rss_mib": rss_kib(pid) / 1024, "chromium_pss_mib": peers.pss_kib(chromium) / 1024,
+                            "chromium_processes": len(chromium)})
+            stop.wait(2.0)
+
+    with open(out / "log.txt", "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        th = threading.Thread(target=sample, args=(proc.pid,), daemon=True)
+        th.start()
+        rc = proc.wait()
+    wall = time.monotonic() - t0
+    stop.set()
+    th.join()
+    peers.reap_all()
+    (out / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+
+    n = done(store)
+    ok = sum(1 for m in store.glob("batches/*/manifest.jsonl")
+             for line in m.read_text().splitlines() if json.loads(line).get("status") == "ok")
+    early = (500, 1500)
+    late = (max(n - 1000, early[1]), n + 1)
+    rss_early, rss_late = window(samples, *early, "rss_mib"), window(samples, *late, "rss_mib")
+    res = {
+        "rc": rc, "pages": a.pages, "done": n, "ok": ok, "wall_s": round(wall), "pages_per_s": round(n / wall, 2),
+        "rss_mib_pages_500_1500": rss_early, f"rss_mib_pages_{late[0]}_{n}": rss_late,
+        "rss_growth_pct": round(100 * (rss_late - rss_early) / rss_early, 1) if rss_early and rss_late else None,
+        "rss_mib_peak": round(max(s["rss_mib"] for s in samples), 1),
+        "chromium_pss_mib_pages_500_1500": window(samples, *early, "chromium_pss_mib"),
+        f"chromium_pss_mib_pages_{late[0]}_{n}": window(samples, *late, "chromium_pss_mib"),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+    peers.emit(res, a.results)
+
+
+if __name__ == "__main__":
+    main()
