@@ -41,7 +41,8 @@ pub fn trim_after_job() {
 /// 1 MiB threshold above which an allocation gets its own mapping, returned
 /// to the system when freed (glibc raises the threshold as large blocks
 /// are freed, up to 32 MiB, after which a page's HTML and DOM land in the
-/// arenas and fragment them). Call it first thing in `main`.
+/// arenas and fragment them). Call it at the top of `main`: the arena
+/// limit applies to arenas made after it.
 pub fn tune() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator parameters; called before other

@@ -244,9 +244,7 @@ fn trim_ends(doc: &Document) -> bool {
     }
     while last > first {
         let unit = &units[last - 1];
-        let heading = unit
-            .node_name()
-            .is_some_and(|n| n.len() == 2 && n.starts_with('h') && n.as_bytes()[1].is_ascii_digit());
+        let heading = heading_level(unit).is_some();
         let empty = chars(&unit.text()) == 0 && !unit.descendants_it().any(|d| d.has_name("img"));
         if !(heading || empty || is_link_unit(unit) || is_lead_in(unit)) {
             break;
@@ -256,6 +254,13 @@ fn trim_ends(doc: &Document) -> bool {
         changed = true;
     }
     changed
+}
+
+/// The level of an `h1`–`h6`.
+pub(super) fn heading_level(unit: &NodeRef) -> Option<u8> {
+    let name = unit.node_name()?;
+    let b = name.as_bytes();
+    (b.len() == 2 && b[0] == b'h' && (b'1'..=b'6').contains(&b[1])).then(|| b[1] - b'0')
 }
 
 /// The article's blocks in document order: [`UNITS`] and `div`s or

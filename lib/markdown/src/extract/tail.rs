@@ -8,7 +8,7 @@
 
 use dom_query::{Document, NodeRef};
 
-use super::prune::{chars, link_chars, units};
+use super::prune::{chars, heading_level, link_chars, units};
 
 /// Names of end sections, lowercased, in the languages of the pages we are
 /// measured on (English, German, French, Spanish, Portuguese, Polish,
@@ -154,8 +154,9 @@ pub(super) fn cut_end_sections(doc: &Document) -> bool {
         let late = i > 0 && before as f64 >= FROM_SHARE * total as f64;
         let name = if late { end_section_name(unit) } else { None };
         let level = heading_level(unit);
-        let heads_prose = level.is_some() && units.get(i + 1).is_some_and(is_long_paragraph);
-        let Some(name) = name.filter(|_| !heads_prose) else {
+        // A named heading over a long paragraph heads the article's text.
+        let heads_prose = || level.is_some() && units.get(i + 1).is_some_and(is_long_paragraph);
+        let Some(name) = name.filter(|_| !heads_prose()) else {
             before += sizes[i];
             i += 1;
             continue;
@@ -242,13 +243,6 @@ fn end_section_name(unit: &NodeRef) -> Option<Name> {
             None
         }
     })
-}
-
-/// The level of an `h1`–`h6`.
-fn heading_level(unit: &NodeRef) -> Option<u8> {
-    let name = unit.node_name()?;
-    let b = name.as_bytes();
-    (b.len() == 2 && b[0] == b'h' && (b'1'..=b'6').contains(&b[1])).then(|| b[1] - b'0')
 }
 
 /// Shortest paragraph that counts as prose after a section's links.
