@@ -5,8 +5,11 @@ Runs one tool on the first N pages of the quality corpus (the order of
 `peers.py`, served on loopback by the same server) and samples, every
 100 ms, the PSS of the Chromium processes among the run's descendants
 (`comm` contains "chrom"): the peak, the median over the samples with a
-renderer alive, the renderers' share and their count. One JSON line per
-run is printed and appended to --results.
+renderer alive, the renderers' share and their count, and the largest
+sample's processes by type with the second it was taken at. One JSON line
+per run is printed and appended to --results; every sample is written to
+`samples.tsv` (seconds, Chromium MiB, renderers MiB, processes, renderers)
+in the run's work dir.
 
     python3 bench/peers/chromium_pss.py --name oxwright --pages 200
     python3 bench/peers/chromium_pss.py --name reuse-1 --config 'context_reuse = 1'
@@ -47,6 +50,15 @@ def cmdline(pid: int) -> str:
         return ""
 
 
+def kind(pid: int) -> str:
+    """A Chromium process's `--type=` (utility processes by service), or "browser"."""
+    args = cmdline(pid).replace("\0", " ").split()
+    t = next((x[7:] for x in args if x.startswith("--type=")), "browser")
+    if t == "utility":
+        t = next((x.split("=", 1)[1].split(".")[-1] for x in args if x.startswith("--utility-sub-type=")), t)
+    return t
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--corpus", default="/tmp/oxq")
@@ -79,6 +91,9 @@ def main():
         cmd = ["node", str(HERE / "node" / "playwright_run.mjs"), str(out / "urls.tsv"), str(out / "md"), "4"]
 
     samples = []
+    # The largest sample's processes: (PSS MiB, type) each.
+    peak = [0.0, []]
+    times = []
     stop = threading.Event()
 
     def sample():
@@ -87,8 +102,14 @@ def main():
             pids = peers.descendants(me)
             chromium = [x for x in pids if "chrom" in comm(x)]
             renderers = [x for x in chromium if "--type=renderer" in cmdline(x)]
-            samples.append((peers.pss_kib(chromium) / 1024, peers.pss_kib(renderers) / 1024,
+            per = [(x, peers.pss_kib([x]) / 1024) for x in chromium]
+            total = sum(m for _, m in per)
+            times.append(time.monotonic() - t0)
+            samples.append((total, sum(m for x, m in per if x in renderers),
                             len(chromium), len(renderers)))
+            if total > peak[0]:
+                peak[0] = total
+                peak[1] = sorted(((round(m), kind(x)) for x, m in per), reverse=True)
             stop.wait(0.1)
 
     t0 = time.monotonic()
@@ -102,6 +123,8 @@ def main():
     th.join()
     peers.reap_all()
 
+    (out / "samples.tsv").write_text("".join(
+        f"{t:.1f}\t{s[0]:.0f}\t{s[1]:.0f}\t{s[2]}\t{s[3]}\n" for t, s in zip(times, samples)))
     live = [s for s in samples if s[3] >= 1] or [(0, 0, 0, 0)]
     if a.peer == "oxwright":
         ok = sum(1 for m in (out / "store").glob("batches/*/manifest.jsonl")
@@ -114,6 +137,8 @@ def main():
         "chromium_pss_peak_mib": round(max(s[0] for s in live)),
         "chromium_pss_median_mib": round(statistics.median(s[0] for s in live)),
         "renderers_pss_peak_mib": round(max(s[1] for s in live)),
+        "peak_processes": [f"{k} {m}" for m, k in peak[1]],
+        "peak_at_s": round(times[samples.index(max(samples))], 1),
         "chromium_processes_max": max(s[2] for s in live), "renderers_max": max(s[3] for s in live),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
