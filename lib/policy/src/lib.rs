@@ -5,6 +5,7 @@
 //! [`Resolver`] and connects to the very address it checked.
 
 mod addr;
+mod cache;
 
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use url::{Host, Url};
 
 pub use addr::{SpecialRange, classify, is_private};
+pub use cache::{CachingResolver, NEGATIVE_TTL, POSITIVE_TTL};
 
 /// A future returned by a [`Resolver`].
 pub type ResolveFuture<'a> = Pin<Box<dyn Future<Output = std::io::Result<Vec<IpAddr>>> + Send + 'a>>;
@@ -26,11 +28,18 @@ pub trait Resolver: Send + Sync + std::fmt::Debug {
     fn resolve<'a>(&'a self, host: &'a str, port: u16) -> ResolveFuture<'a>;
 }
 
-/// The operating system's resolver (`getaddrinfo` on a blocking thread).
+/// The operating system's resolver (`getaddrinfo` on a blocking thread)
+/// behind one process-wide [`CachingResolver`]: the interceptor's check
+/// and the egress proxy's of the same request, and a page's many requests
+/// to one host, share a lookup.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemResolver;
 
-impl Resolver for SystemResolver {
+/// `getaddrinfo`, uncached.
+#[derive(Debug)]
+struct Getaddrinfo;
+
+impl Resolver for Getaddrinfo {
     fn resolve<'a>(&'a self, host: &'a str, port: u16) -> ResolveFuture<'a> {
         Box::pin(async move {
             Ok(tokio::net::lookup_host((host, port))
@@ -38,6 +47,15 @@ impl Resolver for SystemResolver {
                 .map(|a| a.ip())
                 .collect())
         })
+    }
+}
+
+static SYSTEM: std::sync::LazyLock<CachingResolver<Getaddrinfo>> =
+    std::sync::LazyLock::new(|| CachingResolver::new(Getaddrinfo));
+
+impl Resolver for SystemResolver {
+    fn resolve<'a>(&'a self, host: &'a str, port: u16) -> ResolveFuture<'a> {
+        SYSTEM.resolve(host, port)
     }
 }
 
