@@ -20,6 +20,7 @@ oxwright process's RSS.
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -45,13 +46,22 @@ def rss_kib(pid: int) -> int:
 
 
 def done(store: Path) -> int:
+    """Pages run so far: manifest lines, less the `cancelled` lines an
+    interrupted batch writes for the jobs it never ran."""
     n = 0
     for m in store.glob("batches/*/manifest.jsonl"):
         try:
-            n += m.read_bytes().count(b"\n")
+            n += sum(1 for line in m.read_bytes().splitlines() if b'"kind":"cancelled"' not in line)
         except OSError:
             pass
     return n
+
+
+def threads(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
 
 
 def window(samples, lo, hi, key):
@@ -89,7 +99,7 @@ def main():
             chromium = [x for x in peers.descendants(pid) if "chrom" in comm(x)]
             samples.append({"t": round(time.monotonic() - t0, 1), "pages": done(store),
                             "rss_mib": rss_kib(pid) / 1024, "chromium_pss_mib": peers.pss_kib(chromium) / 1024,
-                            "chromium_processes": len(chromium)})
+                            "chromium_processes": len(chromium), "threads": threads(pid)})
             stop.wait(2.0)
 
     with open(out / "log.txt", "wb") as log:
@@ -106,6 +116,8 @@ def main():
     n = done(store)
     ok = sum(1 for m in store.glob("batches/*/manifest.jsonl")
              for line in m.read_text().splitlines() if json.loads(line).get("status") == "ok")
+    if n < a.pages:
+        print(f"only {n} of {a.pages} pages ran (interrupted)", file=sys.stderr)
     early = (500, 1500)
     late = (max(n - 1000, early[1]), n + 1)
     rss_early, rss_late = window(samples, *early, "rss_mib"), window(samples, *late, "rss_mib")
@@ -116,6 +128,9 @@ def main():
         "rss_mib_peak": round(max(s["rss_mib"] for s in samples), 1),
         "chromium_pss_mib_pages_500_1500": window(samples, *early, "chromium_pss_mib"),
         f"chromium_pss_mib_pages_{late[0]}_{n}": window(samples, *late, "chromium_pss_mib"),
+        # RSS median per 1,000 pages: the shape of any growth.
+        "rss_mib_per_1000_pages": [window(samples, k, k + 1000, "rss_mib") for k in range(0, n, 1000)],
+        "threads_max": max(s["threads"] for s in samples),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
     peers.emit(res, a.results)
