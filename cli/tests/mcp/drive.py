@@ -187,6 +187,7 @@ async def every_tool(c, base, workdir):
     await call(c, "browser_navigate", {"url": base + "/app/controls"})
     _, t = await call(c, "browser_snapshot", {"maxChars": 500})
     check("pruned" in t and "Load more" not in t, "a capped snapshot", t)
+    check("`find` searches every line" in t, "a capped snapshot says how to reach the rest", t)
     _, t = await call(c, "browser_snapshot", {"find": "load MORE"})
     m = re.search(r'button "Load more" \[ref=(e\d+)\]', t)
     check("1 line(s) matching" in t and m is not None, "find reaches a cut button", t)

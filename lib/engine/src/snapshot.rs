@@ -207,11 +207,55 @@ fn line_role(text: &str) -> &str {
     &rest[..end]
 }
 
+/// Roles that say where an element is (landmarks, forms, menus, tab
+/// lists): when the cap bites, such a line stays while anything under it
+/// stays, so a kept control still shows the region it sits in.
+fn scaffold_role(role: &str) -> bool {
+    matches!(
+        role,
+        "banner"
+            | "navigation"
+            | "main"
+            | "contentinfo"
+            | "complementary"
+            | "region"
+            | "form"
+            | "search"
+            | "article"
+            | "dialog"
+            | "alertdialog"
+            | "menu"
+            | "menubar"
+            | "tablist"
+            | "tabpanel"
+            | "toolbar"
+            | "radiogroup"
+    )
+}
+
+/// Whether a line ends with the `:` that opens a list of children
+/// (`- list [ref=e3]:`, `- link "Help":`, `- listitem:`), not a colon of
+/// the page's own text or value.
+fn opens_children(text: &str) -> bool {
+    let Some(head) = text.strip_suffix(':') else {
+        return false;
+    };
+    if text.starts_with("- text:") || text.starts_with("- /url:") {
+        return false;
+    }
+    head.ends_with(']') || head.ends_with('"') || !head.trim_start_matches("- ").contains([' ', ':'])
+}
+
 /// Joins lines under `max_chars`. What goes first when the cap bites, each
 /// tier from the end of the page: text and unnamed lines, then named lines
 /// that are not controls (paragraph-like elements, groups, regions), and
 /// only then controls (buttons, links, fields, headings …); a note says how
 /// many lines were pruned. Returns the text and the lines dropped.
+///
+/// What is left still reads as a tree: a landmark, form or menu line stays
+/// while anything under it stays; a kept line whose other ancestors went is
+/// shown under its nearest kept ancestor; a line whose children all went
+/// loses its trailing `:`.
 pub fn render_capped(lines: &[SnapshotLine], max_chars: usize) -> (String, usize) {
     let line_size = |l: &SnapshotLine| l.depth * 2 + l.text.len() + 1;
     let tier = |l: &SnapshotLine| match (l.keep, interactive_role(line_role(&l.text))) {
@@ -219,10 +263,29 @@ pub fn render_capped(lines: &[SnapshotLine], max_chars: usize) -> (String, usize
         (true, false) => 1,
         (false, false) => 0,
     };
+    // Each line's parent: the nearest earlier line that is shallower.
+    let mut parent: Vec<Option<usize>> = Vec::with_capacity(lines.len());
+    let mut open: Vec<usize> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        while open.last().is_some_and(|&j| lines[j].depth >= l.depth) {
+            open.pop();
+        }
+        parent.push(open.last().copied());
+        open.push(i);
+    }
     let mut pruned = 0;
     // Room for the note that says lines were pruned.
     let budget = max_chars.saturating_sub(40);
     let mut drop = vec![false; lines.len()];
+    // Kept lines under each line (a scaffold line stays while it has any).
+    let mut kept_below = vec![0usize; lines.len()];
+    for i in 0..lines.len() {
+        let mut up = parent[i];
+        while let Some(j) = up {
+            kept_below[j] += 1;
+            up = parent[j];
+        }
+    }
     let mut total: usize = lines.iter().map(line_size).sum();
     if total > max_chars {
         'tiers: for level in 0..2 {
@@ -230,29 +293,63 @@ pub fn render_capped(lines: &[SnapshotLine], max_chars: usize) -> (String, usize
                 if total <= budget {
                     break 'tiers;
                 }
-                if !drop[i] && tier(&lines[i]) == level {
-                    drop[i] = true;
-                    total -= line_size(&lines[i]);
-                    pruned += 1;
+                let l = &lines[i];
+                if drop[i] || tier(l) != level || (kept_below[i] > 0 && scaffold_role(line_role(&l.text))) {
+                    continue;
+                }
+                drop[i] = true;
+                total -= line_size(l);
+                pruned += 1;
+                let mut up = parent[i];
+                while let Some(j) = up {
+                    kept_below[j] -= 1;
+                    up = parent[j];
                 }
             }
         }
     }
-    let kept: Vec<&SnapshotLine> = lines
-        .iter()
-        .zip(&drop)
-        .filter(|(_, d)| !**d)
-        .map(|(l, _)| l)
-        .collect();
-    let mut out = String::new();
+    // What is shown, at its depth under the kept ancestors.
+    let mut shown_depth = vec![0usize; lines.len()];
+    let mut shown: Vec<usize> = Vec::new();
+    for i in 0..lines.len() {
+        if drop[i] {
+            continue;
+        }
+        let mut up = parent[i];
+        while let Some(j) = up {
+            if !drop[j] {
+                break;
+            }
+            up = parent[j];
+        }
+        shown_depth[i] = up.map_or(0, |j| shown_depth[j] + 1);
+        shown.push(i);
+    }
     let over = total > max_chars;
-    for (i, l) in kept.iter().enumerate() {
-        let piece = format!("{}{}\n", "  ".repeat(l.depth), l.text);
-        if out.len() + piece.len() > budget && (pruned > 0 || over) {
-            pruned += kept.len() - i;
+    let mut size = 0;
+    for (k, &i) in shown.iter().enumerate() {
+        let piece = shown_depth[i] * 2 + lines[i].text.len() + 1;
+        if size + piece > budget && (pruned > 0 || over) {
+            pruned += shown.len() - k;
+            shown.truncate(k);
             break;
         }
-        out.push_str(&piece);
+        size += piece;
+    }
+    let mut out = String::with_capacity(size + 48);
+    for (k, &i) in shown.iter().enumerate() {
+        let text = lines[i].text.as_str();
+        let has_child = shown.get(k + 1).is_some_and(|&n| shown_depth[n] > shown_depth[i]);
+        let text = if !has_child && opens_children(text) {
+            &text[..text.len() - 1]
+        } else {
+            text
+        };
+        for _ in 0..shown_depth[i] {
+            out.push_str("  ");
+        }
+        out.push_str(text);
+        out.push('\n');
     }
     if pruned > 0 {
         out.push_str(&format!("- note: {pruned} lines pruned to fit\n"));
@@ -301,6 +398,72 @@ mod tests {
             "{found}"
         );
         assert_eq!(snap.find("nothing like it", 1000).1, 0);
+    }
+
+    #[test]
+    fn what_the_cap_leaves_still_reads_as_a_tree() {
+        // A news page in small: a banner whose links sit in list items,
+        // then an article of paragraphs with a link in one of them.
+        let mut lines = vec![
+            line(0, "- banner [ref=e1]:", true),
+            line(1, "- list [ref=e2]:", true),
+        ];
+        for i in 0..20 {
+            lines.push(line(2, &format!("- listitem [ref=li{i}]:"), true));
+            lines.push(line(3, &format!("- link \"Section {i}\" [ref=l{i}]:"), true));
+            lines.push(line(4, &format!("- /url: /section/{i}"), false));
+        }
+        lines.push(line(0, "- main [ref=e3]:", true));
+        lines.push(line(1, "- article [ref=e4]:", true));
+        lines.push(line(2, "- heading \"Student dies\" [level=1] [ref=e5]", true));
+        for i in 0..40 {
+            lines.push(line(
+                2,
+                &format!("- paragraph [ref=p{i}]: paragraph {i} of the story, with words enough to weigh"),
+                false,
+            ));
+        }
+        lines.push(line(2, "- paragraph [ref=e6]:", false));
+        lines.push(line(3, "- text: read the", false));
+        lines.push(line(3, "- link \"statement\" [ref=e7]:", true));
+        lines.push(line(4, "- /url: /statement", false));
+        let full: usize = lines.iter().map(|l| l.depth * 2 + l.text.len() + 1).sum();
+        let (text, pruned) = render_capped(&lines, 1_400);
+        assert!(full > 3_000 && text.len() <= 1_400, "{}", text.len());
+        assert!(pruned > 0);
+        let shown: Vec<&str> = text.lines().collect();
+        // Landmarks stay above what they hold; a link whose list item went
+        // sits under the nearest line that stayed, one level down.
+        assert_eq!(shown[0], "- banner [ref=e1]:", "{text}");
+        assert!(shown.contains(&"    - link \"Section 19\" [ref=l19]"), "{text}");
+        assert!(shown.contains(&"- main [ref=e3]:"), "{text}");
+        assert!(shown.contains(&"  - article [ref=e4]:"), "{text}");
+        assert!(
+            shown.contains(&"    - heading \"Student dies\" [level=1] [ref=e5]"),
+            "{text}"
+        );
+        assert!(shown.contains(&"    - link \"statement\" [ref=e7]"), "{text}");
+        // No line opens children it no longer has, and depth never jumps.
+        for (k, l) in shown.iter().enumerate() {
+            let depth = (l.len() - l.trim_start().len()) / 2;
+            let next = shown.get(k + 1).map(|n| (n.len() - n.trim_start().len()) / 2);
+            if l.ends_with("]:") {
+                assert!(next.is_some_and(|d| d == depth + 1), "{l} opens nothing:\n{text}");
+            }
+            if let Some(d) = next {
+                assert!(d <= depth + 1, "a jump after {l}:\n{text}");
+            }
+        }
+        // Uncapped, nothing changes.
+        let (whole, none) = render_capped(&lines, 100_000);
+        assert_eq!(none, 0);
+        let expected: String = lines
+            .iter()
+            .map(|l| format!("{}{}\n", "  ".repeat(l.depth), l.text))
+            .collect();
+        assert_eq!(whole, expected);
+        assert!(opens_children("- listitem:") && opens_children("- link \"Help\":"));
+        assert!(!opens_children("- text: Contact:") && !opens_children("- paragraph [ref=e1]: Note:"));
     }
 
     #[test]

@@ -84,6 +84,13 @@ impl OxwrightMcp {
                     }
                     _ => text.push_str(&format!("### Page snapshot\n```yaml\n{}```\n", snap.text)),
                 }
+                if snap.pruned > 0 && !(diff && tab.last_snapshot.is_some()) {
+                    text.push_str(&format!(
+                        "{} lines did not fit in {cap} characters: `scope` (a ref) shows one region whole, \
+                         `find` searches every line, `maxChars` raises the cap.\n",
+                        snap.pruned
+                    ));
+                }
                 tab.last_snapshot = Some(lines);
                 Ok(Reply::text(text))
             })
