@@ -186,6 +186,48 @@ async fn a_page_hidden_whole_until_its_script_runs_is_still_read() {
     );
 }
 
+/// The same one level down: the page's content in a wrapper hidden until
+/// a script reveals it (the body and a skip link are visible). It is read;
+/// a menu and a paragraph hidden on their own stay out. Before this, the
+/// page came back `ok` with empty Markdown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_in_a_wrapper_hidden_until_its_script_runs_is_still_read() {
+    let env = Env::start().await;
+    let r = fetch_page(&env.pool, &env.policy, &env.spec("/hidden-wrapper-until-script"))
+        .await
+        .expect("fetch")
+        .result;
+    assert!(
+        r.markdown.contains("# Night trains return to the coast line"),
+        "{}",
+        r.markdown
+    );
+    assert!(r.markdown.contains("four hundred travellers"), "{}", r.markdown);
+    assert!(
+        !r.markdown.contains("dropdown menu nobody opened"),
+        "{}",
+        r.markdown
+    );
+    assert!(!r.markdown.contains("hidden on its own"), "{}", r.markdown);
+    let mut spec = env.spec("/hidden-wrapper-until-script");
+    spec.content = ContentMode::Full;
+    let full = fetch_page(&env.pool, &env.policy, &spec)
+        .await
+        .expect("fetch")
+        .result;
+    assert!(full.markdown.contains("Skip to content"), "{}", full.markdown);
+    assert!(
+        full.markdown.contains("four hundred travellers"),
+        "{}",
+        full.markdown
+    );
+    assert!(
+        !full.markdown.contains("dropdown menu nobody opened"),
+        "{}",
+        full.markdown
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn javascript_errors_are_ignored() {
     let env = Env::start().await;

@@ -215,6 +215,38 @@ macro_rules! extract_fn {
       unhide.textContent = 'html, body { visibility: visible !important; }';
       (d.head || root).appendChild(unhide);
     }
+    // The same, one level down: a wrapper near the top (`.container
+    // { visibility: hidden }`) that a script reveals, holding most of the
+    // page's text. A hidden menu or dialog holds a small share and stays
+    // hidden.
+    const textLen = (e) => {
+      let n = 0;
+      const w = d.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+      while (w.nextNode()) {
+        const p = w.currentNode.parentElement;
+        if (p && !/^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE)$/.test(p.tagName)) n += w.currentNode.data.trim().length;
+      }
+      return n;
+    };
+    let total = -1;
+    const revealWrappers = (e, depth) => {
+      for (const c of e.children) {
+        if (/^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE)$/.test(c.tagName)) continue;
+        const s = getComputedStyle(c);
+        if (s.display === 'none') continue;
+        if (s.visibility !== 'visible') {
+          if (total < 0) total = textLen(d.body);
+          if (total > 0 && textLen(c) >= 0.6 * total) {
+            // No transition: a fade-in would still read as hidden now.
+            c.style.setProperty('transition', 'none', 'important');
+            c.style.setProperty('visibility', 'visible', 'important');
+          }
+          continue;
+        }
+        if (depth < 4) revealWrappers(c, depth + 1);
+      }
+    };
+    revealWrappers(d.body, 1);
     const walker = d.createTreeWalker(d.body, NodeFilter.SHOW_ELEMENT, { acceptNode(n) {
       const doubt = typeof n.checkVisibility !== 'function' || !n.checkVisibility({ visibilityProperty: true });
       if (n.hidden || (doubt && styleHidden(n))) {

@@ -144,6 +144,9 @@ enum Name {
 /// Returns whether anything was removed.
 pub(super) fn cut_end_sections(doc: &Document) -> bool {
     let units = units(doc);
+    if units.is_empty() {
+        return false;
+    }
     let sizes: Vec<usize> = units.iter().map(|u| chars(&u.text())).collect();
     let total: usize = sizes.iter().sum();
     let mut before = 0usize;
@@ -282,6 +285,13 @@ mod tests {
 
     const BODY: &str = "<p>The first paragraph of the story, which is long enough to count for something.</p>\
         <p>The second paragraph of the story, just as long as the first one was before it.</p>";
+
+    #[test]
+    fn an_article_with_no_units_is_left_alone() {
+        // Once a debug-build panic (`units.len() - 1` on no units).
+        assert_eq!(cut("<span>Only inline text</span>"), "Only inline text");
+        assert_eq!(cut(""), "");
+    }
 
     #[test]
     fn a_named_line_late_in_the_article_takes_the_rest() {
