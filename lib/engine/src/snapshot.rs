@@ -277,17 +277,16 @@ pub fn render_capped(lines: &[SnapshotLine], max_chars: usize) -> (String, usize
     // Room for the note that says lines were pruned.
     let budget = max_chars.saturating_sub(40);
     let mut drop = vec![false; lines.len()];
-    // Kept lines under each line (a scaffold line stays while it has any).
-    let mut kept_below = vec![0usize; lines.len()];
-    for i in 0..lines.len() {
-        let mut up = parent[i];
-        while let Some(j) = up {
-            kept_below[j] += 1;
-            up = parent[j];
-        }
-    }
     let mut total: usize = lines.iter().map(line_size).sum();
     if total > max_chars {
+        // Kept lines under each line (a scaffold line stays while it has
+        // any): every line below it, to start with.
+        let mut kept_below = vec![0usize; lines.len()];
+        for i in (0..lines.len()).rev() {
+            if let Some(p) = parent[i] {
+                kept_below[p] += kept_below[i] + 1;
+            }
+        }
         'tiers: for level in 0..2 {
             for i in (0..lines.len()).rev() {
                 if total <= budget {

@@ -219,19 +219,26 @@ macro_rules! extract_fn {
     // { visibility: hidden }`) that a script reveals, holding most of the
     // page's text. A hidden menu or dialog holds a small share and stays
     // hidden.
+    const NOT_TEXT = /^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE)$/;
     const textLen = (e) => {
       let n = 0;
       const w = d.createTreeWalker(e, NodeFilter.SHOW_TEXT);
       while (w.nextNode()) {
         const p = w.currentNode.parentElement;
-        if (p && !/^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE)$/.test(p.tagName)) n += w.currentNode.data.trim().length;
+        if (p && !NOT_TEXT.test(p.tagName)) n += w.currentNode.data.trim().length;
       }
       return n;
     };
     let total = -1;
     const revealWrappers = (e, depth) => {
       for (const c of e.children) {
-        if (/^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE)$/.test(c.tagName)) continue;
+        if (NOT_TEXT.test(c.tagName)) continue;
+        // As in the walk below: a computed style only where
+        // checkVisibility has a doubt.
+        if (typeof c.checkVisibility === 'function' && c.checkVisibility({ visibilityProperty: true })) {
+          if (depth < 4) revealWrappers(c, depth + 1);
+          continue;
+        }
         const s = getComputedStyle(c);
         if (s.display === 'none') continue;
         if (s.visibility !== 'visible') {
