@@ -12,6 +12,7 @@ mod modes;
 mod quality;
 mod queue;
 mod replay;
+mod snapshot_sources;
 mod stats;
 mod workflow;
 
@@ -54,6 +55,9 @@ enum Command {
     Workflow(workflow::WorkflowArgs),
     /// Workflow record (LLM) vs replay (action cache): wall time and LLM calls.
     Replay(replay::ReplayArgs),
+    /// Page snapshots from the DOM reader vs Chromium's accessibility tree:
+    /// time, refs and agreement per page.
+    SnapshotSources(snapshot_sources::SnapshotSourcesArgs),
     /// Distributed mode under chaos: workers, broker, S3 and scheduler
     /// killed and restarted during a batch; checks nothing is lost.
     Chaos(chaos::ChaosArgs),
@@ -171,6 +175,10 @@ async fn main() -> Result<()> {
             let report = replay::run(args).await?;
             println!("{}", replay::markdown(&report));
             write_json(&cli, "replay", &machine, &report)?;
+        }
+        Command::SnapshotSources(args) => {
+            let report = snapshot_sources::run(args).await?;
+            write_json(&cli, "snapshot-sources", &machine, &report)?;
         }
         Command::Chaos(args) => {
             let report = chaos::run(args).await?;

@@ -188,3 +188,157 @@ async fn css_text_transform_does_not_change_names() {
         wf.console_text()
     );
 }
+
+/// The snapshot's usual source (the flattened DOM, roles and names worked
+/// out by oxwright) held to Chromium's own accessibility tree, line by
+/// line, on every page of the fixture app and on a page of the constructs
+/// names and roles come from. Where they differ on purpose, the DOM reader
+/// follows Playwright's snapshot: no `[level]` on a list item.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dom_reader_agrees_with_chromiums_accessibility_tree() {
+    use oxwright_browser::{ChromiumPage, SnapshotSource};
+    let mut wf = Wf::start_on(false).await;
+    let port = wf.site.addr().port();
+    wf.policy = std::sync::Arc::new(oxwright_policy::UrlPolicy::allowing([
+        wf.site.addr().to_string().parse().unwrap(),
+        format!("localhost:{port}").parse().unwrap(),
+    ]));
+    let page = wf.page().await;
+    let chromium = page
+        .as_any()
+        .downcast_ref::<ChromiumPage>()
+        .expect("a Chromium page");
+    let opts = SnapshotOptions::default();
+    let unlevel = |l: &str| -> String {
+        match (l.trim_start().starts_with("- listitem"), l.find(" [level=")) {
+            (true, Some(at)) => {
+                let end = at + l[at..].find(']').map_or(0, |e| e + 1);
+                format!("{}{}", &l[..at], &l[end..])
+            }
+            _ => l.to_string(),
+        }
+    };
+    let mut report = String::new();
+    let mut compared = 0;
+    for path in [
+        "/app/login",
+        "/app/search",
+        "/app/item?id=1",
+        "/app/checkout",
+        "/app/controls",
+        "/app/frame",
+        "/app/xframe",
+        "/app/help",
+        "/app/orders",
+        "/app/profile",
+        "/app/shadow",
+        "/app/late",
+        "/app",
+        "/app/canvas",
+        "/",
+        "constructs",
+    ] {
+        if path == "constructs" {
+            goto(page.as_ref(), &wf.url("/app/stuck")).await;
+            page.evaluate(CONSTRUCTS, Duration::from_secs(5)).await.unwrap();
+        } else {
+            goto(page.as_ref(), &wf.url(path)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let ax = chromium
+            .snapshot_from(SnapshotSource::AccessibilityTree, &opts)
+            .await
+            .expect("accessibility tree");
+        let dom = chromium
+            .snapshot_from(SnapshotSource::Dom, &opts)
+            .await
+            .expect("dom");
+        assert!(!dom.elements.is_empty(), "{path}: nothing read");
+        // The accessibility tree gives list items a level; the DOM reader
+        // does not (so a fallback to the tree cannot pass for agreement).
+        assert!(
+            !dom.text.contains("- listitem [level="),
+            "{path}: read from the accessibility tree"
+        );
+        compared += dom.elements.len();
+        // A password field's value never shows, whatever the source.
+        assert!(
+            !dom.text.contains("hunter2"),
+            "{path}: a password shows:\n{}",
+            dom.text
+        );
+        let a: Vec<String> = ax.text.lines().map(unlevel).collect();
+        let d: Vec<String> = dom.text.lines().map(str::to_owned).collect();
+        if a != d {
+            report.push_str(&format!("== {path}\n"));
+            for l in a.iter().filter(|l| !d.contains(l)) {
+                report.push_str(&format!("  ax only:  {l}\n"));
+            }
+            for l in d.iter().filter(|l| !a.contains(l)) {
+                report.push_str(&format!("  dom only: {l}\n"));
+            }
+        }
+    }
+    assert!(compared > 300, "only {compared} elements compared");
+    assert!(report.is_empty(), "the two sources differ:\n{report}");
+}
+
+/// A page of what roles, names, states and values are made of.
+const CONSTRUCTS: &str = r#"(() => {
+document.body.innerHTML = `
+<header><a href="/">Home</a></header>
+<nav aria-label="Main"><ul><li><a href="/a?x=1#y">With query</a></li><li><a href="https://other.example/">Away</a></li></ul></nav>
+<main>
+<h2>Second level</h2><h3 aria-level="5">Overridden</h3><div role="heading" aria-level="4">By role</div>
+<section aria-label="Named section"><p>In a region.</p></section><section><p>An unnamed section.</p></section>
+<article><header>Article head</header><footer>Article foot</footer></article>
+<aside aria-label="Related"><p>Side</p></aside><aside><p>Unnamed side in main</p></aside>
+<a href="/fig" title="Figure link"><figure><p>Figure text</p></figure></a><a href="/art"><article><p>In article</p></article></a>
+<a href="/list"><ul><li>In list</li></ul></a><a href="/sec"><section aria-label="Named"><p>In region</p></section></a>
+<form aria-label="Order"><fieldset><legend>Shipping</legend>
+<label>Street <input name="street" value="1 Main St"></label>
+<label for="zip">ZIP</label><input id="zip" placeholder="00000">
+<input id="city" aria-label="City name" value="Oslo">
+<span id="l1">Phone</span><span id="l2">number</span><input aria-labelledby="l1 l2">
+<input title="Titled field">
+<input placeholder="Only a placeholder">
+<input type="email" value="a@b.c"><input type="search" aria-label="Find"><input type="number" aria-label="Count" value="3">
+<input type="range" aria-label="Volume" value="30"><input type="password" aria-label="Secret" value="hunter2">
+<input type="submit"><input type="reset"><input type="button" value="Plain">
+<input type="checkbox" aria-label="Agree" checked><input type="radio" name="r" aria-label="One"><input type="radio" name="r" aria-label="Two" checked>
+<textarea aria-label="Notes">Some notes</textarea>
+<select aria-label="Pick"><option>First</option><optgroup label="More"><option selected>Second</option></optgroup></select>
+<select aria-label="Many" multiple><option selected>M1</option><option>M2</option></select>
+</fieldset>
+<fieldset disabled><legend>Locked</legend><input aria-label="Locked field"><button>Locked button</button></fieldset>
+<button aria-pressed="true">Bold</button><button aria-expanded="true">Menu</button><button disabled>Off</button>
+<button><img src="/x.png" alt="Search icon"></button><button><svg aria-label="Close"><path d="M0 0"/></svg></button>
+<a href="/img"><img src="/y.png" alt="Logo"></a>
+</form>
+<div role="checkbox" aria-checked="mixed" tabindex="0">Some</div>
+<div role="switch" aria-checked="true" tabindex="0">Wifi</div>
+<div role="tablist"><div role="tab" aria-selected="true">Tab one</div><div role="tab">Tab two</div></div>
+<table><caption>Prices</caption><thead><tr><th>Item</th><th>Price</th></tr></thead><tbody><tr><th scope="row">Tea</th><td>2</td></tr></tbody></table>
+<figure><img src="/z.png" alt="Chart"><figcaption>Figure one</figcaption></figure>
+<ol><li>First <b>bold</b> item</li><li><p>Block item</p></li></ol>
+<dl><dt>Term</dt><dd>Definition</dd></dl>
+<details open><summary>Shown details</summary><p>Inside open details</p></details>
+<details><summary>Closed details</summary><p>Inside closed details</p></details>
+<div aria-hidden="true"><button>Hidden by aria</button></div>
+<div style="display:none"><button>Hidden by display</button></div>
+<div style="visibility:hidden"><button>Hidden by visibility</button><span style="visibility:visible">Shown inside hidden</span></div>
+<div style="display:contents"><button>In contents</button></div>
+<blockquote>Quoted</blockquote><p>Text with <code>code</code> and <a href="/in">a link</a> inside.</p>
+<hr><progress aria-label="Loading" value="40" max="100"></progress>
+<div role="dialog" aria-label="Notice"><p>Dialog text</p><button>OK</button></div>
+<div role="alert">Alert text</div><div role="status">Status text</div>
+<div id="host"></div>
+<p title="Has a title">Paragraph with title</p>
+<span aria-label="Labelled span">span text</span>
+</main>
+<footer><p>Page foot</p></footer>`;
+const root = document.getElementById('host').attachShadow({ mode: 'open' });
+root.innerHTML = '<button>Shadow button</button><slot></slot>';
+document.getElementById('host').innerHTML = '<a href="/slotted">Slotted link</a>';
+return true;
+})()"#;

@@ -21,7 +21,7 @@ use std::time::Duration;
 pub use admission::Admission;
 pub use config::{Isolation, PoolConfig};
 pub use error::BrowserError;
-pub use page::ChromiumPage;
+pub use page::{ChromiumPage, SnapshotSource};
 pub use pool::{BrowserPool, Lease, PoolStats};
 pub use tab::Tab;
 

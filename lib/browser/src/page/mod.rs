@@ -32,6 +32,7 @@ use tokio::task::JoinHandle;
 
 use crate::{BrowserError, BrowserPool, Lease, NavigateOptions, Tab, UrlPolicy};
 use settle::Settle;
+pub use snapshot::SnapshotSource;
 use snapshot::Snapshotter;
 
 /// Most console messages kept between two reads.
@@ -224,6 +225,18 @@ impl ChromiumPage {
             dialog_answer,
             listeners: vec![console_task, dialog_task],
         })
+    }
+
+    /// A snapshot read from `source`: what the engine's `snapshot` does,
+    /// with the source chosen (the tests hold the DOM reader to Chromium's
+    /// own accessibility tree this way). Refs are shared with `snapshot`.
+    pub async fn snapshot_from(
+        &self,
+        source: SnapshotSource,
+        opts: &SnapshotOptions,
+    ) -> Result<Snapshot, EngineError> {
+        let mut snaps = self.snapshots.lock().await;
+        Ok(snaps.capture(&self.lease, opts.max_chars, source).await?)
     }
 
     /// The lease underneath, for Chromium-only extras (pool stats, raw
@@ -461,7 +474,9 @@ impl Page for ChromiumPage {
 
     async fn snapshot(&self, opts: &SnapshotOptions) -> Result<Snapshot, EngineError> {
         let mut snaps = self.snapshots.lock().await;
-        Ok(snaps.capture(&self.lease, opts.max_chars).await?)
+        Ok(snaps
+            .capture(&self.lease, opts.max_chars, SnapshotSource::Dom)
+            .await?)
     }
 
     async fn locate(&self, locator: &Locator) -> Result<Vec<Element>, EngineError> {

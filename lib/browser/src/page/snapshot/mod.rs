@@ -1,11 +1,14 @@
-//! The accessibility snapshot on Chromium: the full accessibility tree
-//! (raw JSON from `Accessibility.getFullAXTree`, per frame, cross-origin ones included)
+//! The accessibility snapshot on Chromium: the page's flattened DOM with
+//! roles and names worked out from it ([`dom`], every in-process frame,
+//! cross-origin ones included), or where that cannot be read Chromium's
+//! accessibility tree (raw JSON from `Accessibility.getFullAXTree`),
 //! rendered into the engine's snapshot lines (Playwright's AI-snapshot
 //! form). Ignored nodes and unnamed generic containers are hoisted (their
 //! children take their place); refs are stable within a document and start
 //! again at `e1` after a navigation. Names and values are the page's own:
 //! callers that log or prompt with a snapshot sanitise it first.
 
+mod dom;
 mod roles;
 
 use std::collections::{HashMap, HashSet};
@@ -19,6 +22,17 @@ use crate::{BrowserError, Tab};
 use roles::{Shape, interactive, opaque, shape, shows_value};
 
 type Line = SnapshotLine;
+
+/// What a snapshot is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SnapshotSource {
+    /// The flattened DOM, roles and names worked out here (the default:
+    /// a fraction of the accessibility tree's cost on a real page).
+    #[default]
+    Dom,
+    /// Chromium's own accessibility tree.
+    AccessibilityTree,
+}
 
 /// Keeps refs stable across snapshots of one document.
 #[derive(Debug, Default)]
@@ -68,16 +82,25 @@ impl Snapshotter {
         self.masked.iter().copied().collect()
     }
 
-    /// Reads the page's accessibility tree and renders it under `max_chars`.
-    pub(crate) async fn capture(&mut self, tab: &Tab, max_chars: usize) -> Result<Snapshot, BrowserError> {
+    /// Reads the page from `source` and renders it under `max_chars`.
+    pub(crate) async fn capture(
+        &mut self,
+        tab: &Tab,
+        max_chars: usize,
+        source: SnapshotSource,
+    ) -> Result<Snapshot, BrowserError> {
         let started = Instant::now();
-        // The frame tree, the main frame's accessibility tree and the
-        // DOM's own texts are asked for at once (one round trip, not three).
-        let (tree, main_frame, originals) = tokio::join!(
-            call(tab, "Page.getFrameTree", json!({})),
-            read_frame(tab, None),
-            untransformed(tab)
-        );
+        // The frame tree and the flattened DOM are asked for at once.
+        let capture = async {
+            match source {
+                SnapshotSource::Dom => {
+                    let params = json!({ "computedStyles": dom::STYLES, "includeDOMRects": false });
+                    call(tab, "DOMSnapshot.captureSnapshot", params).await.ok()
+                }
+                SnapshotSource::AccessibilityTree => None,
+            }
+        };
+        let (tree, dom) = tokio::join!(call(tab, "Page.getFrameTree", json!({})), capture);
         let tree = tree?;
         let main = &tree["frameTree"]["frame"];
         let main_id = main["id"].as_str().unwrap_or_default().to_string();
@@ -90,30 +113,25 @@ impl Snapshotter {
             self.masked.clear();
             self.loader = loader;
         }
-        let mut frames = HashMap::new();
-        let mut owners = HashMap::new();
-        let mut main_frame = main_frame?;
-        // Names as the DOM writes them, not as CSS `text-transform` shows
-        // them (Chromium's tree says "SIGN IN" for a "Sign in" in capitals;
-        // Playwright, and the locators, go by the DOM's text).
-        if !originals.is_empty() {
-            for node in main_frame.nodes.values_mut() {
-                let name = normalize(&node.name);
-                let original = originals
-                    .get(&name)
-                    .or_else(|| originals.get(&format!("ci:{}", name.to_lowercase())));
-                if let Some(original) = original {
-                    node.name = original.clone();
-                }
-            }
-        }
-        frames.insert(main_id.clone(), main_frame);
         let mut children = Vec::new();
         collect_children(&tree["frameTree"], &mut children);
-        // Cross-origin frames too: without site isolation they live in this
-        // page's process (lib/browser/src/process.rs); one that cannot be
-        // read (out of process after all) is left out.
-        let read = children.into_iter().map(|(frame_id, _origin)| async move {
+        let captured = dom
+            .as_ref()
+            .and_then(dom::frames)
+            .filter(|c| c.frames.contains_key(&main_id));
+        let (mut frames, mut owners) = match captured {
+            Some(c) => (c.frames, c.owners),
+            None => {
+                // Not a capture this reader knows: the accessibility tree.
+                let mut frames = HashMap::new();
+                frames.insert(main_id.clone(), accessibility_main(tab).await?);
+                (frames, HashMap::new())
+            }
+        };
+        // A frame the capture did not hold (out of process after all) is
+        // read from its accessibility tree; one that cannot be read is left out.
+        let missing = children.into_iter().filter(|id| !frames.contains_key(id));
+        let read = missing.map(|frame_id| async move {
             let (frame, owner) = tokio::join!(
                 read_frame(tab, Some(&frame_id)),
                 call(tab, "DOM.getFrameOwner", json!({ "frameId": frame_id }))
@@ -268,9 +286,10 @@ impl Snapshotter {
                         .join(" ")
                 };
                 if only_text(&inner[first_child..])
-                    && normalize(&joined(&inner[first_child..])) == normalize(&name)
+                    && (normalize(&joined(&inner[first_child..])) == normalize(&name)
+                        || value.as_deref() == Some(normalize(&joined(&inner[first_child..])).as_str()))
                 {
-                    inner.truncate(first_child); // The name already says it.
+                    inner.truncate(first_child); // The name or the value already says it.
                 }
                 let text_only = only_text(&inner[first_child..]);
                 let folded = normalize(&joined(&inner[first_child..]));
@@ -367,17 +386,34 @@ async fn untransformed(tab: &Tab) -> HashMap<String, String> {
     map.into_iter().filter_map(|(k, v)| Some((k, v?))).collect()
 }
 
-fn collect_children(node: &Value, out: &mut Vec<(String, String)>) {
+fn collect_children(node: &Value, out: &mut Vec<String>) {
     for child in node["childFrames"].as_array().into_iter().flatten() {
-        let frame = &child["frame"];
-        if let Some(id) = frame["id"].as_str() {
-            out.push((
-                id.to_string(),
-                frame["securityOrigin"].as_str().unwrap_or_default().to_string(),
-            ));
+        if let Some(id) = child["frame"]["id"].as_str() {
+            out.push(id.to_string());
         }
         collect_children(child, out);
     }
+}
+
+/// The main frame read from Chromium's accessibility tree, its names put
+/// back to the DOM's own texts where CSS `text-transform` changed them
+/// (Chromium's tree says "SIGN IN" for a "Sign in" in capitals; Playwright,
+/// and the locators, go by the DOM's text).
+async fn accessibility_main(tab: &Tab) -> Result<Frame, BrowserError> {
+    let (frame, originals) = tokio::join!(read_frame(tab, None), untransformed(tab));
+    let mut frame = frame?;
+    if !originals.is_empty() {
+        for node in frame.nodes.values_mut() {
+            let name = normalize(&node.name);
+            let original = originals
+                .get(&name)
+                .or_else(|| originals.get(&format!("ci:{}", name.to_lowercase())));
+            if let Some(original) = original {
+                node.name = original.clone();
+            }
+        }
+    }
+    Ok(frame)
 }
 
 async fn read_frame(tab: &Tab, frame_id: Option<&str>) -> Result<Frame, BrowserError> {

@@ -63,6 +63,8 @@ pub(crate) fn shape(raw: &str, named: bool) -> Shape {
             }
         }
         "search" => Shape::Role("search"),
+        // A `<summary>`: it opens and closes its details.
+        "DisclosureTriangle" => Shape::Role("button"),
         // Date, time, month, week and datetime-local inputs: what
         // Playwright shows and `fill` takes (the value as YYYY-MM-DD …).
         "Date" | "DateTime" | "InputTime" => Shape::Role("textbox"),
@@ -75,6 +77,14 @@ pub(crate) fn shape(raw: &str, named: bool) -> Shape {
             }
         }
     }
+}
+
+/// The ARIA role named `token` (lower case), if there is one.
+pub(crate) fn aria(token: &str) -> Option<&'static str> {
+    ARIA.iter()
+        .copied()
+        .find(|r| *r == token)
+        .or((token == "generic").then_some("generic"))
 }
 
 /// Chromium roles whose children the snapshot leaves out: a date or time
