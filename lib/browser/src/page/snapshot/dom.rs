@@ -121,9 +121,13 @@ pub(super) fn frames(raw: &Value) -> Option<Captured> {
         .collect::<Option<_>>()?;
     let mut frames = HashMap::new();
     let mut owners = HashMap::new();
-    for doc in &parsed {
+    // A document without a frame id (an `<object>`'s, say) is left out.
+    for doc in parsed.iter().filter(|d| !d.frame_id.is_empty()) {
         for (&node, &sub) in &doc.content_doc {
-            if let Some(sub) = parsed.get(sub) {
+            if let Some(sub) = parsed
+                .get(sub)
+                .filter(|s| !s.frame_id.is_empty() && s.frame_id != doc.frame_id)
+            {
                 owners.insert(doc.backend[node], sub.frame_id.to_string());
             }
         }
