@@ -342,3 +342,63 @@ root.innerHTML = '<button>Shadow button</button><slot></slot>';
 document.getElementById('host').innerHTML = '<a href="/slotted">Slotted link</a>';
 return true;
 })()"#;
+
+/// A rich-text editor (`contenteditable`) is a text box in the snapshot,
+/// its text as its value, and what an agent fills through its ref shows in
+/// the next snapshot. Chromium's own tree calls it an unnamed-role generic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_contenteditable_editor_is_a_textbox_an_agent_can_fill() {
+    use oxwright_engine::{Act, ActOptions, Target};
+    let wf = Wf::start_on(false).await;
+    let page = wf.page().await;
+    goto(page.as_ref(), &wf.url("/app/stuck")).await;
+    page.evaluate(
+        r#"document.body.insertAdjacentHTML('beforeend',
+          '<div contenteditable="true" aria-label="Comment"><p>Draft <b>one</b></p></div>' +
+          '<div contenteditable="true" aria-placeholder="Reply"></div>'); true"#,
+        Duration::from_secs(5),
+    )
+    .await
+    .unwrap();
+    let snap = page.snapshot(&SnapshotOptions::default()).await.unwrap();
+    let line = snap
+        .text
+        .lines()
+        .find(|l| l.contains("textbox \"Comment\""))
+        .unwrap_or_else(|| panic!("no editor line:\n{}", snap.text));
+    assert!(line.ends_with(": Draft one"), "{line}");
+    assert!(snap.text.contains("- textbox \"Reply\" [ref="), "{}", snap.text);
+    // Its text is its value, not lines of its own under it.
+    assert!(!snap.text.contains("- paragraph: Draft"), "{}", snap.text);
+    let editor = snap
+        .elements
+        .iter()
+        .find(|e| e.role == "textbox" && e.name == "Comment")
+        .expect("the editor has a ref");
+    let opts = ActOptions {
+        timeout: Duration::from_secs(5),
+        settle: false,
+    };
+    page.act(
+        &Target::Ref(editor.ref_id.clone()),
+        &Act::Fill {
+            value: "Looks good".into(),
+            secret: false,
+        },
+        &opts,
+    )
+    .await
+    .expect("fills the editor");
+    let after = page.snapshot(&SnapshotOptions::default()).await.unwrap();
+    assert!(
+        after.text.contains("textbox \"Comment\"") && after.text.contains(": Looks good"),
+        "{}",
+        after.text
+    );
+    // A role locator finds it too.
+    let found = page
+        .locate(&Locator::role("textbox", Some("Comment")))
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1);
+}

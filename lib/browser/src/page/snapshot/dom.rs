@@ -9,8 +9,9 @@
 //! hold (an out-of-process frame) is still read from the accessibility tree.
 //!
 //! Names come from the DOM's text, so CSS `text-transform` never shows in
-//! them. A password field's value comes out as bullets, as Chromium's tree
-//! has it.
+//! them. A password field's value comes out as bullets, as Chromium's
+//! tree has it. A `contenteditable` root is a `textbox` whose value is its
+//! text (Chromium's tree calls it an editable generic; agents type into it).
 
 use std::collections::{HashMap, HashSet};
 
@@ -438,7 +439,36 @@ impl<'a> Doc<'a> {
                 }
             }
         }
-        self.implicit_role(i)
+        match self.implicit_role(i) {
+            // A rich-text editor is where an agent types: a text box (Chromium
+            // calls it an editable generic, and `fill` takes it).
+            "generic" | "paragraph" if self.editable_root(i) => "textbox",
+            role => role,
+        }
+    }
+
+    fn editable(&self, i: usize) -> bool {
+        self.attr(i, "contenteditable").is_some_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "" | "true" | "plaintext-only"
+            )
+        })
+    }
+
+    /// `contenteditable` here and not inside another editable element.
+    fn editable_root(&self, i: usize) -> bool {
+        if !self.editable(i) {
+            return false;
+        }
+        let mut at = self.parent[i];
+        while let Some(p) = at {
+            if self.editable(p) {
+                return false;
+            }
+            at = self.parent[p];
+        }
+        true
     }
 
     fn implicit_role(&self, i: usize) -> &'static str {
@@ -535,6 +565,7 @@ impl<'a> Doc<'a> {
             }
             ("TEXTAREA", _) => self.text_value.get(&i).map(|v| v.to_string()),
             ("PROGRESS" | "METER", _) => self.attr_set(i, "value").map(str::to_owned),
+            (_, "textbox") if self.editable_root(i) => Some(capped(self.text_of(i, false))),
             _ => self
                 .attr_set(i, "aria-valuetext")
                 .or(self.attr_set(i, "aria-valuenow"))
@@ -737,7 +768,7 @@ impl<'a> Doc<'a> {
         {
             return oxwright_engine::normalize(title);
         }
-        if matches!(self.tag[i].as_str(), "INPUT" | "TEXTAREA")
+        if (matches!(self.tag[i].as_str(), "INPUT" | "TEXTAREA") || self.editable_root(i))
             && let Some(p) = self
                 .attr_set(i, "placeholder")
                 .or(self.attr_set(i, "aria-placeholder"))
@@ -914,7 +945,9 @@ impl<'a> Doc<'a> {
         // (as in Chromium's tree, where it is ignored).
         let muted = walk.muted || (tag == "LABEL" && self.holds_check(i, 0));
         let mut children = Vec::new();
-        if !matches!(tag, "IFRAME" | "SVG" | "INPUT" | "TEXTAREA" | "IMG") {
+        // A rich-text editor shows its text as its value, not as lines.
+        let opaque = role == "textbox" && self.editable_root(i);
+        if !matches!(tag, "IFRAME" | "SVG" | "INPUT" | "TEXTAREA" | "IMG") && !opaque {
             let walk = Walk {
                 forced,
                 disabled: disabled_below,
