@@ -285,14 +285,14 @@ impl Snapshotter {
                         .collect::<Vec<_>>()
                         .join(" ")
                 };
-                if only_text(&inner[first_child..])
-                    && (normalize(&joined(&inner[first_child..])) == normalize(&name)
-                        || value.as_deref() == Some(normalize(&joined(&inner[first_child..])).as_str()))
-                {
-                    inner.truncate(first_child); // The name or the value already says it.
+                let mut text_only = only_text(&inner[first_child..]);
+                let mut folded = normalize(&joined(&inner[first_child..]));
+                if text_only && (folded == name || value.as_deref() == Some(folded.as_str())) {
+                    // The name or the value already says it.
+                    inner.truncate(first_child);
+                    text_only = false;
+                    folded.clear();
                 }
-                let text_only = only_text(&inner[first_child..]);
-                let folded = normalize(&joined(&inner[first_child..]));
                 let keep = interactive(role)
                     || node
                         .backend
