@@ -67,11 +67,14 @@ async def every_tool(c, base, workdir):
         "browser_handle_dialog", "browser_file_upload", "browser_tabs", "browser_resize", "browser_close",
         "playwright_navigate", "playwright_screenshot", "playwright_click", "playwright_fill", "playwright_select",
         "playwright_hover", "playwright_evaluate", "playwright_get_content", "playwright_get_console_logs",
-        "fetch_markdown", "load_sitemap", "run_workflow",
+        "fetch_markdown", "load_sitemap", "run_workflow", "browser_find",
     ]:
         check(n in names, f"tool {n} listed", sorted(names))
     for t in tools:
         check(t.input_schema.get("type") == "object", f"{t.name} schema is an object", t.input_schema)
+        # One type per field, as model providers take them (no ["string", "null"]).
+        for k, v in t.input_schema.get("properties", {}).items():
+            check(not isinstance(v.get("type"), list), f"{t.name}.{k} has one type", v)
         check(bool(t.description), f"{t.name} has a description")
 
     # Navigate: no snapshot unless asked.
@@ -156,6 +159,23 @@ async def every_tool(c, base, workdir):
     check("pageerror" in t or "error" in t, "console errors", t)
     _, t = await call(c, "browser_network_requests")
     check(base + "/js-error" in t and "[document]" in t, "network requests", t)
+    # Playwright MCP's parameters: a level, a URL filter, static resources.
+    await call(c, "browser_evaluate", {"function": "() => { console.log('plain note'); console.warn('careful note'); console.debug('debug note'); return 1; }"})
+    _, t = await call(c, "browser_console_messages", {"level": "error"})
+    check("script failed" in t and "careful note" not in t and "plain note" not in t, "console at level error", t)
+    _, t = await call(c, "browser_console_messages", {"level": "warning"})
+    check("careful note" in t and "plain note" not in t, "console at level warning", t)
+    _, t = await call(c, "browser_console_messages", {"level": "info"})
+    check("plain note" in t and "debug note" not in t, "console at level info", t)
+    _, t = await call(c, "browser_console_messages")
+    check("debug note" in t and "script failed" in t, "console at every level", t)
+    await call(c, "browser_console_messages", {"level": "loud"}, error=True)
+    _, t = await call(c, "browser_network_requests", {"filter": "/js-err.r$", "static": True})
+    check("/js-error" in t and "favicon" not in t, "network requests filtered by a regex", t)
+    _, t = await call(c, "browser_network_requests", {"filter": "/nothing-like-this/"})
+    check("No requests" in t, "a filter that matches nothing", t)
+    _, t = await call(c, "browser_network_requests", {"filter": "a("}, error=True)
+    check("bad regular expression" in t, "a bad filter is a typed error", t)
 
     # Dialogs never block; answers can be set.
     _, t = await call(c, "browser_navigate", {"url": base + "/dialogs"})
@@ -200,6 +220,31 @@ async def every_tool(c, base, workdir):
     _, t = await call(c, "browser_snapshot", {"scope": "e99999"})
     check("No line holds ref e99999" in t, "scope of an unknown ref", t)
     await call(c, "browser_snapshot", {"diff": True, "find": "x"}, error=True)
+    # Playwright MCP's forms of the same: target (a ref or a selector),
+    # depth, and browser_find with text or a regular expression.
+    _, t = await call(c, "browser_snapshot", {"target": m.group(1)})
+    check('```yaml\n- combobox "Size"' in t and "main [ref" not in t, "snapshot target as a ref", t)
+    _, t = await call(c, "browser_snapshot", {"target": "#size"})
+    check('```yaml\n- combobox "Size"' in t and "main [ref" not in t, "snapshot target as a selector", t)
+    await call(c, "browser_snapshot", {"target": "#no-such-thing"}, error=True)
+    _, t = await call(c, "browser_snapshot", {"depth": 1})
+    check("to depth 1" in t and "- main [ref=" in t and "\n  - " not in t and "deeper lines left out" in t,
+          "snapshot to depth 1", t)
+    _, t = await call(c, "browser_find", {"text": "load MORE"})
+    check('button "Load more" [ref=' in t and "1 line(s) matching" in t, "browser_find by text", t)
+    _, t = await call(c, "browser_find", {"regex": "/^- button \"(add|load) more\"/i"})
+    check('button "Load more"' in t, "browser_find by a regular expression with a flag", t)
+    _, t = await call(c, "browser_find", {"text": "no such words anywhere"})
+    check("Nothing on the page matches" in t, "browser_find with no match", t)
+    await call(c, "browser_find", {}, error=True)
+    # Buttons and keys on a click (Playwright MCP's button and modifiers).
+    await call(c, "browser_evaluate", {"function": "() => { const b = document.getElementById('more'); b.addEventListener('contextmenu', (e) => { e.preventDefault(); document.title = 'menu ' + e.button; }); b.addEventListener('click', (e) => { if (e.shiftKey) document.title = 'shift ' + e.button; }); return 1; }"})
+    _, t = await call(c, "browser_click", {"target": "#more", "button": "right"})
+    check("Right-clicked" in t and "Page Title: menu 2" in t, "a right click", t)
+    _, t = await call(c, "browser_click", {"target": "#more", "modifiers": ["Shift"]})
+    check("Page Title: shift 0" in t, "a click with shift held", t)
+    await call(c, "browser_click", {"target": "#more", "button": "sideways"}, error=True)
+    await call(c, "browser_click", {"target": "#more", "button": "right", "doubleClick": True}, error=True)
     # A link that opens a new tab: the tab joins the list (not current).
     await call(c, "browser_navigate", {"url": base + "/app/help"})
     _, t = await call(c, "browser_snapshot")
@@ -243,7 +288,7 @@ async def every_tool(c, base, workdir):
     _, t = await call(c, "browser_navigate", {"url": "http://10.1.2.3/"}, error=True)
     check("URL policy" in t, "policy refusal", t)
     _, t = await call(c, "browser_navigate", {"url": "file:///etc/passwd"}, error=True)
-    check("file://" in t and "refused" in t, "file:// refused", t)
+    check("file:// URLs are refused" in t and "/etc/passwd" in t, "file:// refused, the message whole", t)
     _, t = await call(c, "browser_navigate", {"url": base + "/stall?ms=30000"}, error=True)
     check("Timed out" in t or "timed out" in t, "navigation timeout", t)
     _, t = await call(c, "browser_click", {"element": "x"}, error=True)

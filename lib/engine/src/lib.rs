@@ -21,8 +21,8 @@ pub use error::{EngineError, EngineErrorKind};
 pub use locator::{Locator, name_matches, normalize};
 pub use page::{
     Act, ActOptions, Acted, BrowserEngine, ConsoleMessage, DialogAction, DialogRecord, Element, ElementId,
-    ElementState, GotoOptions, MemoryLimit, Navigated, OpenOptions, Page, PageMemory, ScreenshotOptions,
-    TabInfo, Target, WaitCondition,
+    ElementState, GotoOptions, MemoryLimit, Modifier, MouseButton, Navigated, OpenOptions, Page, PageMemory,
+    ScreenshotOptions, TabInfo, Target, WaitCondition,
 };
 pub use scripted::{ScriptedEngine, ScriptedPage, ScriptedSite};
 pub use snapshot::{

@@ -79,6 +79,16 @@ pub enum Act {
     Click,
     /// A double click.
     DoubleClick,
+    /// A click with another mouse button, or with modifier keys held
+    /// (a context menu, a new-tab click, a range selection).
+    ClickWith {
+        /// The button (left when not given).
+        #[serde(default)]
+        button: MouseButton,
+        /// Keys held during the click.
+        #[serde(default)]
+        modifiers: Vec<Modifier>,
+    },
     /// Replaces the field's content with `value` (one `input`, then `change`).
     Fill {
         /// The text.
@@ -120,6 +130,7 @@ impl Act {
         match self {
             Act::Click => "click",
             Act::DoubleClick => "double_click",
+            Act::ClickWith { .. } => "click_with",
             Act::Fill { .. } => "fill",
             Act::Type { .. } => "type",
             Act::Press { .. } => "press",
@@ -129,6 +140,58 @@ impl Act {
             Act::Hover => "hover",
             Act::ScrollIntoView => "scroll_into_view",
             Act::Focus => "focus",
+        }
+    }
+}
+
+/// A mouse button.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MouseButton {
+    /// The primary button.
+    #[default]
+    Left,
+    /// The secondary button (a context menu).
+    Right,
+    /// The middle button (a link in a new tab).
+    Middle,
+}
+
+impl MouseButton {
+    /// The name DevTools and Playwright use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MouseButton::Left => "left",
+            MouseButton::Right => "right",
+            MouseButton::Middle => "middle",
+        }
+    }
+}
+
+/// A modifier key held during a click (Playwright's names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Modifier {
+    /// Alt (Option).
+    Alt,
+    /// Control.
+    Control,
+    /// Control, or Meta on macOS: the platform's shortcut key (Control here).
+    ControlOrMeta,
+    /// Meta (Command, Windows key).
+    Meta,
+    /// Shift.
+    Shift,
+}
+
+impl Modifier {
+    /// The name Playwright uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Modifier::Alt => "Alt",
+            Modifier::Control => "Control",
+            Modifier::ControlOrMeta => "ControlOrMeta",
+            Modifier::Meta => "Meta",
+            Modifier::Shift => "Shift",
         }
     }
 }

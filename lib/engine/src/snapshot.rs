@@ -140,10 +140,20 @@ impl Snapshot {
         if want.is_empty() {
             return (String::new(), 0);
         }
+        self.find_by(
+            |text| crate::normalize(text).to_lowercase().contains(&want),
+            max_chars,
+        )
+    }
+
+    /// The lines whose text `matches` says yes to, each with the lines it
+    /// sits under, as [`Snapshot::find`] gives them (a regular expression,
+    /// say).
+    pub fn find_by(&self, matches: impl Fn(&str) -> bool, max_chars: usize) -> (String, usize) {
         let mut keep = vec![false; self.lines.len()];
         let mut hits = 0;
         for (i, l) in self.lines.iter().enumerate() {
-            if !crate::normalize(&l.text).to_lowercase().contains(&want) {
+            if !matches(&l.text) {
                 continue;
             }
             hits += 1;
@@ -168,6 +178,14 @@ impl Snapshot {
             .map(|(l, _)| l.clone())
             .collect();
         (render_capped(&picked, max_chars).0, hits)
+    }
+
+    /// The lines less than `depth` levels down (`depth` 1: the top level
+    /// only), under `max_chars`; and how many deeper lines were left out.
+    pub fn to_depth(&self, depth: usize, max_chars: usize) -> (String, usize) {
+        let picked: Vec<SnapshotLine> = self.lines.iter().filter(|l| l.depth < depth).cloned().collect();
+        let deeper = self.lines.len() - picked.len();
+        (render_capped(&picked, max_chars).0, deeper)
     }
 }
 

@@ -11,8 +11,8 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use crate::{
-    Act, ActOptions, EngineErrorKind, GotoOptions, Locator, Page, ScreenshotOptions, SnapshotOptions, Target,
-    WaitCondition,
+    Act, ActOptions, EngineErrorKind, GotoOptions, Locator, Modifier, MouseButton, Page, ScreenshotOptions,
+    SnapshotOptions, Target, WaitCondition,
 };
 
 /// What the implementation under test can do beyond the common core.
@@ -40,6 +40,25 @@ pub fn pages(other_origin: &str) -> Vec<(String, String)> {
         )
     };
     vec![
+        (
+            "/suite/clicks".into(),
+            page(
+                "Suite clicks",
+                r#"<h1>Clicks</h1>
+<button id="b" type="button">Press me</button>
+<p id="log">No click yet</p>
+<script>
+const b = document.getElementById('b'), log = document.getElementById('log');
+const say = (kind, e) => {
+  log.textContent = 'Saw ' + kind + ' of button ' + e.button + (e.shiftKey ? ' with shift' : '')
+    + (e.ctrlKey ? ' with control' : '') + (e.altKey ? ' with alt' : '') + (e.metaKey ? ' with meta' : '');
+};
+b.addEventListener('click', (e) => say('click', e));
+b.addEventListener('contextmenu', (e) => { e.preventDefault(); say('contextmenu', e); });
+b.addEventListener('auxclick', (e) => { if (e.button === 1) say('auxclick', e); });
+</script>"#,
+            ),
+        ),
         (
             "/suite/index".into(),
             page(
@@ -170,12 +189,60 @@ pub async fn run(open: Opener<'_>, base: &url::Url, caps: Capabilities) {
         shadow_roots(open().await.as_ref(), base).await;
         console_and_dialogs(open().await.as_ref(), base).await;
         late_navigation(open().await.as_ref(), base).await;
+        clicks_with_buttons_and_keys(open().await.as_ref(), base).await;
     }
     if caps.iframes {
         same_origin_frames(open().await.as_ref(), base).await;
     }
     if caps.cross_origin_iframes {
         cross_origin_frames(open().await.as_ref(), base).await;
+    }
+}
+
+/// A right click, a click with keys held, a middle click: the page sees
+/// the button and the keys.
+async fn clicks_with_buttons_and_keys(page: &dyn Page, base: &url::Url) {
+    page.goto(&url(base, "/suite/clicks"), &goto_opts())
+        .await
+        .expect("goto clicks");
+    let button = Target::locator(Locator::role("button", Some("Press me")));
+    let opts = ActOptions::default();
+    let cases = [
+        (MouseButton::Right, vec![], "Saw contextmenu of button 2"),
+        (
+            MouseButton::Left,
+            vec![Modifier::Shift],
+            "Saw click of button 0 with shift",
+        ),
+        (
+            MouseButton::Middle,
+            vec![Modifier::ControlOrMeta, Modifier::Alt],
+            "Saw auxclick of button 1 with control with alt",
+        ),
+        (MouseButton::Left, vec![], "Saw click of button 0"),
+    ];
+    for (button_kind, modifiers, said) in cases {
+        let act = Act::ClickWith {
+            button: button_kind,
+            modifiers: modifiers.clone(),
+        };
+        page.act(&button, &act, &opts)
+            .await
+            .unwrap_or_else(|e| panic!("{button_kind:?} {modifiers:?}: {e}"));
+        let seen = count(
+            page,
+            Locator::Text {
+                text: said.into(),
+                exact: true,
+            },
+        )
+        .await;
+        let log = page
+            .snapshot(&SnapshotOptions::default())
+            .await
+            .map(|s| s.text)
+            .unwrap_or_default();
+        assert_eq!(seen, 1, "{button_kind:?} {modifiers:?}: wanted {said:?}\n{log}");
     }
 }
 

@@ -76,6 +76,54 @@ pub struct SnapshotArgs {
     /// ignored), each with the lines it sits under: finds what the cap cut.
     #[serde(default)]
     pub find: Option<String>,
+    /// A ref or a selector of one element: only the region under it
+    /// (Playwright MCP's name; `scope` takes a ref only).
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Only the lines fewer than this many levels down (1: the top level).
+    #[serde(default)]
+    pub depth: Option<u32>,
+}
+
+/// A mouse button.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Button {
+    Left,
+    Right,
+    Middle,
+}
+
+impl From<Button> for oxwright_engine::MouseButton {
+    fn from(b: Button) -> Self {
+        match b {
+            Button::Left => Self::Left,
+            Button::Right => Self::Right,
+            Button::Middle => Self::Middle,
+        }
+    }
+}
+
+/// A modifier key (Playwright's names).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+pub enum Key {
+    Alt,
+    Control,
+    ControlOrMeta,
+    Meta,
+    Shift,
+}
+
+impl From<Key> for oxwright_engine::Modifier {
+    fn from(k: Key) -> Self {
+        match k {
+            Key::Alt => Self::Alt,
+            Key::Control => Self::Control,
+            Key::ControlOrMeta => Self::ControlOrMeta,
+            Key::Meta => Self::Meta,
+            Key::Shift => Self::Shift,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -85,6 +133,14 @@ pub struct ClickArgs {
     /// Double-click instead of a single click.
     #[serde(default, rename = "doubleClick", alias = "double_click")]
     pub double_click: bool,
+    /// The mouse button: `left` (default), `right` (a context menu) or
+    /// `middle`.
+    #[serde(default)]
+    pub button: Option<Button>,
+    /// Keys held during the click: `Alt`, `Control`, `ControlOrMeta`,
+    /// `Meta`, `Shift`.
+    #[serde(default)]
+    pub modifiers: Vec<Key>,
     #[serde(flatten)]
     pub snap: SnapshotFlag,
 }
@@ -208,14 +264,57 @@ pub struct ConsoleArgs {
     /// Only errors and uncaught page errors.
     #[serde(default, rename = "onlyErrors", alias = "only_errors")]
     pub only_errors: bool,
+    /// The least severe level to return: `error`, `warning`, `info` or
+    /// `debug` (each takes the more severe ones too; default: every message).
+    #[serde(default)]
+    pub level: Option<ConsoleLevel>,
+}
+
+/// A console level, most severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ConsoleLevel {
+    Error,
+    Warning,
+    Info,
+    Debug,
+}
+
+impl ConsoleLevel {
+    /// The level of a console message's type (`log`, `warning`, `pageerror`…).
+    pub fn of(kind: &str) -> Self {
+        match kind {
+            "error" | "pageerror" | "assert" => Self::Error,
+            "warning" | "warn" => Self::Warning,
+            "debug" | "verbose" | "trace" => Self::Debug,
+            _ => Self::Info,
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct NetworkArgs {
     /// Also list images, fonts, style sheets and media (default: documents,
     /// scripts, fetch/XHR and the rest).
-    #[serde(default, rename = "includeStatic", alias = "include_static")]
+    #[serde(default, rename = "includeStatic", alias = "include_static", alias = "static")]
     pub include_static: bool,
+    /// Only requests whose URL matches this regular expression
+    /// (e.g. `/api/.*user`).
+    #[serde(default)]
+    pub filter: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct FindArgs {
+    /// Text to look for in the page's snapshot (case ignored).
+    #[serde(default)]
+    pub text: Option<String>,
+    /// A regular expression to look for instead (`/error/i` for flags).
+    #[serde(default)]
+    pub regex: Option<String>,
+    /// Cap on the answer in characters (default: the server's cap).
+    #[serde(default, rename = "maxChars", alias = "max_chars")]
+    pub max_chars: Option<usize>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -19,6 +19,9 @@ fn tool<T: JsonSchema>(name: &'static str, description: &'static str, read_only:
     };
     // Clients want `type: object` with properties; the title is noise.
     object.remove("title");
+    for value in object.values_mut() {
+        portable(value);
+    }
     object.remove("$schema");
     object.entry("type").or_insert_with(|| "object".into());
     object
@@ -29,6 +32,41 @@ fn tool<T: JsonSchema>(name: &'static str, description: &'static str, read_only:
     annotations.destructive_hint = Some(false);
     annotations.open_world_hint = Some(true);
     Tool::new(name, description, Arc::new(object)).with_annotations(annotations)
+}
+
+/// Rewrites schemars' output into the JSON Schema every MCP client and
+/// model provider takes (the form Playwright MCP's schemas have): an
+/// optional field is one type left out of `required`, not
+/// `type: [T, "null"]` with `default: null` (Gemini's function
+/// declarations refuse type lists), and numbers carry no `format` of
+/// schemars' own (`uint32`, `double`: unknown to validators in strict
+/// mode); `minimum` still says what may not be negative.
+fn portable(schema: &mut serde_json::Value) {
+    use serde_json::Value;
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::Array(types)) = map.get("type") {
+                let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+                if kept.len() == 1 {
+                    map.insert("type".into(), kept[0].clone());
+                }
+            }
+            if map.get("default") == Some(&Value::Null) {
+                map.remove("default");
+            }
+            if matches!(
+                map.get("type").and_then(Value::as_str),
+                Some("integer" | "number")
+            ) {
+                map.remove("format");
+            }
+            for value in map.values_mut() {
+                portable(value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(portable),
+        _ => {}
+    }
 }
 
 /// Every tool, Playwright MCP's names first, then the seed's aliases, then ours.
@@ -90,6 +128,13 @@ pub fn catalogue() -> Vec<Tool> {
         tool::<NetworkArgs>(
             "browser_network_requests",
             "Requests the page made since it loaded, and those the URL policy refused.",
+            true,
+        ),
+        tool::<FindArgs>(
+            "browser_find",
+            "Search the page's accessibility snapshot for text or a regular expression: the matching \
+             lines, each under the lines it sits in, with refs to act on. Cheaper than a whole snapshot \
+             when you know what you look for.",
             true,
         ),
         tool::<DialogArgs>(
@@ -173,11 +218,11 @@ mod tests {
     #[test]
     fn every_tool_has_an_object_schema() {
         let tools = catalogue();
-        assert_eq!(tools.len(), 31);
+        assert_eq!(tools.len(), 32);
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 31, "duplicate tool names");
+        assert_eq!(names.len(), 32, "duplicate tool names");
         for t in &tools {
             assert_eq!(t.input_schema["type"], "object", "{}", t.name);
             assert!(t.input_schema.get("properties").is_some(), "{}", t.name);
@@ -190,5 +235,72 @@ mod tests {
         );
         let nav = tools.iter().find(|t| t.name == "browser_navigate").unwrap();
         assert_eq!(nav.input_schema["required"], serde_json::json!(["url"]));
+    }
+
+    /// What model providers refuse in a tool schema (Gemini: type lists;
+    /// strict validators: unknown formats; OpenAI: arrays without items).
+    fn faults(schema: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+        use serde_json::Value;
+        match schema {
+            Value::Object(map) => {
+                if map.get("type").is_some_and(Value::is_array) {
+                    out.push(format!("{path}: type list"));
+                }
+                if map.get("default") == Some(&Value::Null) {
+                    out.push(format!("{path}: default null"));
+                }
+                if let Some(f) = map.get("format").and_then(Value::as_str)
+                    && !matches!(f, "uri" | "date-time" | "email" | "int32" | "int64")
+                {
+                    out.push(format!("{path}: format {f}"));
+                }
+                if map.get("type") == Some(&Value::from("array")) && !map.contains_key("items") {
+                    out.push(format!("{path}: array without items"));
+                }
+                for key in ["$ref", "$defs", "definitions", "oneOf", "allOf"] {
+                    if map.contains_key(key) {
+                        out.push(format!("{path}: {key}"));
+                    }
+                }
+                for (k, v) in map {
+                    faults(v, &format!("{path}/{k}"), out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    faults(v, &format!("{path}[{i}]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_schema_is_one_any_provider_takes() {
+        let mut found = Vec::new();
+        for t in catalogue() {
+            faults(
+                &serde_json::Value::Object((*t.input_schema).clone()),
+                &t.name,
+                &mut found,
+            );
+        }
+        assert!(found.is_empty(), "{found:#?}");
+        // The rewrite keeps what a field is and says.
+        let tools = catalogue();
+        let shot = tools
+            .iter()
+            .find(|t| t.name == "browser_take_screenshot")
+            .unwrap();
+        let width = &shot.input_schema["properties"]["width"];
+        assert_eq!(width["type"], "integer", "{width}");
+        assert_eq!(width["minimum"], 0, "{width}");
+        let click = tools.iter().find(|t| t.name == "browser_click").unwrap();
+        let target = &click.input_schema["properties"]["target"];
+        assert_eq!(target["type"], "string", "{target}");
+        assert!(
+            target["description"].as_str().is_some_and(|d| d.contains("ref")),
+            "{target}"
+        );
     }
 }

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use oxwright_engine::{Act, EngineError, EngineErrorKind};
+use oxwright_engine::{Act, EngineError, EngineErrorKind, Modifier, MouseButton};
 use serde_json::{Value, json};
 
 use super::raw::{call, call_on, resolve};
@@ -222,12 +222,23 @@ pub(crate) async fn perform(
     let deadline = Instant::now() + timeout;
     let obj = resolve(tab, backend).await.map_err(act_error)?;
     match act {
-        Act::Click => click(tab, backend, &obj, deadline, timeout, 1)
+        Act::Click => click(tab, backend, &obj, deadline, timeout, &Press::LEFT, 1)
             .await
             .map(|_| false),
-        Act::DoubleClick => click(tab, backend, &obj, deadline, timeout, 2)
+        Act::DoubleClick => click(tab, backend, &obj, deadline, timeout, &Press::LEFT, 2)
             .await
             .map(|_| false),
+        Act::ClickWith { button, modifiers } => {
+            let press = Press::new(*button, modifiers);
+            let held = press.hold(tab, true).await;
+            let clicked = match held {
+                Ok(()) => click(tab, backend, &obj, deadline, timeout, &press, 1).await,
+                Err(e) => Err(e),
+            };
+            // The keys go up whatever the click did.
+            let _ = press.hold(tab, false).await;
+            clicked.map(|_| false)
+        }
         Act::Hover => {
             let (x, y) = actionable_point(tab, backend, &obj, deadline, timeout).await?;
             mouse(tab, "mouseMoved", x, y, 0).await.map(|_| false)
@@ -276,7 +287,7 @@ pub(crate) async fn perform(
                 }
                 _ => return Err(interactable("not a checkbox or radio")),
             }
-            click(tab, backend, &obj, deadline, timeout, 1).await?;
+            click(tab, backend, &obj, deadline, timeout, &Press::LEFT, 1).await?;
             let after = call_on(tab, &obj, CHECKED_JS, vec![]).await.map_err(act_error)?;
             if (after.as_str() == Some("on")) != want {
                 return Err(interactable(format!(
@@ -361,20 +372,105 @@ async fn actionable_point(
     }
 }
 
+/// The button of a click and the modifier keys held through it.
+struct Press {
+    button: MouseButton,
+    /// DevTools' modifier bit field: Alt 1, Control 2, Meta 4, Shift 8.
+    bits: u32,
+    /// (key, code, Windows key code) of each held key, in press order.
+    keys: Vec<(&'static str, &'static str, u32)>,
+}
+
+impl Press {
+    const LEFT: Press = Press {
+        button: MouseButton::Left,
+        bits: 0,
+        keys: Vec::new(),
+    };
+
+    fn new(button: MouseButton, modifiers: &[Modifier]) -> Self {
+        let mut press = Press {
+            button,
+            bits: 0,
+            keys: Vec::new(),
+        };
+        for m in modifiers {
+            // ControlOrMeta is Control off macOS (Chromium here runs on Linux).
+            let (bit, key) = match m {
+                Modifier::Alt => (1, ("Alt", "AltLeft", 18)),
+                Modifier::Control | Modifier::ControlOrMeta => (2, ("Control", "ControlLeft", 17)),
+                Modifier::Meta => (4, ("Meta", "MetaLeft", 91)),
+                Modifier::Shift => (8, ("Shift", "ShiftLeft", 16)),
+            };
+            if press.bits & bit == 0 {
+                press.bits |= bit;
+                press.keys.push(key);
+            }
+        }
+        press
+    }
+
+    /// Presses (or releases, in reverse order) the modifier keys, so the
+    /// page's key handlers and `event.shiftKey` and the like agree.
+    async fn hold(&self, tab: &Tab, down: bool) -> Result<(), EngineError> {
+        let mut bits = if down { 0 } else { self.bits };
+        let keys: Vec<_> = if down {
+            self.keys.clone()
+        } else {
+            self.keys.iter().rev().copied().collect()
+        };
+        for (key, code, vk) in keys {
+            let bit = match key {
+                "Alt" => 1,
+                "Control" => 2,
+                "Meta" => 4,
+                _ => 8,
+            };
+            if down {
+                bits |= bit;
+            } else {
+                bits &= !bit;
+            }
+            let ev = json!({
+                "type": if down { "rawKeyDown" } else { "keyUp" },
+                "key": key,
+                "code": code,
+                "windowsVirtualKeyCode": vk,
+                "modifiers": bits,
+            });
+            call(tab, "Input.dispatchKeyEvent", ev).await.map_err(act_error)?;
+        }
+        Ok(())
+    }
+}
+
 async fn click(
     tab: &Tab,
     backend: i64,
     obj: &str,
     deadline: Instant,
     timeout: Duration,
+    press: &Press,
     count: u32,
 ) -> Result<(), EngineError> {
     let (x, y) = actionable_point(tab, backend, obj, deadline, timeout).await?;
     mouse(tab, "mouseMoved", x, y, 0).await?;
+    let held: u32 = match press.button {
+        MouseButton::Left => 1,
+        MouseButton::Right => 2,
+        MouseButton::Middle => 4,
+    };
     for n in 1..=count {
         for kind in ["mousePressed", "mouseReleased"] {
-            let mut ev = json!({ "type": kind, "x": x, "y": y, "button": "left", "clickCount": n });
-            ev["buttons"] = json!(if kind == "mousePressed" { 1 } else { 0 });
+            let mut ev = json!({
+                "type": kind,
+                "x": x,
+                "y": y,
+                "button": press.button.as_str(),
+                "clickCount": n,
+                "modifiers": press.bits,
+            });
+            ev["buttons"] = json!(if kind == "mousePressed" { held } else { 0 });
             call(tab, "Input.dispatchMouseEvent", ev)
                 .await
                 .map_err(act_error)?;

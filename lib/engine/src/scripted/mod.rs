@@ -368,7 +368,7 @@ impl ScriptedPage {
             }
         };
         match act {
-            Act::Click | Act::DoubleClick => {
+            Act::Click | Act::DoubleClick | Act::ClickWith { .. } => {
                 if n.tag == "a"
                     && let Some(href) = n.attr("href")
                 {

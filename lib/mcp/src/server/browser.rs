@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use oxwright_engine::{
-    Act, ActOptions, DialogAction, EngineError, EngineErrorKind, GotoOptions, ScreenshotOptions,
+    Act, ActOptions, DialogAction, EngineError, EngineErrorKind, GotoOptions, MouseButton, ScreenshotOptions,
     SnapshotOptions, Target, WaitCondition,
 };
 use oxwright_jobs::Locator;
@@ -41,12 +41,58 @@ impl OxwrightMcp {
             .unwrap_or(self.config().snapshot_max_chars)
             .clamp(500, 200_000);
         let diff = a.diff;
-        if diff && (a.scope.is_some() || a.find.is_some()) {
-            return Err("diff takes no scope or find".into());
+        let target: Option<String> = a
+            .target
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned);
+        if diff && (a.scope.is_some() || a.find.is_some() || target.is_some() || a.depth.is_some()) {
+            return Err("diff takes no scope, target, find or depth".into());
+        }
+        if a.depth == Some(0) {
+            return Err("depth counts levels from 1 (the top level only)".into());
+        }
+        // A selector target is found first, then shown as its ref's region.
+        let located = match target.as_deref() {
+            Some(t) if !is_ref(t) => Some(Target::locator(Locator::parse_selector(t))),
+            _ => None,
+        };
+        let mut a = a;
+        if a.scope.is_none() && located.is_none() {
+            a.scope = target
+                .as_deref()
+                .map(|t| t.strip_prefix("ref=").unwrap_or(t).to_string());
         }
         self.with_tab_raw(move |tab| {
             Box::pin(async move {
+                let found = match &located {
+                    Some(t) => {
+                        let Target::Locator { locator, .. } = t else { unreachable!() };
+                        let hits = tab.page.locate(locator).await?;
+                        match hits.len() {
+                            0 => return Err(EngineError::not_found(t)),
+                            1 => Some(hits[0].id.clone()),
+                            n => return Err(EngineError::not_unique(t, n)),
+                        }
+                    }
+                    None => None,
+                };
                 let snap = tab.page.snapshot(&SnapshotOptions { max_chars: cap }).await?;
+                if let Some(id) = found {
+                    match snap.elements.iter().find(|e| e.id == id) {
+                        Some(e) => a.scope = Some(e.ref_id.clone()),
+                        None => {
+                            return Ok(Reply::text(format!(
+                                "- Page URL: {}\n- Page Title: {}\nThe element {} matches is not in the snapshot \
+                                 (it has no role of its own); take a full snapshot.\n",
+                                snap.url,
+                                snap.title,
+                                target.as_deref().unwrap_or_default()
+                            )));
+                        }
+                    }
+                }
                 let mut text = format!("- Page URL: {}\n- Page Title: {}\n", snap.url, snap.title);
                 // A region or a search answers from this snapshot and
                 // leaves the tab's last full snapshot (for diff) alone.
@@ -62,6 +108,16 @@ impl OxwrightMcp {
                     let (body, hits) = snap.find(q, cap);
                     let body = if hits == 0 { format!("Nothing on the page matches {q:?}.\n") } else { body };
                     text.push_str(&format!("### {hits} line(s) matching {q:?}\n```yaml\n{body}```\n"));
+                    return Ok(Reply::text(text));
+                }
+                if let Some(depth) = a.depth {
+                    let (body, deeper) = snap.to_depth(depth as usize, cap);
+                    text.push_str(&format!("### Page snapshot (to depth {depth})\n```yaml\n{body}```\n"));
+                    if deeper > 0 {
+                        text.push_str(&format!(
+                            "{deeper} deeper lines left out: `target` shows one region whole, `find` searches every line.\n"
+                        ));
+                    }
                     return Ok(Reply::text(text));
                 }
                 let lines = rendered_lines(&snap);
@@ -113,6 +169,9 @@ impl OxwrightMcp {
                 let verb = match &act {
                     Act::Click => "Clicked",
                     Act::DoubleClick => "Double-clicked",
+                    Act::ClickWith { button, .. } if *button == MouseButton::Right => "Right-clicked",
+                    Act::ClickWith { button, .. } if *button == MouseButton::Middle => "Middle-clicked",
+                    Act::ClickWith { .. } => "Clicked",
                     Act::Fill { .. } => "Filled",
                     Act::Type { .. } => "Typed into",
                     Act::Press { .. } => "Pressed a key on",
@@ -391,14 +450,49 @@ impl OxwrightMcp {
         .await
     }
 
-    pub(super) async fn console(&self, only_errors: bool) -> Result<Reply, String> {
+    pub(super) async fn find(&self, a: FindArgs) -> Result<Reply, String> {
+        let cap = a
+            .max_chars
+            .unwrap_or(self.config().snapshot_max_chars)
+            .clamp(500, 200_000);
+        let text = a.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
+        let regex = a.regex.as_deref().map(str::trim).filter(|t| !t.is_empty());
+        let (label, regex) = match (text, regex) {
+            (Some(_), Some(_)) | (None, None) => return Err("give text or regex, one of them".into()),
+            (Some(t), None) => (format!("{t:?}"), None),
+            (None, Some(r)) => (format!("/{}/", r.trim_matches('/')), Some(pattern(r)?)),
+        };
+        let text = text.map(str::to_owned);
+        self.with_tab_raw(move |tab| {
+            Box::pin(async move {
+                let snap = tab.page.snapshot(&SnapshotOptions { max_chars: cap }).await?;
+                let (body, hits) = match (&text, &regex) {
+                    (Some(t), _) => snap.find(t, cap),
+                    (None, Some(re)) => snap.find_by(|line| re.is_match(line), cap),
+                    (None, None) => (String::new(), 0),
+                };
+                let mut out = format!("- Page URL: {}\n- Page Title: {}\n", snap.url, snap.title);
+                if hits == 0 {
+                    out.push_str(&format!("Nothing on the page matches {label}.\n"));
+                } else {
+                    out.push_str(&format!(
+                        "### {hits} line(s) matching {label}\n```yaml\n{body}```\n"
+                    ));
+                }
+                Ok(Reply::text(out))
+            })
+        })
+        .await
+    }
+
+    pub(super) async fn console(&self, least: ConsoleLevel) -> Result<Reply, String> {
         self.with_tab_raw(move |tab| {
             Box::pin(async move {
                 drain_console(tab).await;
                 let lines: Vec<String> = tab
                     .console
                     .iter()
-                    .filter(|m| !only_errors || m.level == "error" || m.level == "pageerror")
+                    .filter(|m| ConsoleLevel::of(&m.level) <= least)
                     .map(|m| match &m.url {
                         Some(u) => format!("- [{}] {} ({u})", m.level, m.text),
                         None => format!("- [{}] {}", m.level, m.text),
@@ -414,7 +508,11 @@ impl OxwrightMcp {
         .await
     }
 
-    pub(super) async fn network(&self, include_static: bool) -> Result<Reply, String> {
+    pub(super) async fn network(
+        &self,
+        include_static: bool,
+        filter: Option<regex::Regex>,
+    ) -> Result<Reply, String> {
         const SCRIPT: &str = "(() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource')).map(e => ({ url: e.name, type: e.entryType === 'navigation' ? 'document' : e.initiatorType, status: e.responseStatus || 0, ms: Math.round(e.duration), bytes: e.transferSize || 0 })))()";
         let t = self.config().action_timeout;
         self.with_tab_raw(move |tab| {
@@ -429,7 +527,8 @@ impl OxwrightMcp {
                         kind,
                         "img" | "image" | "css" | "link" | "font" | "video" | "audio"
                     );
-                    if is_static && !include_static {
+                    let url = e["url"].as_str().unwrap_or("");
+                    if (is_static && !include_static) || filter.as_ref().is_some_and(|f| !f.is_match(url)) {
                         continue;
                     }
                     let status = match e["status"].as_u64() {
@@ -444,7 +543,9 @@ impl OxwrightMcp {
                     ));
                 }
                 for r in &tab.refused {
-                    lines.push(format!("- [refused by the URL policy] {r}"));
+                    if filter.as_ref().is_none_or(|f| f.is_match(r)) {
+                        lines.push(format!("- [refused by the URL policy] {r}"));
+                    }
                 }
                 if lines.is_empty() {
                     return Ok(Reply::text("No requests recorded for this page."));

@@ -10,7 +10,8 @@ use std::time::Duration;
 use base64::Engine as _;
 use oxwright_artifacts::ArtifactStore;
 use oxwright_engine::{
-    Act, BrowserEngine, DialogAction, EngineError, EngineErrorKind, OpenOptions, SnapshotOptions, UrlPolicy,
+    Act, BrowserEngine, DialogAction, EngineError, EngineErrorKind, MouseButton, OpenOptions,
+    SnapshotOptions, UrlPolicy,
 };
 use oxwright_llm::ChatModel;
 use oxwright_workflow::{Sanitizer, SecretStore};
@@ -233,10 +234,15 @@ impl OxwrightMcp {
             }
             "browser_click" => {
                 let a: ClickArgs = parse(name, args)?;
-                let act = if a.double_click {
-                    Act::DoubleClick
-                } else {
-                    Act::Click
+                let button = a.button.map(MouseButton::from).unwrap_or_default();
+                let act = match (button, a.modifiers.is_empty(), a.double_click) {
+                    (MouseButton::Left, true, true) => Act::DoubleClick,
+                    (MouseButton::Left, true, false) => Act::Click,
+                    (_, _, true) => return Err("doubleClick takes no other button and no modifiers".into()),
+                    (button, _, false) => Act::ClickWith {
+                        button,
+                        modifiers: a.modifiers.into_iter().map(Into::into).collect(),
+                    },
                 };
                 self.act(&a.el, act, a.snap.snapshot).await
             }
@@ -300,11 +306,24 @@ impl OxwrightMcp {
             }
             "browser_console_messages" | "playwright_get_console_logs" => {
                 let a: ConsoleArgs = parse(name, args)?;
-                self.console(a.only_errors).await
+                let least = match (a.level, a.only_errors) {
+                    (Some(level), _) => level,
+                    (None, true) => ConsoleLevel::Error,
+                    (None, false) => ConsoleLevel::Debug,
+                };
+                self.console(least).await
             }
             "browser_network_requests" => {
                 let a: NetworkArgs = parse(name, args)?;
-                self.network(a.include_static).await
+                let filter = match a.filter.as_deref().map(str::trim).filter(|f| !f.is_empty()) {
+                    Some(f) => Some(pattern(f)?),
+                    None => None,
+                };
+                self.network(a.include_static, filter).await
+            }
+            "browser_find" => {
+                let a: FindArgs = parse(name, args)?;
+                self.find(a).await
             }
             "browser_handle_dialog" => {
                 let a: DialogArgs = parse(name, args)?;

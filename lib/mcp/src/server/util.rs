@@ -41,13 +41,37 @@ pub(super) fn parse_url(raw: &str) -> Result<url::Url, String> {
         .map_err(|e| format!("{raw:?} is not a URL ({e}); give http://… or https://…"))?;
     match url.scheme() {
         "http" | "https" => Ok(url),
+        // The URL goes last: "/etc/passwd: …" reads as a credential to the
+        // result sanitiser, which would mask the words after it.
         "file" => Err(format!(
-            "{raw}: file:// URLs are refused: this server only opens http and https pages"
+            "file:// URLs are refused (this server only opens http and https pages): {raw}"
         )),
         other => Err(format!(
             "{raw}: the {other}: scheme is refused; give http://… or https://…"
         )),
     }
+}
+
+/// A regular expression as agents write one: bare, or `/…/flags`
+/// (`i`, `m`, `s`, `x`), bounded in size.
+pub(super) fn pattern(raw: &str) -> Result<regex::Regex, String> {
+    let (body, flags) = match raw.strip_prefix('/').and_then(|r| r.rsplit_once('/')) {
+        Some((body, flags)) if flags.chars().all(|c| "imsxgu".contains(c)) => (body, flags),
+        _ => (raw, ""),
+    };
+    let mut b = regex::RegexBuilder::new(body);
+    b.size_limit(1 << 20);
+    for f in flags.chars() {
+        match f {
+            'i' => b.case_insensitive(true),
+            'm' => b.multi_line(true),
+            's' => b.dot_matches_new_line(true),
+            'x' => b.ignore_whitespace(true),
+            _ => &mut b,
+        };
+    }
+    b.build()
+        .map_err(|e| format!("bad regular expression {raw:?}: {e}"))
 }
 
 /// A snapshot ref (`e12`), with or without `ref=`.
@@ -137,6 +161,10 @@ mod tests {
 
     #[test]
     fn refs_and_selectors_are_told_apart() {
+        assert!(pattern("/ERROR/i").unwrap().is_match("an error"));
+        assert!(pattern("/api/.*user").unwrap().is_match("https://x/api/v1/user"));
+        assert!(!pattern("^/api").unwrap().is_match("https://x/api"));
+        assert!(pattern("a(").unwrap_err().contains("bad regular expression"));
         assert!(is_ref("e12") && is_ref("ref=e3"));
         assert!(!is_ref("e") && !is_ref("email") && !is_ref("#e1"));
         let t = target_of(&ElementArgs {

@@ -120,6 +120,11 @@ impl McpPage {
                 let args = json!({ "target": target, "doubleClick": matches!(act, Act::DoubleClick) });
                 self.call("browser_click", args, deadline, Retry::Never).await?;
             }
+            Act::ClickWith { button, modifiers } => {
+                let modifiers: Vec<&str> = modifiers.iter().map(|m| m.as_str()).collect();
+                let args = json!({ "target": target, "button": button.as_str(), "modifiers": modifiers });
+                self.call("browser_click", args, deadline, Retry::Never).await?;
+            }
             Act::Fill { value, secret } => {
                 let password = self
                     .eval("(el) => el.type === 'password'", Some(target), deadline)
