@@ -1,7 +1,9 @@
 //! `oxwright mcp` driven by the official Python MCP SDK (installed by
 //! `infra/install.sh` into `infra/.venv`) over stdio and over HTTP, through
 //! every tool and error case (`tests/mcp/drive.py`), two clients at once;
-//! and no Chromium left after the server is killed with SIGKILL.
+//! by the official TypeScript SDK (`infra/node`), schemas compiled in
+//! strict mode (`tests/mcp/drive.mjs`); and no Chromium left after the
+//! server is killed with SIGKILL.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -80,6 +82,77 @@ fn run_driver(args: &[String], envs: &[(&str, String)]) {
         tail(&stderr, 6000)
     );
     println!("{stdout}");
+}
+
+/// Runs the TypeScript SDK's driver; panics with its output on failure.
+fn run_ts_driver(args: &[String]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/drive.mjs");
+    let sdk =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../infra/node/node_modules/@modelcontextprotocol/sdk");
+    assert!(
+        sdk.exists(),
+        "{} is missing: run `bash infra/install.sh` (it installs the TypeScript MCP SDK)",
+        sdk.display()
+    );
+    let out = Command::new("node")
+        .arg(script)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("ts checks ok"),
+        "TypeScript driver failed ({}):\n{stdout}\n{}",
+        out.status,
+        tail(&stderr, 6000)
+    );
+    println!("{stdout}");
+}
+
+/// Starts `oxwright mcp --listen` on a free port with `token`; returns the
+/// child and its /mcp URL once it listens.
+fn serve_http(mut args: Vec<String>, token: &str) -> (std::process::Child, String) {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    args.extend(["--listen".into(), format!("127.0.0.1:{port}")]);
+    let server = Command::new(env!("CARGO_BIN_EXE_oxwright"))
+        .args(&args)
+        .env("OXWRIGHT_MCP_TOKEN", token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("oxwright mcp starts");
+    let listening = (0..600).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(listening, "the MCP server listens on {port}");
+    (server, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_over_stdio_and_http() {
+    let site = FixtureServer::start().await.unwrap();
+    let base = format!("http://{}", site.addr());
+    let (_dir, args) = workdir(&site);
+    run_ts_driver(&[
+        "stdio".into(),
+        env!("CARGO_BIN_EXE_oxwright").into(),
+        base.clone(),
+        serde_json::to_string(&args).unwrap(),
+    ]);
+    let (_dir, args) = workdir(&site);
+    let token = "ts-t0ken-for-the-test";
+    let (mut server, url) = serve_http(args, token);
+    run_ts_driver(&["http".into(), url, base, token.into()]);
+    unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
+    let status = server.wait().unwrap();
+    assert!(status.success(), "the server exits 0 on SIGTERM: {status}");
 }
 
 fn tail(s: &str, n: usize) -> &str {
