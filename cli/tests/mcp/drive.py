@@ -67,7 +67,7 @@ async def every_tool(c, base, workdir):
         "browser_handle_dialog", "browser_file_upload", "browser_tabs", "browser_resize", "browser_close",
         "playwright_navigate", "playwright_screenshot", "playwright_click", "playwright_fill", "playwright_select",
         "playwright_hover", "playwright_evaluate", "playwright_get_content", "playwright_get_console_logs",
-        "fetch_markdown", "load_sitemap", "run_workflow", "browser_find",
+        "fetch_markdown", "load_sitemap", "run_workflow", "browser_find", "browser_drag",
     ]:
         check(n in names, f"tool {n} listed", sorted(names))
     for t in tools:
@@ -245,6 +245,12 @@ async def every_tool(c, base, workdir):
     check("Page Title: shift 0" in t, "a click with shift held", t)
     await call(c, "browser_click", {"target": "#more", "button": "sideways"}, error=True)
     await call(c, "browser_click", {"target": "#more", "button": "right", "doubleClick": True}, error=True)
+    # Drag and drop (Playwright MCP's browser_drag).
+    await call(c, "browser_evaluate", {"function": "() => { document.body.insertAdjacentHTML('afterbegin', '<div id=src draggable=true style=\"width:90px;height:40px\">Drag me</div><div id=dst style=\"width:90px;height:40px\">Drop here</div>'); const src = document.getElementById('src'), dst = document.getElementById('dst'); src.addEventListener('dragstart', (e) => e.dataTransfer.setData('text/plain', 'x1')); dst.addEventListener('dragover', (e) => e.preventDefault()); dst.addEventListener('drop', (e) => { e.preventDefault(); document.title = 'dropped ' + e.dataTransfer.getData('text/plain'); }); return 1; }"})
+    _, t = await call(c, "browser_drag", {"startElement": "Drag me", "startTarget": "#src", "endElement": "Drop here", "endTarget": "#dst"})
+    check('Dragged "Drag me"' in t and "Page Title: dropped x1" in t, "browser_drag drops with its data", t)
+    _, t = await call(c, "browser_drag", {"startTarget": "#src"}, error=True)
+    check("endTarget" in t, "a drag without its end says which is missing", t)
     # A link that opens a new tab: the tab joins the list (not current).
     await call(c, "browser_navigate", {"url": base + "/app/help"})
     _, t = await call(c, "browser_snapshot")

@@ -604,6 +604,15 @@ pub trait Page: Send + Sync + std::fmt::Debug {
         Ok(())
     }
 
+    /// Drags the element `from` resolves to onto the one `to` resolves to:
+    /// the mouse pressed on the first, moved over, released on the second.
+    /// A page's HTML drag and drop (`draggable`) gets its drag events, a
+    /// pointer-driven one (a sortable list, a slider) its mouse events.
+    async fn drag(&self, from: &Target, to: &Target, opts: &ActOptions) -> Result<Acted, EngineError> {
+        let _ = (from, to, opts);
+        Err(EngineError::unsupported("dragging"))
+    }
+
     /// Resizes the viewport to `width` × `height` CSS pixels.
     async fn set_viewport(&self, width: u32, height: u32) -> Result<(), EngineError> {
         let _ = (width, height);

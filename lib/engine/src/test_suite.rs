@@ -41,6 +41,34 @@ pub fn pages(other_origin: &str) -> Vec<(String, String)> {
     };
     vec![
         (
+            "/suite/drag".into(),
+            page(
+                "Suite drag",
+                r#"<h1>Drag</h1>
+<style>.box { display: inline-block; width: 120px; height: 60px; margin: 20px; border: 1px solid #888; }</style>
+<div class="box" id="card" draggable="true">Card</div><div class="box" id="bin">Bin</div>
+<p id="dropped">Nothing dropped</p>
+<div class="box" id="knob">Knob</div><div class="box" id="end">End</div>
+<p id="released">Nothing released</p>
+<script>
+const $ = (id) => document.getElementById(id);
+$('card').addEventListener('dragstart', (e) => e.dataTransfer.setData('text/plain', 'card-42'));
+$('bin').addEventListener('dragover', (e) => e.preventDefault());
+$('bin').addEventListener('drop', (e) => { e.preventDefault(); $('dropped').textContent = 'Dropped ' + e.dataTransfer.getData('text/plain'); });
+// A pointer-driven drag: pressed on the knob, moved, released over the end.
+let moves = -1;
+$('knob').addEventListener('mousedown', () => { moves = 0; });
+document.addEventListener('mousemove', () => { if (moves >= 0) moves++; });
+document.addEventListener('mouseup', (e) => {
+  if (moves < 0) return;
+  const over = document.elementFromPoint(e.clientX, e.clientY);
+  $('released').textContent = 'Released over ' + (over ? over.id : 'nothing') + (moves > 0 ? ' after moving' : ' without moving');
+  moves = -1;
+});
+</script>"#,
+            ),
+        ),
+        (
             "/suite/clicks".into(),
             page(
                 "Suite clicks",
@@ -162,6 +190,24 @@ fn goto_opts() -> GotoOptions {
     GotoOptions::load(Duration::from_secs(15))
 }
 
+/// Asserts the page shows `text` exactly once; the failure shows the page.
+async fn shows(page: &dyn Page, text: &str, case: &str) {
+    let seen = count(
+        page,
+        Locator::Text {
+            text: text.into(),
+            exact: true,
+        },
+    )
+    .await;
+    let log = page
+        .snapshot(&SnapshotOptions::default())
+        .await
+        .map(|s| s.text)
+        .unwrap_or_default();
+    assert_eq!(seen, 1, "{case}: wanted {text:?}\n{log}");
+}
+
 async fn count(page: &dyn Page, l: Locator) -> usize {
     page.locate(&l)
         .await
@@ -190,6 +236,7 @@ pub async fn run(open: Opener<'_>, base: &url::Url, caps: Capabilities) {
         console_and_dialogs(open().await.as_ref(), base).await;
         late_navigation(open().await.as_ref(), base).await;
         clicks_with_buttons_and_keys(open().await.as_ref(), base).await;
+        drags(open().await.as_ref(), base).await;
     }
     if caps.iframes {
         same_origin_frames(open().await.as_ref(), base).await;
@@ -229,21 +276,36 @@ async fn clicks_with_buttons_and_keys(page: &dyn Page, base: &url::Url) {
         page.act(&button, &act, &opts)
             .await
             .unwrap_or_else(|e| panic!("{button_kind:?} {modifiers:?}: {e}"));
-        let seen = count(
-            page,
-            Locator::Text {
-                text: said.into(),
-                exact: true,
-            },
-        )
-        .await;
-        let log = page
-            .snapshot(&SnapshotOptions::default())
-            .await
-            .map(|s| s.text)
-            .unwrap_or_default();
-        assert_eq!(seen, 1, "{button_kind:?} {modifiers:?}: wanted {said:?}\n{log}");
+        shows(page, said, &format!("{button_kind:?} {modifiers:?}")).await;
     }
+}
+
+/// An HTML drag and drop gets its data to the drop zone; a pointer-driven
+/// drag is pressed, moved and released over its target.
+async fn drags(page: &dyn Page, base: &url::Url) {
+    page.goto(&url(base, "/suite/drag"), &goto_opts())
+        .await
+        .expect("goto drag");
+    let css = |s: &str| {
+        Target::locator(Locator::Css {
+            selector: s.to_string(),
+        })
+    };
+    let opts = ActOptions::default();
+    for (from, to, said) in [
+        ("#card", "#bin", "Dropped card-42"),
+        ("#knob", "#end", "Released over end after moving"),
+    ] {
+        page.drag(&css(from), &css(to), &opts)
+            .await
+            .unwrap_or_else(|e| panic!("drag {from} to {to}: {e}"));
+        shows(page, said, &format!("drag {from} to {to}")).await;
+    }
+    let gone = page.drag(&css("#card"), &css("#no-such-zone"), &opts).await;
+    assert!(
+        gone.as_ref().is_err_and(|e| e.kind == EngineErrorKind::NotFound),
+        "a drag onto nothing is a not-found error: {gone:?}"
+    );
 }
 
 async fn navigation_and_title(page: &dyn Page, base: &url::Url) {

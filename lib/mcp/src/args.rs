@@ -146,6 +146,39 @@ pub struct ClickArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+pub struct DragArgs {
+    /// Human-readable description of the element dragged.
+    #[serde(default, rename = "startElement", alias = "start_element")]
+    pub start_element: Option<String>,
+    /// The element dragged: a snapshot ref or a selector matching one element.
+    #[serde(default, rename = "startTarget", alias = "startRef", alias = "start_target")]
+    pub start_target: Option<String>,
+    /// Human-readable description of the element dropped onto.
+    #[serde(default, rename = "endElement", alias = "end_element")]
+    pub end_element: Option<String>,
+    /// The element dropped onto: a snapshot ref or a selector matching one element.
+    #[serde(default, rename = "endTarget", alias = "endRef", alias = "end_target")]
+    pub end_target: Option<String>,
+    #[serde(flatten)]
+    pub snap: SnapshotFlag,
+}
+
+impl DragArgs {
+    /// The two ends as element arguments.
+    pub fn ends(&self) -> (ElementArgs, ElementArgs) {
+        let end = |element: &Option<String>, target: &Option<String>| ElementArgs {
+            element: element.clone(),
+            target: target.clone(),
+            ref_: None,
+        };
+        (
+            end(&self.start_element, &self.start_target),
+            end(&self.end_element, &self.end_target),
+        )
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct TypeArgs {
     #[serde(flatten)]
     pub el: ElementArgs,

@@ -88,6 +88,12 @@ pub fn catalogue() -> Vec<Tool> {
             "Click an element (target: a snapshot ref or a unique selector).",
             false,
         ),
+        tool::<DragArgs>(
+            "browser_drag",
+            "Drag one element onto another (HTML drag and drop, or a pointer-driven drag such as a \
+             sortable list or a slider).",
+            false,
+        ),
         tool::<TypeArgs>(
             "browser_type",
             "Type text into an editable element (replaces its content; slowly: key by key). {{NAME}} stands for a secret.",
@@ -218,11 +224,11 @@ mod tests {
     #[test]
     fn every_tool_has_an_object_schema() {
         let tools = catalogue();
-        assert_eq!(tools.len(), 32);
+        assert_eq!(tools.len(), 33);
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 32, "duplicate tool names");
+        assert_eq!(names.len(), 33, "duplicate tool names");
         for t in &tools {
             assert_eq!(t.input_schema["type"], "object", "{}", t.name);
             assert!(t.input_schema.get("properties").is_some(), "{}", t.name);

@@ -479,11 +479,91 @@ async fn click(
     Ok(())
 }
 
+/// Drags `source` onto `dest`. Drags are intercepted first: when the press
+/// and the first move start an HTML drag (`dragstart`), Chromium hands its
+/// data over instead of starting a native drag, and the drag events are
+/// dispatched onto the target with it (what Playwright does); otherwise the
+/// mouse moves over in steps, as a pointer-driven drag expects.
+pub(crate) async fn drag(tab: &Tab, source: i64, dest: i64, timeout: Duration) -> Result<(), EngineError> {
+    use chromiumoxide::cdp::browser_protocol::input::EventDragIntercepted;
+    use futures::StreamExt;
+    let deadline = Instant::now() + timeout;
+    let from_obj = resolve(tab, source).await.map_err(act_error)?;
+    let to_obj = resolve(tab, dest).await.map_err(act_error)?;
+    let (x0, y0) = actionable_point(tab, source, &from_obj, deadline, timeout).await?;
+    let mut intercepted = tab
+        .raw_page()
+        .event_listener::<EventDragIntercepted>()
+        .await
+        .map_err(|e| EngineError::new(EngineErrorKind::Protocol, format!("event subscription: {e}")))?;
+    call(tab, "Input.setInterceptDrags", json!({ "enabled": true }))
+        .await
+        .map_err(act_error)?;
+    let dragged = async {
+        mouse(tab, "mouseMoved", x0, y0, 0).await?;
+        button(tab, "mousePressed", x0, y0).await?;
+        // A few pixels: what starts a drag.
+        mouse(tab, "mouseMoved", x0 + 5.0, y0 + 5.0, 1).await?;
+        // The event, when there is one, comes before the move's answer;
+        // a short wait covers a renderer that is slow to tell.
+        let data = tokio::time::timeout(Duration::from_millis(100), intercepted.next())
+            .await
+            .ok()
+            .flatten()
+            .map(|ev| serde_json::to_value(&ev.data).unwrap_or(Value::Null));
+        // The target may have moved when the drag started (a placeholder).
+        let (x1, y1) = actionable_point(tab, dest, &to_obj, deadline, timeout).await?;
+        match data {
+            Some(data) => {
+                for kind in ["dragEnter", "dragOver", "drop"] {
+                    call(
+                        tab,
+                        "Input.dispatchDragEvent",
+                        json!({ "type": kind, "x": x1, "y": y1, "data": data }),
+                    )
+                    .await
+                    .map_err(act_error)?;
+                }
+                button(tab, "mouseReleased", x1, y1).await
+            }
+            None => {
+                let steps = 8;
+                for i in 1..=steps {
+                    let t = f64::from(i) / f64::from(steps);
+                    let (x, y) = (x0 + 5.0 + (x1 - x0 - 5.0) * t, y0 + 5.0 + (y1 - y0 - 5.0) * t);
+                    mouse(tab, "mouseMoved", x, y, 1).await?;
+                }
+                button(tab, "mouseReleased", x1, y1).await
+            }
+        }
+    }
+    .await;
+    let _ = call(tab, "Input.setInterceptDrags", json!({ "enabled": false })).await;
+    if dragged.is_err() {
+        // Never leave the button down.
+        let _ = button(tab, "mouseReleased", x0, y0).await;
+    }
+    dragged
+}
+
+async fn button(tab: &Tab, kind: &str, x: f64, y: f64) -> Result<(), EngineError> {
+    let buttons = if kind == "mousePressed" { 1 } else { 0 };
+    call(
+        tab,
+        "Input.dispatchMouseEvent",
+        json!({ "type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1 }),
+    )
+    .await
+    .map(|_| ())
+    .map_err(act_error)
+}
+
 async fn mouse(tab: &Tab, kind: &str, x: f64, y: f64, buttons: u32) -> Result<(), EngineError> {
     call(
         tab,
         "Input.dispatchMouseEvent",
-        json!({ "type": kind, "x": x, "y": y, "buttons": buttons }),
+        // A move with the button held names it, as a drag needs.
+        json!({ "type": kind, "x": x, "y": y, "buttons": buttons, "button": if buttons & 1 == 1 { "left" } else { "none" } }),
     )
     .await
     .map(|_| ())

@@ -248,6 +248,22 @@ impl ChromiumPage {
         }
     }
 
+    /// The action started at `started` is done: waits for what it set off
+    /// (when armed) and says how long each part took.
+    async fn settled(&self, started: Instant, settle: Option<Settle>, timeout: Duration) -> Acted {
+        let action = started.elapsed();
+        let settle_started = Instant::now();
+        let navigated = match settle {
+            Some(s) => s.wait(&self.lease, timeout).await.navigated,
+            None => false,
+        };
+        Acted {
+            action,
+            settle: settle_started.elapsed(),
+            navigated,
+        }
+    }
+
     async fn loader(&self) -> Result<Option<String>, EngineError> {
         let tree = raw::call(&self.lease, "Page.getFrameTree", json!({})).await?;
         Ok(tree["frameTree"]["frame"]["loaderId"].as_str().map(str::to_owned))
@@ -504,21 +520,24 @@ impl Page for ChromiumPage {
         if matches!(act, Act::Fill { secret: true, .. }) || password {
             self.snapshots.lock().await.mask(backend);
         }
-        let action = started.elapsed();
-        let settle_started = Instant::now();
-        let navigated = match settle {
-            Some(s) => s.wait(&self.lease, opts.timeout).await.navigated,
-            None => false,
-        };
-        Ok(Acted {
-            action,
-            settle: settle_started.elapsed(),
-            navigated,
-        })
+        Ok(self.settled(started, settle, opts.timeout).await)
     }
 
     async fn evaluate(&self, expression: &str, timeout: Duration) -> Result<Value, EngineError> {
         Ok(self.lease.evaluate(expression, timeout).await?)
+    }
+
+    async fn drag(&self, from: &Target, to: &Target, opts: &ActOptions) -> Result<Acted, EngineError> {
+        let source = self.resolve(from).await?;
+        let dest = self.resolve(to).await?;
+        let started = Instant::now();
+        let settle = if opts.settle {
+            Some(Settle::arm(&self.lease).await?)
+        } else {
+            None
+        };
+        act::drag(&self.lease, source, dest, opts.timeout).await?;
+        Ok(self.settled(started, settle, opts.timeout).await)
     }
 
     async fn html(&self) -> Result<String, EngineError> {

@@ -193,6 +193,29 @@ impl OxwrightMcp {
         .await
     }
 
+    pub(super) async fn drag(&self, a: &DragArgs) -> Result<Reply, String> {
+        let (start, end) = a.ends();
+        let from = target_of(&start).map_err(|e| format!("startTarget: {e}"))?;
+        let to = target_of(&end).map_err(|e| format!("endTarget: {e}"))?;
+        let opts = ActOptions {
+            timeout: self.config().action_timeout,
+            settle: true,
+        };
+        let label = format!("{} onto {}", describe(&start, &from), describe(&end, &to));
+        self.with_tab(a.snap.snapshot, move |tab| {
+            Box::pin(async move {
+                let done = tab.page.drag(&from, &to, &opts).await?;
+                let nav = if done.navigated {
+                    " The page navigated."
+                } else {
+                    ""
+                };
+                Ok(format!("Dragged {label}.{nav}"))
+            })
+        })
+        .await
+    }
+
     pub(super) async fn resolve_secrets(&self, text: &str) -> Result<(String, bool), String> {
         let (value, had) = oxwright_workflow::resolve_placeholders(
             text,

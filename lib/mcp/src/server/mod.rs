@@ -321,6 +321,10 @@ impl OxwrightMcp {
                 };
                 self.network(a.include_static, filter).await
             }
+            "browser_drag" => {
+                let a: DragArgs = parse(name, args)?;
+                self.drag(&a).await
+            }
             "browser_find" => {
                 let a: FindArgs = parse(name, args)?;
                 self.find(a).await

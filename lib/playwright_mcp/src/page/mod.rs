@@ -197,6 +197,26 @@ impl McpPage {
         Ok(result_value(&out.text))
     }
 
+    /// The action started at `started` on document `before` is done. The
+    /// server waits for what the action started; a new time origin says a
+    /// new document replaced the old one, whose load is then waited for.
+    async fn settled(&self, started: Instant, before: &str, opts: &ActOptions) -> Acted {
+        let action = started.elapsed();
+        let settled = Instant::now();
+        let navigated = match self.doc().await {
+            Ok(doc) => doc != before,
+            Err(_) => true,
+        };
+        if navigated && opts.settle {
+            let _ = self.wait_load(WaitUntil::Load, opts.timeout).await;
+        }
+        Acted {
+            action,
+            settle: settled.elapsed(),
+            navigated,
+        }
+    }
+
     /// The current document's identity: its time origin, unique per document.
     async fn doc(&self) -> Result<String, EngineError> {
         let v = self.read("() => String(performance.timeOrigin)").await?;
@@ -378,22 +398,22 @@ impl Page for McpPage {
         let resolved = self.resolve(target).await?;
         let started = Instant::now();
         self.perform(&resolved.target, act, opts).await?;
-        let action = started.elapsed();
-        let settled = Instant::now();
-        // The server waits for what the action started; a new time origin
-        // says a new document replaced the old one.
-        let navigated = match self.doc().await {
-            Ok(doc) => doc != resolved.doc,
-            Err(_) => true,
-        };
-        if navigated && opts.settle {
-            let _ = self.wait_load(WaitUntil::Load, opts.timeout).await;
-        }
-        Ok(Acted {
-            action,
-            settle: settled.elapsed(),
-            navigated,
-        })
+        Ok(self.settled(started, &resolved.doc, opts).await)
+    }
+
+    async fn drag(&self, from: &Target, to: &Target, opts: &ActOptions) -> Result<Acted, EngineError> {
+        let source = self.resolve(from).await?;
+        let dest = self.resolve(to).await?;
+        let started = Instant::now();
+        let deadline = opts.timeout.max(self.client.config().action_timeout);
+        let args = json!({
+            "startElement": from.to_string(),
+            "startTarget": source.target,
+            "endElement": to.to_string(),
+            "endTarget": dest.target,
+        });
+        self.call("browser_drag", args, deadline, Retry::Never).await?;
+        Ok(self.settled(started, &source.doc, opts).await)
     }
 
     async fn evaluate(&self, expression: &str, timeout: Duration) -> Result<Value, EngineError> {
