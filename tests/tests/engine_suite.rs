@@ -23,6 +23,7 @@ async fn chromium_page_passes_the_engine_suite() {
         iframes: true,
         // Without site isolation cross-origin frames are in-process.
         cross_origin_iframes: true,
+        network: true,
     };
     test_suite::run(&open, &base, caps).await;
     pool.shutdown().await;

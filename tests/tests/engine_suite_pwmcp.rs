@@ -33,6 +33,7 @@ async fn playwright_mcp_page_passes_the_engine_suite() {
         // frames itself).
         iframes: true,
         cross_origin_iframes: true,
+        network: false,
     };
     test_suite::run(&open, &base, caps).await;
 }

@@ -67,7 +67,7 @@ async def every_tool(c, base, workdir):
         "browser_handle_dialog", "browser_file_upload", "browser_tabs", "browser_resize", "browser_close",
         "playwright_navigate", "playwright_screenshot", "playwright_click", "playwright_fill", "playwright_select",
         "playwright_hover", "playwright_evaluate", "playwright_get_content", "playwright_get_console_logs",
-        "fetch_markdown", "load_sitemap", "run_workflow", "browser_find", "browser_drag",
+        "fetch_markdown", "load_sitemap", "run_workflow", "browser_find", "browser_drag", "browser_network_request",
     ]:
         check(n in names, f"tool {n} listed", sorted(names))
     for t in tools:
@@ -176,6 +176,27 @@ async def every_tool(c, base, workdir):
     check("No requests" in t, "a filter that matches nothing", t)
     _, t = await call(c, "browser_network_requests", {"filter": "a("}, error=True)
     check("bad regular expression" in t, "a bad filter is a typed error", t)
+    # One request in full (Playwright MCP's browser_network_request).
+    await call(c, "browser_evaluate", {"function": "async () => (await fetch('/api/items', {method: 'POST', headers: {'Content-Type': 'application/json', 'X-Trace': 'abc-123'}, body: JSON.stringify({q: 'widgets'})})).status"})
+    _, t = await call(c, "browser_network_requests", {"filter": "/api/"})
+    m = re.search(r"(\d+)\. \[fetch\] POST \S+/api/items => \[200\] OK", t)
+    check(m is not None, "a fetch listed, numbered, with its method and status", t)
+    _, t = await call(c, "browser_network_request", {"index": int(m.group(1))})
+    check("x-trace: abc-123" in t.lower() and '{"q":"widgets"}' in t and "### Response headers" in t
+          and "application/json" in t and "### Response body" in t, "a request in full", t)
+    _, t = await call(c, "browser_network_request", {"index": int(m.group(1)), "part": "request-body"})
+    check("### Request body" in t and '{"q":"widgets"}' in t and "### Request headers" not in t
+          and "### Response" not in t, "one part of a request", t)
+    # A no-store response's body is not kept; the answer says why.
+    await call(c, "browser_evaluate", {"function": "async () => (await fetch('/api/late-data')).status"})
+    _, t = await call(c, "browser_network_requests", {"filter": "late-data"})
+    m = re.search(r"(\d+)\. \[fetch\] GET \S+/api/late-data", t)
+    _, t = await call(c, "browser_network_request", {"index": int(m.group(1)), "part": "response-body"})
+    check("no-store" in t, "a body not kept says why", t)
+    _, t = await call(c, "browser_network_request", {"index": 999})
+    check("No request 999" in t, "a number past the list", t)
+    await call(c, "browser_network_request", {"index": 0}, error=True)
+    await call(c, "browser_network_request", {"index": 1, "part": "cookies"}, error=True)
 
     # Dialogs never block; answers can be set.
     _, t = await call(c, "browser_navigate", {"url": base + "/dialogs"})

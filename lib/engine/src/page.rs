@@ -402,6 +402,52 @@ pub struct ConsoleMessage {
     pub timestamp_ms: Option<i64>,
 }
 
+/// A request the page made, as the engine saw it on the wire.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// The engine's id for it (what [`Page::response_body`] takes).
+    pub id: String,
+    /// `GET`, `POST` …
+    pub method: String,
+    /// The URL.
+    pub url: String,
+    /// `document`, `script`, `fetch`, `xhr`, `image`, `stylesheet` …
+    pub kind: String,
+    /// Request headers, as sent.
+    pub request_headers: Vec<(String, String)>,
+    /// The request body, when it had one (cut at 64 KiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_body: Option<String>,
+    /// The response status; 0 while none came.
+    pub status: u16,
+    /// The status text (`OK`).
+    pub status_text: String,
+    /// Response headers.
+    pub response_headers: Vec<(String, String)>,
+    /// The response's MIME type.
+    pub mime: String,
+    /// Why it failed (`net::ERR_NAME_NOT_RESOLVED`, blocked …), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// From the request to its last byte (or failure), when it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms: Option<u64>,
+    /// Bytes on the wire, when it finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+}
+
+impl RequestRecord {
+    /// An image, font, style sheet or media file (what request lists
+    /// leave out unless asked).
+    pub fn is_static(&self) -> bool {
+        matches!(
+            self.kind.as_str(),
+            "image" | "font" | "stylesheet" | "media" | "texttrack" | "manifest"
+        )
+    }
+}
+
 /// What to do with JavaScript dialogs nobody handles (the job spec's type).
 pub use oxwright_jobs::DialogAction;
 
@@ -611,6 +657,20 @@ pub trait Page: Send + Sync + std::fmt::Debug {
     async fn drag(&self, from: &Target, to: &Target, opts: &ActOptions) -> Result<Acted, EngineError> {
         let _ = (from, to, opts);
         Err(EngineError::unsupported("dragging"))
+    }
+
+    /// The requests the current document made, oldest first (the
+    /// document's own request first), up to the engine's cap.
+    async fn requests(&self) -> Result<Vec<RequestRecord>, EngineError> {
+        Err(EngineError::unsupported("recording requests"))
+    }
+
+    /// The body of the response to request `id` (from [`Page::requests`]),
+    /// as text, or `None` for a binary body; an error when the engine no
+    /// longer holds it.
+    async fn response_body(&self, id: &str) -> Result<Option<String>, EngineError> {
+        let _ = id;
+        Err(EngineError::unsupported("reading response bodies"))
     }
 
     /// Resizes the viewport to `width` × `height` CSS pixels.

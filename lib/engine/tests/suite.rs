@@ -24,6 +24,7 @@ async fn scripted_page_passes_the_engine_suite() {
         evaluate: false,
         iframes: false,
         cross_origin_iframes: false,
+        network: false,
     };
     test_suite::run(&open, &base, caps).await;
 }

@@ -337,6 +337,26 @@ pub struct NetworkArgs {
     pub filter: Option<String>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RequestArgs {
+    /// The request's number in browser_network_requests' list (from 1).
+    pub index: usize,
+    /// Only this part: `request-headers`, `request-body`,
+    /// `response-headers` or `response-body` (default: all of them).
+    #[serde(default)]
+    pub part: Option<RequestPart>,
+}
+
+/// A part of a request and its response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RequestPart {
+    RequestHeaders,
+    RequestBody,
+    ResponseHeaders,
+    ResponseBody,
+}
+
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct FindArgs {
     /// Text to look for in the page's snapshot (case ignored).

@@ -136,6 +136,12 @@ pub fn catalogue() -> Vec<Tool> {
             "Requests the page made since it loaded, and those the URL policy refused.",
             true,
         ),
+        tool::<RequestArgs>(
+            "browser_network_request",
+            "One request of browser_network_requests' numbered list in full: headers and body sent, \
+             status, headers and body received (or one `part`). Cookies and tokens come back masked.",
+            true,
+        ),
         tool::<FindArgs>(
             "browser_find",
             "Search the page's accessibility snapshot for text or a regular expression: the matching \
@@ -224,11 +230,11 @@ mod tests {
     #[test]
     fn every_tool_has_an_object_schema() {
         let tools = catalogue();
-        assert_eq!(tools.len(), 33);
+        assert_eq!(tools.len(), 34);
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 33, "duplicate tool names");
+        assert_eq!(names.len(), 34, "duplicate tool names");
         for t in &tools {
             assert_eq!(t.input_schema["type"], "object", "{}", t.name);
             assert!(t.input_schema.get("properties").is_some(), "{}", t.name);

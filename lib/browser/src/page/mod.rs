@@ -7,6 +7,7 @@
 
 mod act;
 mod locate;
+mod network;
 pub(crate) mod raw;
 mod screenshot;
 mod settle;
@@ -25,7 +26,8 @@ use futures::StreamExt;
 use oxwright_engine::{
     Act, ActOptions, Acted, BrowserEngine, ConsoleMessage, DialogAction, DialogRecord, Element, ElementId,
     ElementState, EngineError, EngineErrorKind, GotoOptions, Locator, Navigated, OpenOptions, Page,
-    ScreenshotOptions, Snapshot, SnapshotOptions, TabInfo, Target, WaitCondition, WaitUntil, name_matches,
+    RequestRecord, ScreenshotOptions, Snapshot, SnapshotOptions, TabInfo, Target, WaitCondition, WaitUntil,
+    name_matches,
 };
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -114,6 +116,8 @@ pub struct ChromiumPage {
     /// How dialogs are answered, and a prompt's text when accepted.
     dialog_answer: Arc<Mutex<(DialogAction, Option<String>)>>,
     listeners: Vec<JoinHandle<()>>,
+    /// The requests of the current document.
+    network: network::Log,
 }
 
 impl Drop for ChromiumPage {
@@ -153,6 +157,10 @@ impl ChromiumPage {
             .map_err(listen_err)?;
         let mut thrown = page
             .event_listener::<EventExceptionThrown>()
+            .await
+            .map_err(listen_err)?;
+        let main_frame: &str = page.target_id().as_ref();
+        let (network, network_task) = network::record(&page, main_frame.to_string())
             .await
             .map_err(listen_err)?;
         let mut opening = page
@@ -223,7 +231,8 @@ impl ChromiumPage {
             console,
             dialogs,
             dialog_answer,
-            listeners: vec![console_task, dialog_task],
+            listeners: vec![console_task, dialog_task, network_task],
+            network,
         })
     }
 
@@ -525,6 +534,29 @@ impl Page for ChromiumPage {
 
     async fn evaluate(&self, expression: &str, timeout: Duration) -> Result<Value, EngineError> {
         Ok(self.lease.evaluate(expression, timeout).await?)
+    }
+
+    async fn requests(&self) -> Result<Vec<RequestRecord>, EngineError> {
+        Ok(network::records(&self.network))
+    }
+
+    async fn response_body(&self, id: &str) -> Result<Option<String>, EngineError> {
+        let out = raw::call(&self.lease, "Network.getResponseBody", json!({ "requestId": id }))
+            .await
+            .map_err(|e| {
+                EngineError::new(
+                    EngineErrorKind::NotFound,
+                    format!(
+                        "Chromium kept no copy of the body of request {id} (none is kept for a failed or \
+                         redirected request or a no-store response, and bodies are not always kept for \
+                         requests this engine intercepts): {e}"
+                    ),
+                )
+            })?;
+        if out["base64Encoded"].as_bool() == Some(true) {
+            return Ok(None);
+        }
+        Ok(Some(out["body"].as_str().unwrap_or_default().to_string()))
     }
 
     async fn drag(&self, from: &Target, to: &Target, opts: &ActOptions) -> Result<Acted, EngineError> {

@@ -540,10 +540,24 @@ impl OxwrightMcp {
         let t = self.config().action_timeout;
         self.with_tab_raw(move |tab| {
             Box::pin(async move {
-                let entries = tab.page.evaluate(SCRIPT, t).await?;
                 let refused = tab.page.policy_refusals().await;
                 tab.refused.extend(refused);
                 let mut lines = Vec::new();
+                // What the engine saw on the wire, numbered for
+                // browser_network_request; else the page's Resource Timing.
+                let recorded = tab.page.requests().await;
+                let entries = match &recorded {
+                    Ok(_) => Value::Null,
+                    Err(_) => tab.page.evaluate(SCRIPT, t).await?,
+                };
+                for (n, r) in recorded.iter().flatten().enumerate() {
+                    if (r.is_static() && r.failure.is_none() && !include_static)
+                        || filter.as_ref().is_some_and(|f| !f.is_match(&r.url))
+                    {
+                        continue;
+                    }
+                    lines.push(format!("{}. {}", n + 1, request_line(r)));
+                }
                 for e in entries.as_array().into_iter().flatten() {
                     let kind = e["type"].as_str().unwrap_or("other");
                     let is_static = matches!(
@@ -575,6 +589,65 @@ impl OxwrightMcp {
                 }
                 let (text, _) = cap_text(&lines.join("\n"), 50_000);
                 Ok(Reply::text(text))
+            })
+        })
+        .await
+    }
+
+    pub(super) async fn network_request(&self, a: RequestArgs) -> Result<Reply, String> {
+        if a.index == 0 {
+            return Err("index counts from 1, as browser_network_requests numbers them".into());
+        }
+        self.with_tab_raw(move |tab| {
+            Box::pin(async move {
+                let records = tab.page.requests().await?;
+                let Some(r) = records.get(a.index - 1) else {
+                    return Ok(Reply::text(format!(
+                        "No request {} on this page ({} recorded); list them with browser_network_requests.",
+                        a.index,
+                        records.len()
+                    )));
+                };
+                let heads = |h: &[(String, String)]| -> String {
+                    if h.is_empty() {
+                        return "(none)\n".into();
+                    }
+                    h.iter().map(|(k, v)| format!("{k}: {v}\n")).collect()
+                };
+                let mut out = format!("- Request {}: {}\n", a.index, request_line(r));
+                let want = |p: RequestPart| a.part.is_none_or(|x| x == p);
+                if want(RequestPart::RequestHeaders) {
+                    out.push_str(&format!("### Request headers\n{}", heads(&r.request_headers)));
+                }
+                if want(RequestPart::RequestBody) {
+                    let body = r.request_body.as_deref().unwrap_or("(none)");
+                    out.push_str(&format!("### Request body\n{body}\n"));
+                }
+                if want(RequestPart::ResponseHeaders) {
+                    out.push_str(&format!("### Response headers\n{}", heads(&r.response_headers)));
+                }
+                if want(RequestPart::ResponseBody) {
+                    let body = if r.failure.is_some() || r.status == 0 {
+                        "(none: no response came)".to_string()
+                    } else {
+                        match tab.page.response_body(&r.id).await {
+                            Ok(Some(b)) => cap_text(&b, 100_000).0,
+                            Ok(None) => format!("(binary, {})", r.mime),
+                            Err(_)
+                                if r.response_headers.iter().any(|(k, v)| {
+                                    k.eq_ignore_ascii_case("cache-control") && v.contains("no-store")
+                                }) =>
+                            {
+                                "(not kept: the response says Cache-Control: no-store, and Chromium keeps no \
+                                 copy of such a body)"
+                                    .to_string()
+                            }
+                            Err(e) => format!("({})", e.message),
+                        }
+                    };
+                    out.push_str(&format!("### Response body\n{body}\n"));
+                }
+                Ok(Reply::text(out))
             })
         })
         .await
@@ -698,4 +771,16 @@ impl OxwrightMcp {
         }
         Ok(Reply::text(out))
     }
+}
+
+/// One request as the lists show it: type, method, URL, outcome, time, size.
+fn request_line(r: &oxwright_engine::RequestRecord) -> String {
+    let outcome = match (&r.failure, r.status) {
+        (Some(why), _) => format!(" => failed: {why}"),
+        (None, 0) => " => (no response yet)".to_string(),
+        (None, status) => format!(" => [{status}] {}", r.status_text).trim_end().to_string(),
+    };
+    let ms = r.ms.map(|ms| format!(", {ms} ms")).unwrap_or_default();
+    let bytes = r.bytes.map(|b| format!(", {b} bytes")).unwrap_or_default();
+    format!("[{}] {} {}{outcome}{ms}{bytes}", r.kind, r.method, r.url)
 }

@@ -325,6 +325,10 @@ impl OxwrightMcp {
                 let a: DragArgs = parse(name, args)?;
                 self.drag(&a).await
             }
+            "browser_network_request" => {
+                let a: RequestArgs = parse(name, args)?;
+                self.network_request(a).await
+            }
             "browser_find" => {
                 let a: FindArgs = parse(name, args)?;
                 self.find(a).await
