@@ -177,22 +177,22 @@ async def every_tool(c, base, workdir):
     _, t = await call(c, "browser_network_requests", {"filter": "a("}, error=True)
     check("bad regular expression" in t, "a bad filter is a typed error", t)
     # One request in full (Playwright MCP's browser_network_request).
-    await call(c, "browser_evaluate", {"function": "async () => (await fetch('/api/items', {method: 'POST', headers: {'Content-Type': 'application/json', 'X-Trace': 'abc-123'}, body: JSON.stringify({q: 'widgets'})})).status"})
+    await call(c, "browser_evaluate", {"function": "async () => (await (await fetch('/api/items', {method: 'POST', headers: {'Content-Type': 'application/json', 'X-Trace': 'abc-123'}, body: JSON.stringify({q: 'widgets'})})).text()).length"})
     _, t = await call(c, "browser_network_requests", {"filter": "/api/"})
     m = re.search(r"(\d+)\. \[fetch\] POST \S+/api/items => \[200\] OK", t)
     check(m is not None, "a fetch listed, numbered, with its method and status", t)
     _, t = await call(c, "browser_network_request", {"index": int(m.group(1))})
     check("x-trace: abc-123" in t.lower() and '{"q":"widgets"}' in t and "### Response headers" in t
-          and "application/json" in t and "### Response body" in t, "a request in full", t)
+          and "application/json" in t and "API-ITEM-WIDGET" in t, "a request in full, its response body too", t)
     _, t = await call(c, "browser_network_request", {"index": int(m.group(1)), "part": "request-body"})
     check("### Request body" in t and '{"q":"widgets"}' in t and "### Request headers" not in t
           and "### Response" not in t, "one part of a request", t)
-    # A no-store response's body is not kept; the answer says why.
+    # A response the page never read has no body yet; the answer says why.
     await call(c, "browser_evaluate", {"function": "async () => (await fetch('/api/late-data')).status"})
     _, t = await call(c, "browser_network_requests", {"filter": "late-data"})
     m = re.search(r"(\d+)\. \[fetch\] GET \S+/api/late-data", t)
     _, t = await call(c, "browser_network_request", {"index": int(m.group(1)), "part": "response-body"})
-    check("no-store" in t, "a body not kept says why", t)
+    check("not read by the page yet" in t, "a body not held says why", t)
     _, t = await call(c, "browser_network_request", {"index": 999})
     check("No request 999" in t, "a number past the list", t)
     await call(c, "browser_network_request", {"index": 0}, error=True)

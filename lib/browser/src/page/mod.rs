@@ -537,6 +537,11 @@ impl Page for ChromiumPage {
     }
 
     async fn requests(&self) -> Result<Vec<RequestRecord>, EngineError> {
+        // Events come before the answer to a later command: one round trip
+        // puts every event sent so far into the recorder's queue, and a
+        // moment lets the recorder take them in.
+        let _ = raw::call(&self.lease, "Runtime.evaluate", json!({ "expression": "0" })).await;
+        tokio::time::sleep(Duration::from_millis(25)).await;
         Ok(network::records(&self.network))
     }
 

@@ -633,6 +633,9 @@ impl OxwrightMcp {
                         match tab.page.response_body(&r.id).await {
                             Ok(Some(b)) => cap_text(&b, 100_000).0,
                             Ok(None) => format!("(binary, {})", r.mime),
+                            Err(_) if r.ms.is_none() => "(not read by the page yet: its load has not \
+                                 finished, and Chromium holds a body only once it has)"
+                                .to_string(),
                             Err(_)
                                 if r.response_headers.iter().any(|(k, v)| {
                                     k.eq_ignore_ascii_case("cache-control") && v.contains("no-store")
