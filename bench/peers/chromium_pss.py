@@ -66,6 +66,7 @@ def main():
     p.add_argument("--name", required=True)
     p.add_argument("--peer", choices=["oxwright", "playwright"], default="oxwright")
     p.add_argument("--config", default="", help="TOML lines for the [browser] table")
+    p.add_argument("--args", default="", help="more `oxwright batch` flags, space-separated (e.g. '--frames load')")
     p.add_argument("--oxwright", default="target/release/oxwright")
     p.add_argument("--work", default="/tmp/oxwright-pss")
     p.add_argument("--results", default=None, help="JSON lines file to append to")
@@ -84,7 +85,7 @@ def main():
         cmd = [a.oxwright, "batch", "--config", str(out / "cfg.toml"),
                "--allow-host", f"127.0.0.1:{server.port}", "--block", "image,font,media",
                "--out", str(out / "store"), "--json", "--pages-per-browser", "4",
-               "--max-pages-per-browser", "4", str(out / "urls.txt")]
+               "--max-pages-per-browser", "4", *a.args.split(), str(out / "urls.txt")]
     else:
         (out / "md").mkdir()
         (out / "urls.tsv").write_text("".join(f"{i}\t{u}\n" for i, u in urls))

@@ -35,14 +35,20 @@ import peers  # noqa: E402
 from chromium_pss import comm  # noqa: E402
 
 
-def rss_kib(pid: int) -> int:
+def status_kib(pid: int, key: str = "VmRSS") -> int:
+    """A `/proc/<pid>/status` size in KiB: `VmRSS`, or its parts `RssAnon`
+    (heap and stacks) and `RssFile` (the binary's pages read so far)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def rss_kib(pid: int) -> int:
+    return status_kib(pid)
 
 
 def done(store: Path) -> int:
@@ -98,7 +104,8 @@ def main():
         while not stop.is_set():
             chromium = [x for x in peers.descendants(pid) if "chrom" in comm(x)]
             samples.append({"t": round(time.monotonic() - t0, 1), "pages": done(store),
-                            "rss_mib": rss_kib(pid) / 1024, "chromium_pss_mib": peers.pss_kib(chromium) / 1024,
+                            "rss_mib": rss_kib(pid) / 1024, "anon_mib": status_kib(pid, "RssAnon") / 1024,
+                            "file_mib": status_kib(pid, "RssFile") / 1024, "chromium_pss_mib": peers.pss_kib(chromium) / 1024,
                             "chromium_processes": len(chromium), "threads": threads(pid)})
             stop.wait(2.0)
 
@@ -130,6 +137,9 @@ def main():
         f"chromium_pss_mib_pages_{late[0]}_{n}": window(samples, *late, "chromium_pss_mib"),
         # RSS median per 1,000 pages: the shape of any growth.
         "rss_mib_per_1000_pages": [window(samples, k, k + 1000, "rss_mib") for k in range(0, n, 1000)],
+        # Its parts: the heap (anonymous) and the binary's pages (file).
+        "anon_mib_per_1000_pages": [window(samples, k, k + 1000, "anon_mib") for k in range(0, n, 1000)],
+        "file_mib_per_1000_pages": [window(samples, k, k + 1000, "file_mib") for k in range(0, n, 1000)],
         "threads_max": max(s["threads"] for s in samples),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }

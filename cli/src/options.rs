@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use oxwright_jobs::{
-    BasicAuth, BlockResource, ContentMode, CookieSpec, DialogAction, FetchSpec, Format, Viewport, WaitUntil,
+    BasicAuth, BlockResource, ContentMode, CookieSpec, DialogAction, FetchSpec, Format, Frames, Viewport,
+    WaitUntil,
 };
 use oxwright_policy::HostRule;
 
@@ -28,6 +29,15 @@ pub enum Content {
     Main,
     /// The whole visible page.
     Full,
+}
+
+/// What to do with a page's frames, as typed on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FrameMode {
+    /// Taken out of the document before they load (the Markdown never holds a frame's content).
+    Skip,
+    /// Built and loaded as in a browser.
+    Load,
 }
 
 /// Output formats as typed on the command line.
@@ -193,6 +203,11 @@ pub struct FetchArgs {
     /// Resource types never downloaded (comma-separated).
     #[arg(long, visible_alias = "block-resources", value_enum, value_delimiter = ',')]
     pub block: Vec<Block>,
+    /// The page's frames (`<iframe>`, `<frame>`): `skip` takes each out of
+    /// the document as it is inserted, so none is built or loaded (their
+    /// content is never in the Markdown); `load` loads them.
+    #[arg(long, value_enum, default_value = "skip")]
+    pub frames: FrameMode,
     /// Main content or the full page.
     #[arg(long, value_enum, default_value = "main")]
     pub content: Content,
@@ -382,6 +397,10 @@ impl FetchArgs {
         spec.retry_count = self.retries;
         spec.retry_delay_ms = self.retry_delay_ms;
         spec.block_resources = self.block.iter().map(|b| block(*b)).collect();
+        spec.frames = match self.frames {
+            FrameMode::Skip => Frames::Skip,
+            FrameMode::Load => Frames::Load,
+        };
         spec.content = match self.content {
             Content::Main => ContentMode::Main,
             Content::Full => ContentMode::Full,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use oxwright_browser::BrowserPool;
 use oxwright_engine::test_suite::{self, Capabilities};
+use oxwright_engine::{BrowserEngine, EngineErrorKind, OpenOptions};
 
 mod common;
 
@@ -16,7 +17,7 @@ async fn chromium_page_passes_the_engine_suite() {
     let pool = BrowserPool::start(common::pool_config())
         .await
         .expect("chromium starts (apt-get install chromium)");
-    let open = common::suite_opener(Arc::new(pool.clone()), policy);
+    let open = common::suite_opener(Arc::new(pool.clone()), policy.clone());
     let caps = Capabilities {
         scripts: true,
         evaluate: true,
@@ -26,5 +27,12 @@ async fn chromium_page_passes_the_engine_suite() {
         network: true,
     };
     test_suite::run(&open, &base, caps).await;
+    // A page opened without `record_requests` (a workflow's) records nothing.
+    let page = pool.open(&OpenOptions::new(policy)).await.expect("a page opens");
+    let err = page.requests().await.expect_err("no recorder");
+    assert_eq!(err.kind, EngineErrorKind::Unsupported, "{err}");
+    let err = page.response_body("1").await.expect_err("no recorder");
+    assert_eq!(err.kind, EngineErrorKind::Unsupported, "{err}");
+    drop(page);
     pool.shutdown().await;
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use common::{Env, closed_port, policy_allowing};
 use oxwright_fetch::fetch_page;
 use oxwright_fixtures::markers;
-use oxwright_jobs::{ContentMode, ErrorKind, FetchSpec, WaitUntil};
+use oxwright_jobs::{ContentMode, ErrorKind, FetchSpec, Frames, WaitUntil};
 
 fn full(env: &Env, path: &str) -> FetchSpec {
     let mut spec = env.spec(path);
@@ -224,4 +224,34 @@ async fn a_navigation_after_load_that_succeeds_is_followed() {
     let env = Env::start().await;
     let spec = full(&env, &navigates_to(&env.site.url("/js-rendered"), 50));
     reads_js_rendered_content_quietly(&env, &spec).await;
+}
+
+/// A fetch takes the page's frames out before they load unless asked to
+/// load them, and the choice holds per fetch on a reused tab.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn frames_are_skipped_unless_asked_for() {
+    let env = Env::start().await;
+    let read = |frames: Frames| {
+        let mut spec = full(&env, "/frames");
+        spec.frames = frames;
+        spec.wait_until = WaitUntil::Load;
+        let env = &env;
+        async move {
+            fetch_page(&env.pool, &env.policy, &spec)
+                .await
+                .unwrap()
+                .result
+                .markdown
+        }
+    };
+    for round in 0..2 {
+        let md = read(Frames::default()).await;
+        assert!(md.contains(markers::FRAMES_PAGE_CONTENT), "round {round}: {md}");
+        assert!(md.contains("FRAMES-BUILT-0"), "round {round}: {md}");
+        assert!(!md.contains(markers::FRAME_CHILD_RAN), "round {round}: {md}");
+        let md = read(Frames::Load).await;
+        assert!(md.contains(markers::FRAMES_PAGE_CONTENT), "round {round}: {md}");
+        assert!(md.contains("FRAMES-BUILT-4"), "round {round}: {md}");
+        assert!(md.contains(markers::FRAME_CHILD_RAN), "round {round}: {md}");
+    }
 }

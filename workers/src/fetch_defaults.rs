@@ -3,7 +3,7 @@
 //! a key set here (or by `OXWRIGHT_FETCH__<KEY>`) replaces the built-in
 //! default; the names are the job JSON's (`FetchSpec`).
 
-use oxwright_jobs::{BlockResource, ContentMode, DialogAction, FetchSpec, WaitUntil};
+use oxwright_jobs::{BlockResource, ContentMode, DialogAction, FetchSpec, Frames, WaitUntil};
 use serde::{Deserialize, Serialize};
 
 /// The `[fetch]` section: every key optional.
@@ -32,6 +32,9 @@ pub struct FetchDefaults {
     /// Resource types never downloaded (`--block`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_resources: Option<Vec<BlockResource>>,
+    /// `skip` or `load` the page's frames (`--frames`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames: Option<Frames>,
     /// `main` or `full` (`--content`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<ContentMode>,
@@ -84,6 +87,7 @@ impl FetchDefaults {
         take!(retry_count);
         take!(retry_delay_ms);
         take!(block_resources);
+        take!(frames);
         take!(content);
         take!(keep_overlays);
         take!(dialogs);

@@ -6,6 +6,7 @@
 mod admission;
 mod config;
 mod error;
+mod frames;
 mod handle;
 mod intercept;
 mod navigate;
@@ -54,6 +55,9 @@ pub struct NavigateOptions {
     /// The upstream proxy the page's requests leave through (after the
     /// policy judged them); needs a context of its own.
     pub proxy: Option<oxwright_jobs::ProxyUrl>,
+    /// Frames are taken out of the document as they are inserted (see
+    /// [`oxwright_engine::GotoOptions::skip_frames`]).
+    pub skip_frames: bool,
 }
 
 /// Request headers that go to one host only: the extra headers of a fetch
@@ -141,6 +145,7 @@ impl NavigateOptions {
             capture_pdf: None,
             conditional: Vec::new(),
             proxy: None,
+            skip_frames: false,
         }
     }
 }

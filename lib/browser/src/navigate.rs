@@ -57,6 +57,7 @@ impl Tab {
         // An earlier navigation still waiting for its `load` would hold this
         // one back; what it takes to end that is over before this one listens.
         self.unstick_navigation().await;
+        self.skip_frames(opts.skip_frames).await?;
         let page = self.raw_page().clone();
         let main_frame = page.target_id().as_ref().to_string();
         let listen_err = |e| cdp("event subscription", e);

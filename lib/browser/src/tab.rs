@@ -75,6 +75,10 @@ pub struct Tab {
     /// What the current job's interceptor records, and how much of it the
     /// navigation already reported.
     pub(crate) job_doc: std::sync::Mutex<Option<JobDoc>>,
+    /// The frame-removing script registered for the page's new documents
+    /// (see `frames.rs`), if any.
+    pub(crate) frames_script:
+        std::sync::Mutex<Option<chromiumoxide::cdp::browser_protocol::page::ScriptIdentifier>>,
 }
 
 /// The current job's interceptor record and what of it was reported.
@@ -126,6 +130,7 @@ impl Tab {
             fetch_enabled: AtomicBool::new(false),
             egress,
             job_doc: std::sync::Mutex::new(None),
+            frames_script: std::sync::Mutex::new(None),
         }
     }
 

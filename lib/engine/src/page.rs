@@ -275,6 +275,12 @@ pub struct GotoOptions {
     /// rendered. Empty: an ordinary request. An engine that cannot add
     /// them navigates as usual (the server then answers in full).
     pub conditional: Vec<(String, String)>,
+    /// Frames (`<iframe>`, `<frame>`) are taken out of the document as
+    /// they are inserted, so none is built or loaded: what reads the main
+    /// document only (a fetch's Markdown never holds a frame's content)
+    /// saves each frame's document, process and requests. An engine that
+    /// cannot do it loads them.
+    pub skip_frames: bool,
 }
 
 impl GotoOptions {
@@ -287,6 +293,7 @@ impl GotoOptions {
             timeout,
             capture_pdf: None,
             conditional: Vec::new(),
+            skip_frames: false,
         }
     }
 }
@@ -488,6 +495,11 @@ pub struct OpenOptions {
     /// emulation and basic auth of the page's requests (the default shapes
     /// nothing). An engine that cannot shape them refuses a non-empty one.
     pub shape: Arc<RequestShape>,
+    /// The page records its requests for [`Page::requests`] and keeps
+    /// their response bodies for [`Page::response_body`] (what an agent
+    /// over MCP may ask for). Off (the default), both are unsupported and
+    /// the page costs neither the events' handling nor the bodies' memory.
+    pub record_requests: bool,
 }
 
 impl std::fmt::Debug for OpenOptions {
@@ -496,6 +508,7 @@ impl std::fmt::Debug for OpenOptions {
             .field("headless", &self.headless)
             .field("dialogs", &self.dialogs)
             .field("shaped", &!self.shape.is_empty())
+            .field("record_requests", &self.record_requests)
             .finish()
     }
 }
@@ -508,6 +521,7 @@ impl OpenOptions {
             headless: true,
             dialogs: DialogAction::Dismiss,
             shape: Arc::new(RequestShape::default()),
+            record_requests: false,
         }
     }
 }

@@ -405,6 +405,7 @@ async fn fetch_once(
         timeout: Duration::from_millis(spec.timeout_ms.max(1)),
         capture_pdf: Some(PDF_MAX_BYTES),
         conditional: validators.to_vec(),
+        skip_frames: spec.frames.skipped(),
     };
     let t1 = Instant::now();
     let page = tab.as_ref();

@@ -91,6 +91,28 @@ pub enum ContentMode {
     Full,
 }
 
+/// What a fetch does with the page's frames (`<iframe>`, `<frame>`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Frames {
+    /// Each frame element is taken out of the document as it is inserted,
+    /// so no frame is built or loaded. The Markdown never holds a frame's
+    /// content, and a frame costs a document, often a process of its own
+    /// (a cross-site one) and its requests: ad slots, embeds, trackers.
+    #[default]
+    Skip,
+    /// Frames are built and loaded as in a browser (for pages whose
+    /// scripts need them; the Markdown still leaves their content out).
+    Load,
+}
+
+impl Frames {
+    /// Whether frames are taken out (the default).
+    pub fn skipped(&self) -> bool {
+        *self == Frames::Skip
+    }
+}
+
 /// What to do with JavaScript dialogs (`alert`, `confirm`, `prompt`,
 /// `beforeunload`) nobody handles: they would block the page. A fetch
 /// answers them at once and lists them in its result's warnings.
@@ -148,6 +170,9 @@ pub struct FetchSpec {
     /// Resource types never downloaded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub block_resources: Vec<BlockResource>,
+    /// Frames taken out of the document (the default) or loaded.
+    #[serde(default, skip_serializing_if = "Frames::skipped")]
+    pub frames: Frames,
     /// Main content or full page.
     #[serde(default)]
     pub content: ContentMode,
@@ -268,6 +293,7 @@ impl FetchSpec {
             retry_count: default_retry_count(),
             retry_delay_ms: default_retry_delay_ms(),
             block_resources: Vec::new(),
+            frames: Frames::default(),
             content: ContentMode::default(),
             include_html: false,
             screenshot: false,

@@ -16,7 +16,7 @@ mod workflow;
 pub use error::{ErrorKind, JobError};
 pub use fetch::{
     BlockResource, CacheStatus, ContentMode, DialogAction, FetchResult, FetchSpec, FetchTimings, Format,
-    TokenCounts, WaitUntil,
+    Frames, TokenCounts, WaitUntil,
 };
 pub use job::{
     Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION, SitemapSpec,

@@ -445,6 +445,10 @@ pub struct FetchArgs {
     /// Resource types not downloaded: `image`, `font`, `media`, `stylesheet`.
     #[serde(default, rename = "blockResources", alias = "block_resources")]
     pub block_resources: Vec<String>,
+    /// The page's frames: `skip` (default: taken out of the document
+    /// before they load; their content is never in the Markdown) or `load`.
+    #[serde(default)]
+    pub frames: Option<String>,
     /// Extra milliseconds to wait after the page is ready, before reading.
     #[serde(default, rename = "waitMs", alias = "wait_ms")]
     pub wait_ms: Option<u64>,

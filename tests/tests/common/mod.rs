@@ -163,8 +163,10 @@ pub fn suite_opener(
     move || {
         let (engine, policy) = (engine.clone(), policy.clone());
         Box::pin(async move {
+            let mut open = oxwright_engine::OpenOptions::new(policy);
+            open.record_requests = true;
             engine
-                .open(&oxwright_engine::OpenOptions::new(policy))
+                .open(&open)
                 .await
                 .unwrap_or_else(|e| panic!("a page of {} opens: {e}", engine.describe()))
         })

@@ -116,8 +116,17 @@ pub struct ChromiumPage {
     /// How dialogs are answered, and a prompt's text when accepted.
     dialog_answer: Arc<Mutex<(DialogAction, Option<String>)>>,
     listeners: Vec<JoinHandle<()>>,
-    /// The requests of the current document.
-    network: network::Log,
+    /// The requests of the current document, when the page records them
+    /// ([`OpenOptions::record_requests`]).
+    network: Option<network::Log>,
+}
+
+/// What `requests` and `response_body` answer on a page that does not record.
+fn not_recording() -> EngineError {
+    EngineError::new(
+        EngineErrorKind::Unsupported,
+        "this page does not record its requests (it was opened without record_requests)",
+    )
 }
 
 impl Drop for ChromiumPage {
@@ -160,9 +169,14 @@ impl ChromiumPage {
             .await
             .map_err(listen_err)?;
         let main_frame: &str = page.target_id().as_ref();
-        let (network, network_task) = network::record(&page, main_frame.to_string())
-            .await
-            .map_err(listen_err)?;
+        let (network, network_task) = if opts.record_requests {
+            let (log, task) = network::record(&page, main_frame.to_string())
+                .await
+                .map_err(listen_err)?;
+            (Some(log), Some(task))
+        } else {
+            (None, None)
+        };
         let mut opening = page
             .event_listener::<EventJavascriptDialogOpening>()
             .await
@@ -231,7 +245,10 @@ impl ChromiumPage {
             console,
             dialogs,
             dialog_answer,
-            listeners: vec![console_task, dialog_task, network_task],
+            listeners: [Some(console_task), Some(dialog_task), network_task]
+                .into_iter()
+                .flatten()
+                .collect(),
             network,
         })
     }
@@ -467,6 +484,7 @@ impl Page for ChromiumPage {
             capture_pdf: opts.capture_pdf,
             conditional: opts.conditional.clone(),
             proxy: self.shape.proxy.clone(),
+            skip_frames: opts.skip_frames,
         };
         shape::set_cookies(&self.lease, url, &self.shape).await?;
         Ok(self.lease.navigate(url, &nav).await?)
@@ -537,15 +555,21 @@ impl Page for ChromiumPage {
     }
 
     async fn requests(&self) -> Result<Vec<RequestRecord>, EngineError> {
+        let Some(log) = &self.network else {
+            return Err(not_recording());
+        };
         // Events come before the answer to a later command: one round trip
         // puts every event sent so far into the recorder's queue, and a
         // moment lets the recorder take them in.
         let _ = raw::call(&self.lease, "Runtime.evaluate", json!({ "expression": "0" })).await;
         tokio::time::sleep(Duration::from_millis(25)).await;
-        Ok(network::records(&self.network))
+        Ok(network::records(log))
     }
 
     async fn response_body(&self, id: &str) -> Result<Option<String>, EngineError> {
+        if self.network.is_none() {
+            return Err(not_recording());
+        }
         let out = raw::call(&self.lease, "Network.getResponseBody", json!({ "requestId": id }))
             .await
             .map_err(|e| {

@@ -26,6 +26,9 @@ impl OxwrightMcp {
         for b in &a.block_resources {
             spec.block_resources.push(enum_arg("blockResources", b)?);
         }
+        if let Some(f) = &a.frames {
+            spec.frames = enum_arg("frames", f)?;
+        }
         spec.wait_ms = a.wait_ms.unwrap_or(spec.wait_ms);
         spec.include = a.include.clone();
         spec.exclude = a.exclude.clone();

@@ -165,6 +165,8 @@ impl OxwrightMcp {
     fn open_options(&self) -> OpenOptions {
         let mut o = OpenOptions::new(self.shared.services.policy.clone());
         o.headless = self.shared.services.config.headless;
+        // browser_network_requests and browser_network_request read them.
+        o.record_requests = true;
         o
     }
 
