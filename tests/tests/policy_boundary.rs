@@ -13,7 +13,7 @@ use std::time::Duration;
 use common::pool_config;
 use oxwright_browser::{BrowserPool, UrlPolicy};
 use oxwright_fetch::fetch_page;
-use oxwright_jobs::{ErrorKind, FetchSpec, WaitUntil};
+use oxwright_jobs::{ErrorKind, FetchSpec, Frames, WaitUntil};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -306,6 +306,9 @@ async fn no_vector_reaches_the_canary_and_none_ends_silently() {
         let mut spec = FetchSpec::new(format!("http://{a}{path}").parse().unwrap());
         spec.timeout_ms = 10_000;
         spec.retry_count = 0;
+        // The boundary must hold for frames that load too (a fetch skips
+        // them by default, which would leave the iframe vector untried).
+        spec.frames = Frames::Load;
         if !matches!(*path, "/redirect" | "/form") {
             spec.wait_for = Some("#done".into());
         }
