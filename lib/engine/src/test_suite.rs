@@ -10,9 +10,14 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+mod network;
+mod pages;
+mod pointer;
+pub use pages::pages;
+
 use crate::{
-    Act, ActOptions, EngineErrorKind, GotoOptions, Locator, Modifier, MouseButton, Page, ScreenshotOptions,
-    SnapshotOptions, Target, WaitCondition,
+    Act, ActOptions, EngineErrorKind, GotoOptions, Locator, Page, ScreenshotOptions, SnapshotOptions, Target,
+    WaitCondition,
 };
 
 /// What the implementation under test can do beyond the common core.
@@ -32,158 +37,6 @@ pub struct Capabilities {
 
 /// Opens a fresh page for one case.
 pub type Opener<'a> = &'a (dyn Fn() -> Pin<Box<dyn Future<Output = Box<dyn Page>> + Send>> + Sync);
-
-/// The suite's documents: `(path, html)`. `other_origin` is the base URL of
-/// a second origin serving the same documents (for cross-origin frames).
-pub fn pages(other_origin: &str) -> Vec<(String, String)> {
-    let page = |title: &str, body: &str| {
-        format!(
-            "<!doctype html><html><head><meta charset=utf-8><title>{title}</title></head><body>{body}</body></html>"
-        )
-    };
-    vec![
-        ("/suite/data".into(), "SUITE-DATA-BODY".into()),
-        (
-            "/suite/drag".into(),
-            page(
-                "Suite drag",
-                r#"<h1>Drag</h1>
-<style>.box { display: inline-block; width: 120px; height: 60px; margin: 20px; border: 1px solid #888; }</style>
-<div class="box" id="card" draggable="true">Card</div><div class="box" id="bin">Bin</div>
-<p id="dropped">Nothing dropped</p>
-<div class="box" id="knob">Knob</div><div class="box" id="end">End</div>
-<p id="released">Nothing released</p>
-<script>
-const $ = (id) => document.getElementById(id);
-$('card').addEventListener('dragstart', (e) => e.dataTransfer.setData('text/plain', 'card-42'));
-$('bin').addEventListener('dragover', (e) => e.preventDefault());
-$('bin').addEventListener('drop', (e) => { e.preventDefault(); $('dropped').textContent = 'Dropped ' + e.dataTransfer.getData('text/plain'); });
-// A pointer-driven drag: pressed on the knob, moved, released over the end.
-let moves = -1;
-$('knob').addEventListener('mousedown', () => { moves = 0; });
-document.addEventListener('mousemove', () => { if (moves >= 0) moves++; });
-document.addEventListener('mouseup', (e) => {
-  if (moves < 0) return;
-  const over = document.elementFromPoint(e.clientX, e.clientY);
-  $('released').textContent = 'Released over ' + (over ? over.id : 'nothing') + (moves > 0 ? ' after moving' : ' without moving');
-  moves = -1;
-});
-</script>"#,
-            ),
-        ),
-        (
-            "/suite/clicks".into(),
-            page(
-                "Suite clicks",
-                r#"<h1>Clicks</h1>
-<button id="b" type="button">Press me</button>
-<p id="log">No click yet</p>
-<script>
-const b = document.getElementById('b'), log = document.getElementById('log');
-const say = (kind, e) => {
-  log.textContent = 'Saw ' + kind + ' of button ' + e.button + (e.shiftKey ? ' with shift' : '')
-    + (e.ctrlKey ? ' with control' : '') + (e.altKey ? ' with alt' : '') + (e.metaKey ? ' with meta' : '');
-};
-b.addEventListener('click', (e) => say('click', e));
-b.addEventListener('contextmenu', (e) => { e.preventDefault(); say('contextmenu', e); });
-b.addEventListener('auxclick', (e) => { if (e.button === 1) say('auxclick', e); });
-</script>"#,
-            ),
-        ),
-        (
-            "/suite/index".into(),
-            page(
-                "Suite index",
-                r#"<h1>Suite index</h1>
-<p>Unique paragraph text</p>
-<nav><a href="/suite/form">Form page</a> <a href="/suite/done">Done page</a></nav>
-<button id="plain" type="button">Plain button</button>
-<button type="button" data-testid="primary">Primary</button>
-<button type="button">Twin</button><button type="button">Twin</button>
-<button type="button" style="display:none">Hidden button</button>
-<input type="search" placeholder="Search the suite">"#,
-            ),
-        ),
-        (
-            "/suite/form".into(),
-            page(
-                "Suite form",
-                r#"<h1>Form</h1>
-<form action="/suite/done" method="get">
-<label for="email">Email</label><input id="email" name="email" type="email">
-<label><input type="checkbox" name="subscribe" value="yes"> Subscribe</label>
-<label for="country">Country</label>
-<select id="country" name="country"><option value="us">United States</option><option value="jp">Japan</option></select>
-<label for="pw">Password</label><input id="pw" name="pw" type="password">
-<button type="submit">Send</button>
-</form>"#,
-            ),
-        ),
-        (
-            "/suite/done".into(),
-            page("Suite done", "<h1>Done</h1><p>Thanks</p>"),
-        ),
-        (
-            "/suite/shadow".into(),
-            page(
-                "Suite shadow",
-                r#"<h1>Shadow</h1><x-widget></x-widget><p id="out">idle</p>
-<script>
-customElements.define('x-widget', class extends HTMLElement {
-  connectedCallback() {
-    const root = this.attachShadow({ mode: 'open' });
-    root.innerHTML = '<p>Inside shadow</p><button type="button">Shadow button</button>';
-    root.querySelector('button').addEventListener('click', () => { document.getElementById('out').textContent = 'Shadow clicked'; });
-  }
-});
-</script>"#,
-            ),
-        ),
-        (
-            "/suite/frames".into(),
-            page(
-                "Suite frames",
-                &format!(
-                    r#"<h1>Frames</h1><iframe title="Same origin" src="/suite/inner" width="400" height="120"></iframe>
-<iframe title="Other origin" src="{other_origin}/suite/inner-x" width="400" height="120"></iframe>"#
-                ),
-            ),
-        ),
-        (
-            "/suite/inner".into(),
-            page(
-                "Inner",
-                r#"<button type="button" onclick="this.textContent='Inner clicked'">Inner button</button>"#,
-            ),
-        ),
-        (
-            "/suite/inner-x".into(),
-            page(
-                "Inner other",
-                r#"<button type="button" onclick="this.textContent='Remote clicked'">Remote button</button>"#,
-            ),
-        ),
-        (
-            "/suite/scripted".into(),
-            page(
-                "Suite scripted",
-                r#"<h1>Scripted</h1><p id="out">idle</p>
-<button type="button" onclick="alert('Hi there'); document.getElementById('out').textContent = 'after alert'">Alert</button>
-<script>console.log('hello from suite'); setTimeout(() => { const p = document.createElement('p'); p.textContent = 'Late text'; document.body.appendChild(p); }, 300);</script>"#,
-            ),
-        ),
-        (
-            "/suite/late".into(),
-            page(
-                "Suite late",
-                r##"<h1 id="top">Late</h1>
-<a href="#bottom">To the bottom</a>
-<button type="button" onclick="setTimeout(() => { const t = Date.now(); while (Date.now() - t < 150) {} location.assign('/suite/done'); }, 0)">Go later</button>
-<div style="height:3000px"></div><p id="bottom">Bottom</p>"##,
-            ),
-        ),
-    ]
-}
 
 fn url(base: &url::Url, path: &str) -> url::Url {
     base.join(path).expect("suite path joins")
@@ -238,8 +91,8 @@ pub async fn run(open: Opener<'_>, base: &url::Url, caps: Capabilities) {
         shadow_roots(open().await.as_ref(), base).await;
         console_and_dialogs(open().await.as_ref(), base).await;
         late_navigation(open().await.as_ref(), base).await;
-        clicks_with_buttons_and_keys(open().await.as_ref(), base).await;
-        drags(open().await.as_ref(), base).await;
+        pointer::clicks_with_buttons_and_keys(open().await.as_ref(), base).await;
+        pointer::drags(open().await.as_ref(), base).await;
     }
     if caps.iframes {
         same_origin_frames(open().await.as_ref(), base).await;
@@ -248,136 +101,8 @@ pub async fn run(open: Opener<'_>, base: &url::Url, caps: Capabilities) {
         cross_origin_frames(open().await.as_ref(), base).await;
     }
     if caps.network {
-        requests_recorded(open().await.as_ref(), base).await;
+        network::requests_recorded(open().await.as_ref(), base).await;
     }
-}
-
-/// A right click, a click with keys held, a middle click: the page sees
-/// the button and the keys.
-async fn clicks_with_buttons_and_keys(page: &dyn Page, base: &url::Url) {
-    page.goto(&url(base, "/suite/clicks"), &goto_opts())
-        .await
-        .expect("goto clicks");
-    let button = Target::locator(Locator::role("button", Some("Press me")));
-    let opts = ActOptions::default();
-    let cases = [
-        (MouseButton::Right, vec![], "Saw contextmenu of button 2"),
-        (
-            MouseButton::Left,
-            vec![Modifier::Shift],
-            "Saw click of button 0 with shift",
-        ),
-        (
-            MouseButton::Middle,
-            vec![Modifier::ControlOrMeta, Modifier::Alt],
-            "Saw auxclick of button 1 with control with alt",
-        ),
-        (MouseButton::Left, vec![], "Saw click of button 0"),
-    ];
-    for (button_kind, modifiers, said) in cases {
-        let act = Act::ClickWith {
-            button: button_kind,
-            modifiers: modifiers.clone(),
-        };
-        page.act(&button, &act, &opts)
-            .await
-            .unwrap_or_else(|e| panic!("{button_kind:?} {modifiers:?}: {e}"));
-        shows(page, said, &format!("{button_kind:?} {modifiers:?}")).await;
-    }
-}
-
-/// An HTML drag and drop gets its data to the drop zone; a pointer-driven
-/// drag is pressed, moved and released over its target.
-async fn drags(page: &dyn Page, base: &url::Url) {
-    page.goto(&url(base, "/suite/drag"), &goto_opts())
-        .await
-        .expect("goto drag");
-    let css = |s: &str| {
-        Target::locator(Locator::Css {
-            selector: s.to_string(),
-        })
-    };
-    let opts = ActOptions::default();
-    for (from, to, said) in [
-        ("#card", "#bin", "Dropped card-42"),
-        ("#knob", "#end", "Released over end after moving"),
-    ] {
-        page.drag(&css(from), &css(to), &opts)
-            .await
-            .unwrap_or_else(|e| panic!("drag {from} to {to}: {e}"));
-        shows(page, said, &format!("drag {from} to {to}")).await;
-    }
-    let gone = page.drag(&css("#card"), &css("#no-such-zone"), &opts).await;
-    assert!(
-        gone.as_ref().is_err_and(|e| e.kind == EngineErrorKind::NotFound),
-        "a drag onto nothing is a not-found error: {gone:?}"
-    );
-}
-
-/// The document's requests, each with method, status, headers and bodies;
-/// a new document starts the log again.
-async fn requests_recorded(page: &dyn Page, base: &url::Url) {
-    page.goto(&url(base, "/suite/index"), &goto_opts())
-        .await
-        .expect("goto index");
-    // The page reads the first body (a load finishes when its body is read).
-    let script = "(async () => { const r = await fetch('/suite/data', { method: 'POST', headers: { 'X-Trace': 'abc-123' }, body: 'q=widgets' }); await r.text(); const m = await fetch('/suite/missing'); return [r.status, m.status].join(); })()";
-    let statuses = page
-        .evaluate(script, Duration::from_secs(10))
-        .await
-        .expect("fetches");
-    assert_eq!(statuses, serde_json::json!("200,404"));
-    let log = page.requests().await.expect("requests");
-    let first = log.first().expect("a request");
-    assert!(
-        first.kind == "document" && first.url.ends_with("/suite/index") && first.status == 200,
-        "the document's own request first: {first:?}"
-    );
-    let post = log
-        .iter()
-        .find(|r| r.url.ends_with("/suite/data"))
-        .unwrap_or_else(|| panic!("the POST is recorded: {log:#?}"));
-    assert_eq!(
-        (post.method.as_str(), post.kind.as_str(), post.status),
-        ("POST", "fetch", 200),
-        "{post:?}"
-    );
-    assert_eq!(post.request_body.as_deref(), Some("q=widgets"), "{post:?}");
-    assert!(
-        post.request_headers
-            .iter()
-            .any(|(k, v)| k.eq_ignore_ascii_case("x-trace") && v == "abc-123"),
-        "{post:?}"
-    );
-    assert!(
-        post.response_headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("content-type")),
-        "{post:?}"
-    );
-    assert!(
-        post.ms.is_some() && post.bytes.is_some(),
-        "a read response finished: {post:?}"
-    );
-    let body = page
-        .response_body(&post.id)
-        .await
-        .expect("the body of a finished load is held");
-    assert_eq!(body.as_deref(), Some("SUITE-DATA-BODY"));
-    let missing = log
-        .iter()
-        .find(|r| r.url.ends_with("/suite/missing"))
-        .expect("the 404 is recorded");
-    assert_eq!(missing.status, 404, "{missing:?}");
-    page.goto(&url(base, "/suite/form"), &goto_opts())
-        .await
-        .expect("goto form");
-    let log = page.requests().await.expect("requests");
-    assert!(
-        log.iter().all(|r| !r.url.ends_with("/suite/data"))
-            && log.iter().any(|r| r.url.ends_with("/suite/form")),
-        "a new document starts the log again: {log:#?}"
-    );
 }
 
 async fn navigation_and_title(page: &dyn Page, base: &url::Url) {

@@ -1,0 +1,170 @@
+//! Finding the DOM nodes a step targets: a page script run in the main
+//! world and in an isolated world of every frame of another origin, the
+//! backend nodes a locator matches, and a ref or locator resolved to one.
+
+use serde_json::json;
+
+use super::*;
+
+impl ChromiumPage {
+    pub(super) async fn script_targets(&self, script: &str) -> Result<Vec<i64>, EngineError> {
+        let mut targets = self.script_targets_in(script, None).await?;
+        // The script walks same-origin frames itself; a frame of another
+        // origin is closed to it, so it runs again inside each such frame.
+        for context in self.cross_origin_frame_contexts().await {
+            for backend in self.script_targets_in(script, Some(context)).await? {
+                if !targets.contains(&backend) {
+                    targets.push(backend);
+                }
+            }
+        }
+        Ok(targets)
+    }
+
+    /// Execution contexts (isolated worlds) of the frames whose origin is
+    /// not the main frame's, in frame-tree order.
+    pub(super) async fn cross_origin_frame_contexts(&self) -> Vec<i64> {
+        let tab = &*self.lease;
+        let Ok(tree) = raw::call(tab, "Page.getFrameTree", json!({})).await else {
+            return Vec::new();
+        };
+        let main_origin = tree["frameTree"]["frame"]["securityOrigin"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let mut frames = Vec::new();
+        let mut stack: Vec<&Value> = tree["frameTree"]["childFrames"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .collect();
+        while let Some(node) = stack.pop() {
+            let origin = node["frame"]["securityOrigin"].as_str().unwrap_or("");
+            if origin != main_origin
+                && let Some(id) = node["frame"]["id"].as_str()
+            {
+                frames.push(id.to_string());
+            }
+            stack.extend(node["childFrames"].as_array().into_iter().flatten());
+        }
+        let mut contexts = Vec::new();
+        for frame in frames {
+            let world = raw::call(
+                tab,
+                "Page.createIsolatedWorld",
+                json!({ "frameId": frame, "worldName": "oxwright-locate" }),
+            )
+            .await;
+            if let Some(id) = world.ok().and_then(|w| w["executionContextId"].as_i64()) {
+                contexts.push(id);
+            }
+        }
+        contexts
+    }
+
+    /// Runs a locator script in the main frame, or in `context`, and
+    /// returns the backend nodes of the elements it returned.
+    pub(super) async fn script_targets_in(
+        &self,
+        script: &str,
+        context: Option<i64>,
+    ) -> Result<Vec<i64>, EngineError> {
+        let tab = &*self.lease;
+        let mut params = json!({ "expression": script, "objectGroup": "oxwright", "returnByValue": false });
+        if let Some(id) = context {
+            params["contextId"] = json!(id);
+        }
+        let out = raw::call(tab, "Runtime.evaluate", params).await?;
+        if let Some(ex) = out.get("exceptionDetails") {
+            let text = ex["exception"]["description"]
+                .as_str()
+                .unwrap_or("locator script failed");
+            let kind = if text.contains("invalid") {
+                EngineErrorKind::InvalidInput
+            } else {
+                EngineErrorKind::Script
+            };
+            return Err(EngineError::new(
+                kind,
+                text.lines().next().unwrap_or(text).to_string(),
+            ));
+        }
+        let Some(array) = out["result"]["objectId"].as_str() else {
+            return Ok(Vec::new());
+        };
+        let props = raw::call(
+            tab,
+            "Runtime.getProperties",
+            json!({ "objectId": array, "ownProperties": true }),
+        )
+        .await?;
+        let mut targets = Vec::new();
+        for p in props["result"].as_array().into_iter().flatten() {
+            let is_index = p["name"].as_str().is_some_and(|n| n.parse::<usize>().is_ok());
+            let Some(obj) = p["value"]["objectId"].as_str().filter(|_| is_index) else {
+                continue;
+            };
+            let node = raw::call(tab, "DOM.describeNode", json!({ "objectId": obj })).await?;
+            if let Some(backend) = node["node"]["backendNodeId"].as_i64() {
+                targets.push(backend);
+            }
+        }
+        Ok(targets)
+    }
+
+    pub(super) async fn locate_backends(
+        &self,
+        locator: &Locator,
+    ) -> Result<Vec<(i64, Option<String>, Option<String>)>, EngineError> {
+        match locator {
+            Locator::Role { role, name, exact } => {
+                let snap = self.snapshot(&SnapshotOptions::default()).await?;
+                let role = role.to_ascii_lowercase();
+                Ok(snap
+                    .elements
+                    .iter()
+                    .filter(|e| e.role == role)
+                    .filter(|e| name.as_deref().is_none_or(|n| name_matches(&e.name, n, *exact)))
+                    .filter_map(|e| Some((e.id.0.parse().ok()?, Some(e.role.clone()), Some(e.name.clone()))))
+                    .collect())
+            }
+            other => {
+                let script = locate::page_script(other).unwrap_or_default();
+                let found = self.script_targets(&script).await;
+                let _ = raw::call(
+                    &self.lease,
+                    "Runtime.releaseObjectGroup",
+                    json!({ "objectGroup": "oxwright" }),
+                )
+                .await;
+                Ok(found?.into_iter().map(|b| (b, None, None)).collect())
+            }
+        }
+    }
+
+    pub(super) async fn resolve(&self, target: &Target) -> Result<i64, EngineError> {
+        match target {
+            Target::Element(id) => id
+                .0
+                .parse()
+                .map_err(|_| EngineError::new(EngineErrorKind::InvalidInput, format!("bad element id {id}"))),
+            Target::Ref(r) => {
+                let current = self.loader().await?;
+                let snaps = self.snapshots.lock().await;
+                if snaps.loader.is_none() || snaps.loader != current {
+                    return Err(EngineError::stale(r));
+                }
+                snaps.last.get(r).copied().ok_or_else(|| EngineError::stale(r))
+            }
+            Target::Locator { locator, nth } => {
+                let found = self.locate_backends(locator).await?;
+                match (nth, found.len()) {
+                    (Some(n), len) if *n < len => Ok(found[*n].0),
+                    (Some(_), _) | (None, 0) => Err(EngineError::not_found(target)),
+                    (None, 1) => Ok(found[0].0),
+                    (None, len) => Err(EngineError::not_unique(target, len)),
+                }
+            }
+        }
+    }
+}
