@@ -29,7 +29,7 @@ use crate::{ResolveFuture, Resolver};
 pub const POSITIVE_TTL: Duration = Duration::from_secs(60);
 /// How long a failure is kept.
 pub const NEGATIVE_TTL: Duration = Duration::from_secs(10);
-/// The most names kept; past it expired names go, then all.
+/// The most live names kept; past it all go.
 const MAX_NAMES: usize = 4_096;
 
 /// An answer: the addresses, or the error's kind and message (an
@@ -45,7 +45,43 @@ pub struct CachingResolver<R> {
     inner: R,
     positive: Duration,
     negative: Duration,
-    names: Mutex<HashMap<String, Slot>>,
+    names: Mutex<Names>,
+}
+
+/// The cached names, and the size at which expired ones are next swept out.
+#[derive(Debug)]
+struct Names {
+    slots: HashMap<String, Slot>,
+    sweep_at: usize,
+}
+
+/// The fewest names at which a sweep is worth its walk.
+const MIN_SWEEP: usize = 256;
+
+impl Names {
+    fn new() -> Self {
+        Self {
+            slots: HashMap::new(),
+            sweep_at: MIN_SWEEP,
+        }
+    }
+
+    /// Drops the names whose answers expired once the map has doubled since
+    /// the last sweep (amortised O(1) per insert), so it holds about what
+    /// the last [`POSITIVE_TTL`] asked for, not every name a long batch
+    /// ever met; past [`MAX_NAMES`] live names it starts over.
+    fn sweep(&mut self, now: Instant) {
+        if self.slots.len() < self.sweep_at {
+            return;
+        }
+        self.slots
+            .retain(|_, s| s.get().is_none_or(|(expires, _)| *expires > now));
+        if self.slots.len() >= MAX_NAMES {
+            self.slots.clear();
+        }
+        self.slots.shrink_to(2 * self.slots.len());
+        self.sweep_at = (2 * self.slots.len()).clamp(MIN_SWEEP, MAX_NAMES);
+    }
 }
 
 impl<R: Resolver> CachingResolver<R> {
@@ -60,7 +96,7 @@ impl<R: Resolver> CachingResolver<R> {
             inner,
             positive,
             negative,
-            names: Mutex::new(HashMap::new()),
+            names: Mutex::new(Names::new()),
         }
     }
 
@@ -68,19 +104,14 @@ impl<R: Resolver> CachingResolver<R> {
     fn slot(&self, host: &str) -> Slot {
         let now = Instant::now();
         let mut names = self.names.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(slot) = names.get(host)
+        if let Some(slot) = names.slots.get(host)
             && slot.get().is_none_or(|(expires, _)| *expires > now)
         {
             return slot.clone();
         }
-        if names.len() >= MAX_NAMES {
-            names.retain(|_, s| s.get().is_none_or(|(expires, _)| *expires > now));
-            if names.len() >= MAX_NAMES {
-                names.clear();
-            }
-        }
+        names.sweep(now);
         let slot = Slot::default();
-        names.insert(host.to_owned(), slot.clone());
+        names.slots.insert(host.to_owned(), slot.clone());
         slot
     }
 }
@@ -184,6 +215,31 @@ mod tests {
         tokio::time::advance(NEGATIVE_TTL + Duration::from_secs(1)).await;
         assert!(cache.resolve("gone.example", 443).await.is_err());
         assert_eq!(cache.inner.calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn expired_names_are_swept_as_new_ones_come() {
+        let cache = CachingResolver::new(Counting {
+            ok: addrs(),
+            ..Counting::default()
+        });
+        for i in 0..300 {
+            cache.resolve(&format!("a{i}.example"), 443).await.unwrap();
+        }
+        tokio::time::advance(POSITIVE_TTL + Duration::from_secs(1)).await;
+        for i in 0..300 {
+            cache.resolve(&format!("b{i}.example"), 443).await.unwrap();
+        }
+        // The a-names expired a minute ago: a long batch's cache holds
+        // what it asked for lately, not every host it ever met.
+        {
+            let names = cache.names.lock().unwrap();
+            assert_eq!(names.slots.len(), 300);
+            assert!(names.slots.keys().all(|k| k.starts_with('b')));
+        }
+        // A live answer is still served from the cache.
+        cache.resolve("b299.example", 443).await.unwrap();
+        assert_eq!(cache.inner.calls.load(Ordering::SeqCst), 600);
     }
 
     async fn futures_join(
