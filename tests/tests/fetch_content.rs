@@ -268,6 +268,27 @@ async fn non_utf8_pages_are_decoded() {
     }
 }
 
+/// A big page's HTML comes back in slices (so no DevTools message grows the
+/// connection's read buffer for the browser's life); no slice ends inside
+/// a surrogate pair, on either page, whichever the slice ends fall on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn big_page_read_in_slices_keeps_every_character() {
+    let env = Env::start().await;
+    for path in ["/emoji", "/emoji-odd"] {
+        let mut spec = env.spec(path);
+        spec.content = ContentMode::Full;
+        spec.timeout_ms = 60_000;
+        let r = fetch_page(&env.pool, &env.policy, &spec)
+            .await
+            .expect(path)
+            .result;
+        let emoji = r.markdown.chars().filter(|c| *c == '\u{1F600}').count();
+        assert_eq!(emoji, oxwright_fixtures::EMOJI_COUNT, "{path}");
+        assert!(!r.markdown.contains('\u{FFFD}'), "{path}: a pair was cut");
+        assert!(r.markdown.contains("EMOJI-PAGE-END"), "{path}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn very_large_page_converts_completely() {
     let env = Env::start().await;

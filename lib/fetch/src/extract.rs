@@ -1,7 +1,8 @@
 //! Reads a rendered page in one script evaluation: the HTML as rendered,
 //! the HTML to convert (CSS-hidden elements, `exclude` matches and, in main
 //! mode, overlays removed; or only the `include` matches), the title, the
-//! metadata, the links and the images.
+//! metadata, the links and the images. The two HTML strings of a big page
+//! come back in slices of at most [`SLICE`] code units each.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -74,6 +75,10 @@ struct Raw {
     included: Option<usize>,
     #[serde(default)]
     overlays: usize,
+    /// Fields left empty in the answer and kept page-side instead, with
+    /// their lengths in UTF-16 code units (see [`SLICE`]).
+    #[serde(default)]
+    sliced: BTreeMap<String, usize>,
 }
 
 /// The page-side reader, a function of [`ExtractOptions`]. The page's
@@ -302,8 +307,15 @@ pub fn extract_script(opts: &ExtractOptions) -> String {
 
 /// Parses what [`EXTRACT_JS`] (or [`extract_script`]) returned.
 pub fn parse_extracted(value: serde_json::Value) -> Result<Extracted, EngineError> {
-    let raw: Raw = serde_json::from_value(value)
-        .map_err(|e| EngineError::new(EngineErrorKind::Script, format!("unexpected page read: {e}")))?;
+    from_raw(raw(value)?)
+}
+
+fn raw(value: serde_json::Value) -> Result<Raw, EngineError> {
+    serde_json::from_value(value)
+        .map_err(|e| EngineError::new(EngineErrorKind::Script, format!("unexpected page read: {e}")))
+}
+
+fn from_raw(raw: Raw) -> Result<Extracted, EngineError> {
     if let Some(error) = raw.error {
         return Err(EngineError::new(EngineErrorKind::InvalidInput, error));
     }
@@ -334,7 +346,7 @@ pub fn parse_extracted(value: serde_json::Value) -> Result<Extracted, EngineErro
 
 /// Reads the page's HTML and metadata with every option off; see [`Extracted`].
 pub async fn extract(page: &dyn Page, limit: Duration) -> Result<Extracted, EngineError> {
-    parse_extracted(page.evaluate(EXTRACT_JS, limit).await?)
+    read(page, EXTRACT_JS, limit).await
 }
 
 /// Reads the page as `opts` asks; see [`Extracted`].
@@ -343,5 +355,103 @@ pub async fn extract_with(
     opts: &ExtractOptions,
     limit: Duration,
 ) -> Result<Extracted, EngineError> {
-    parse_extracted(page.evaluate(&extract_script(opts), limit).await?)
+    read(page, &extract_script(opts), limit).await
+}
+
+/// The most UTF-16 code units of the page's HTML one answer carries (at
+/// most 1.5 MiB of UTF-8). The DevTools connection's read buffer grows to
+/// the largest message Chromium sends and keeps that size for the
+/// browser's life (hundreds of jobs): one heavy page read in one answer,
+/// its HTML twice, set the process's RSS for all of them (BENCHMARKS §3).
+const SLICE: usize = 1 << 19;
+
+/// Runs `reader`; its `html` and `visible` fields, when longer than
+/// [`SLICE`], come back in slices of at most that size.
+async fn read(page: &dyn Page, reader: &str, limit: Duration) -> Result<Extracted, EngineError> {
+    let key = slice_key();
+    let mut raw = raw(page.evaluate(&sliced_script(reader, &key), limit).await?)?;
+    if !raw.sliced.is_empty() {
+        let slices = read_sliced(page, &key, &mut raw, limit).await;
+        // The page may outlive the job (an MCP session's does).
+        let _ = page
+            .evaluate(&format!("delete globalThis[{}]", js_string(&key)), limit)
+            .await;
+        slices?;
+    }
+    from_raw(raw)
+}
+
+/// A page-side name no page script guesses: the process's id, the time
+/// and a counter.
+fn slice_key() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!(
+        "__oxwright_read_{:x}_{nanos:x}_{:x}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn js_string(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serialises")
+}
+
+/// `reader` wrapped: a field longer than [`SLICE`] is kept under `key` on
+/// the page's global object and left empty in the answer, its length in
+/// `sliced`.
+fn sliced_script(reader: &str, key: &str) -> String {
+    format!(
+        r#"((r, key, n) => {{
+  if (!r || r.error) return r;
+  const kept = {{}}, sliced = {{}};
+  for (const k of ['html', 'visible']) {{
+    if (typeof r[k] === 'string' && r[k].length > n) {{ kept[k] = r[k]; sliced[k] = r[k].length; r[k] = ''; }}
+  }}
+  if (Object.keys(sliced).length) {{ globalThis[key] = kept; r.sliced = sliced; }}
+  return r;
+}})({reader}, {key}, {SLICE})"#,
+        key = js_string(key)
+    )
+}
+
+/// Reads each field `raw.sliced` names from the page, a slice at a time.
+async fn read_sliced(page: &dyn Page, key: &str, raw: &mut Raw, limit: Duration) -> Result<(), EngineError> {
+    for (field, len) in std::mem::take(&mut raw.sliced) {
+        let mut out = String::with_capacity(len);
+        let mut at = 0;
+        while at < len {
+            // A slice never ends between the two halves of a surrogate pair.
+            let expr = format!(
+                r#"((s, a, n) => {{
+  let b = Math.min(s.length, a + n);
+  if (b < s.length) {{ const c = s.charCodeAt(b - 1); if (c >= 0xD800 && c <= 0xDBFF) b--; }}
+  return [b, s.slice(a, b)];
+}})(globalThis[{key}][{field}], {at}, {SLICE})"#,
+                key = js_string(key),
+                field = js_string(&field),
+            );
+            let (next, part): (usize, String) = serde_json::from_value(page.evaluate(&expr, limit).await?)
+                .map_err(|e| {
+                    EngineError::new(EngineErrorKind::Script, format!("unexpected page read: {e}"))
+                })?;
+            if next <= at {
+                return Err(EngineError::new(
+                    EngineErrorKind::Script,
+                    format!("unexpected page read: the {field} slice at {at} of {len} is empty"),
+                ));
+            }
+            out.push_str(&part);
+            at = next;
+        }
+        match field.as_str() {
+            "html" => raw.html = out,
+            "visible" => raw.visible = out,
+            _ => {}
+        }
+    }
+    Ok(())
 }
