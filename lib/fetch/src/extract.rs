@@ -311,8 +311,11 @@ pub fn parse_extracted(value: serde_json::Value) -> Result<Extracted, EngineErro
 }
 
 fn raw(value: serde_json::Value) -> Result<Raw, EngineError> {
-    serde_json::from_value(value)
-        .map_err(|e| EngineError::new(EngineErrorKind::Script, format!("unexpected page read: {e}")))
+    serde_json::from_value(value).map_err(unexpected)
+}
+
+fn unexpected(e: impl std::fmt::Display) -> EngineError {
+    EngineError::new(EngineErrorKind::Script, format!("unexpected page read: {e}"))
 }
 
 fn from_raw(raw: Raw) -> Result<Extracted, EngineError> {
@@ -421,6 +424,7 @@ fn sliced_script(reader: &str, key: &str) -> String {
 /// Reads each field `raw.sliced` names from the page, a slice at a time.
 async fn read_sliced(page: &dyn Page, key: &str, raw: &mut Raw, limit: Duration) -> Result<(), EngineError> {
     for (field, len) in std::mem::take(&mut raw.sliced) {
+        let kept = format!("globalThis[{}][{}]", js_string(key), js_string(&field));
         let mut out = String::with_capacity(len);
         let mut at = 0;
         while at < len {
@@ -430,19 +434,14 @@ async fn read_sliced(page: &dyn Page, key: &str, raw: &mut Raw, limit: Duration)
   let b = Math.min(s.length, a + n);
   if (b < s.length) {{ const c = s.charCodeAt(b - 1); if (c >= 0xD800 && c <= 0xDBFF) b--; }}
   return [b, s.slice(a, b)];
-}})(globalThis[{key}][{field}], {at}, {SLICE})"#,
-                key = js_string(key),
-                field = js_string(&field),
+}})({kept}, {at}, {SLICE})"#
             );
-            let (next, part): (usize, String) = serde_json::from_value(page.evaluate(&expr, limit).await?)
-                .map_err(|e| {
-                    EngineError::new(EngineErrorKind::Script, format!("unexpected page read: {e}"))
-                })?;
+            let (next, part): (usize, String) =
+                serde_json::from_value(page.evaluate(&expr, limit).await?).map_err(unexpected)?;
             if next <= at {
-                return Err(EngineError::new(
-                    EngineErrorKind::Script,
-                    format!("unexpected page read: the {field} slice at {at} of {len} is empty"),
-                ));
+                return Err(unexpected(format_args!(
+                    "the {field} slice at {at} of {len} is empty"
+                )));
             }
             out.push_str(&part);
             at = next;
