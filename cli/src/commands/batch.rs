@@ -42,8 +42,10 @@ pub struct BatchCmd {
 
 /// Runs the command; returns the process exit code.
 pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
-    let text = super::read_url_list(&setup, cmd.sitemap.as_deref(), cmd.file.as_ref()).await?;
-    let lines = parse_url_list(&text, &setup.policy);
+    let lines = {
+        let text = super::read_url_list(&setup, cmd.sitemap.as_deref(), cmd.file.as_ref()).await?;
+        parse_url_list(&text, &setup.policy)
+    };
     let template = cmd.fetch.spec_with(
         "http://template.invalid/".parse().expect("valid url"),
         &setup.config.fetch,

@@ -3,7 +3,7 @@
 //! records every job that never ran, so the manifest always has one line
 //! per job.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,6 +13,7 @@ use oxwright_artifacts::{ArtifactError, ArtifactStore};
 use oxwright_jobs::{ErrorKind, FetchSpec, Job, JobError, JobId, JobKind, JobReport, JobSpec, ReportStatus};
 use oxwright_queue::{JobQueue, QueueError};
 use tokio_util::sync::CancellationToken;
+use url::Url;
 
 use super::input::{BatchLine, shorten, too_large_error};
 use super::manifest::{BatchSummary, ManifestWriter};
@@ -66,24 +67,14 @@ pub async fn run_batch(
     let total = req.lines.len();
     let mut manifest = ManifestWriter::new(store, &req.batch_id, total);
     let mut reports = queue.reports().await?;
-    let mut pending: VecDeque<Job> = VecDeque::new();
+    // Lines wait as URLs. A job, with its copy of the template, is made
+    // when it is published, and only published jobs without a line yet are
+    // remembered: a batch holds its input, not a job per line, and what it
+    // holds does not grow as it runs.
+    let mut pending: VecDeque<Url> = VecDeque::new();
     for line in req.lines {
         match line {
-            BatchLine::Url(url) => {
-                let mut spec = req.template.clone();
-                spec.url = url;
-                let job = Job::new(JobSpec::Fetch(spec), Some(req.batch_id.clone()));
-                // A job the queue would refuse is this line's failure, not the batch's.
-                match oxwright_queue::encode_job(&job, queue.max_message_bytes()) {
-                    Ok(_) => pending.push_back(job),
-                    Err(err) => {
-                        let error = too_large_error(job.url(), &err);
-                        let report = failed_report(job.id, &req.batch_id, job.url(), error);
-                        manifest.record(&report).await?;
-                        on_report(&report, manifest.done(), total);
-                    }
-                }
-            }
+            BatchLine::Url(url) => pending.push_back(url),
             BatchLine::Invalid { text, error } => {
                 let report = failed_report(JobId::new(), &req.batch_id, &text, error);
                 manifest.record(&report).await?;
@@ -91,16 +82,30 @@ pub async fn run_batch(
             }
         }
     }
-    let mut published: Vec<(JobId, String)> = Vec::new();
+    // Published jobs without a manifest line: id → (publish order, URL).
+    let mut in_flight: HashMap<JobId, (usize, String)> = HashMap::new();
+    let mut published = 0;
     let window = req.window.max(1);
     let mut interrupted = false;
     while manifest.done() < total {
-        while published.len() < manifest.done() + window
+        while published < manifest.done() + window
             && !shutdown.is_cancelled()
-            && let Some(job) = pending.pop_front()
+            && let Some(url) = pending.pop_front()
         {
+            let mut spec = req.template.clone();
+            spec.url = url;
+            let job = Job::new(JobSpec::Fetch(spec), Some(req.batch_id.clone()));
+            // A job the queue would refuse is this line's failure, not the batch's.
+            if let Err(err) = oxwright_queue::encode_job(&job, queue.max_message_bytes()) {
+                let error = too_large_error(job.url(), &err);
+                let report = failed_report(job.id, &req.batch_id, job.url(), error);
+                manifest.record(&report).await?;
+                on_report(&report, manifest.done(), total);
+                continue;
+            }
             queue.publish(&job).await?;
-            published.push((job.id, job.url().to_string()));
+            in_flight.insert(job.id, (published, job.url().to_string()));
+            published += 1;
         }
         tokio::select! {
             _ = shutdown.cancelled(), if !interrupted => {
@@ -110,6 +115,7 @@ pub async fn run_batch(
             next = reports.next() => match next {
                 Some(Ok(report)) => {
                     if report.batch_id.as_deref() == Some(req.batch_id.as_str()) && manifest.record(&report).await? {
+                        in_flight.remove(&report.job_id);
                         on_report(&report, manifest.done(), total);
                     }
                 }
@@ -125,13 +131,16 @@ pub async fn run_batch(
             tokio::time::timeout(Duration::from_millis(200), reports.next()).await
         {
             if report.batch_id.as_deref() == Some(req.batch_id.as_str()) && manifest.record(&report).await? {
+                in_flight.remove(&report.job_id);
                 on_report(&report, manifest.done(), total);
             }
         }
-        let never_ran = published
+        let mut never_ran = in_flight.into_iter().collect::<Vec<_>>();
+        never_ran.sort_by_key(|(_, (order, _))| *order);
+        let never_ran = never_ran
             .into_iter()
-            .filter(|(id, _)| !manifest.has(id))
-            .chain(pending.into_iter().map(|j| (j.id, j.url().to_string())))
+            .map(|(id, (_, url))| (id, url))
+            .chain(pending.into_iter().map(|url| (JobId::new(), url.to_string())))
             .collect::<Vec<_>>();
         for (id, url) in never_ran {
             let error = JobError::new(ErrorKind::Cancelled, "not run: the batch was interrupted");
