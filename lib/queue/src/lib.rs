@@ -17,7 +17,7 @@ pub use amqp::{AmqpOptions, AmqpQueue, Names as AmqpNames};
 pub use decode::{DEFAULT_MAX_MESSAGE_BYTES, DecodeError, decode_job, encode_job};
 pub use delivery::{DeadLetter, DeadLetterReason, Delivery, Headers, Message, Settlement, Settler};
 pub use error::QueueError;
-pub use memory::{MemoryQueue, MemoryQueueOptions};
+pub use memory::{DEFAULT_MAX_DEAD_LETTERS, MemoryQueue, MemoryQueueOptions};
 pub use queue::{Consumer, JobQueue, ReportAck, ReportAcker, ReportStream};
 
 /// Header carrying the W3C trace context of the publisher.

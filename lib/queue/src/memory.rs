@@ -22,12 +22,21 @@ use crate::{
 pub struct MemoryQueueOptions {
     /// Largest body consumers decode; larger ones are `Oversized`.
     pub max_message_bytes: usize,
+    /// Dead letters kept for [`JobQueue::dead_letters`]; past it the
+    /// oldest is dropped (an embedded batch also records every failure in
+    /// its manifest, and a process that runs for days must not keep every
+    /// failed job it ever saw).
+    pub max_dead_letters: usize,
 }
+
+/// Dead letters a [`MemoryQueue`] keeps by default.
+pub const DEFAULT_MAX_DEAD_LETTERS: usize = 1_000;
 
 impl Default for MemoryQueueOptions {
     fn default() -> Self {
         Self {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_dead_letters: DEFAULT_MAX_DEAD_LETTERS,
         }
     }
 }
@@ -51,7 +60,8 @@ struct State {
     closed: bool,
     queues: HashMap<JobKind, VecDeque<Queued>>,
     reports: VecDeque<Bytes>,
-    dead_letters: Vec<DeadLetter>,
+    /// The newest dead letters, oldest first.
+    dead_letters: VecDeque<DeadLetter>,
 }
 
 #[derive(Debug)]
@@ -217,7 +227,7 @@ impl JobQueue for MemoryQueue {
     }
 
     async fn dead_letters(&self) -> Result<Vec<DeadLetter>, QueueError> {
-        Ok(self.inner.lock().dead_letters.clone())
+        Ok(self.inner.lock().dead_letters.iter().cloned().collect())
     }
 
     async fn depth(&self, kind: JobKind) -> Result<usize, QueueError> {
@@ -306,8 +316,12 @@ impl Settler for MemorySettler {
             }
             Settlement::DeadLetter(reason) => {
                 debug!(message_id, reason = %reason.kind, "delivery dead-lettered");
+                let max = self.inner.options.max_dead_letters;
                 self.inner.update(|state| {
-                    state.dead_letters.push(DeadLetter {
+                    while state.dead_letters.len() >= max.max(1) {
+                        state.dead_letters.pop_front();
+                    }
+                    state.dead_letters.push_back(DeadLetter {
                         message,
                         reason,
                         dead_lettered_at: Utc::now(),
@@ -438,6 +452,38 @@ mod tests {
         let again = consumer.next().await.unwrap();
         assert_eq!(again.job().as_ref().unwrap().attempt, 2);
         again.ack().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn only_the_newest_dead_letters_are_kept() {
+        let queue = MemoryQueue::with_options(MemoryQueueOptions {
+            max_dead_letters: 3,
+            ..MemoryQueueOptions::default()
+        });
+        let jobs: Vec<Job> = (0..5).map(|_| job()).collect();
+        for job in &jobs {
+            queue.publish(job).await.unwrap();
+        }
+        let mut consumer = queue.consume(JobKind::Fetch, 5).await.unwrap();
+        for _ in &jobs {
+            let delivery = consumer.next().await.unwrap();
+            delivery
+                .dead_letter(crate::DeadLetterReason {
+                    kind: "timeout".into(),
+                    message: "test".into(),
+                })
+                .await
+                .unwrap();
+        }
+        let kept: Vec<_> = queue
+            .dead_letters()
+            .await
+            .unwrap()
+            .iter()
+            .map(|d| d.message.message_id.clone().unwrap())
+            .collect();
+        let newest: Vec<_> = jobs[2..].iter().map(|j| j.id.to_string()).collect();
+        assert_eq!(kept, newest);
     }
 
     #[tokio::test]
