@@ -107,6 +107,10 @@ pub async fn run_batch(
             in_flight.insert(job.id, (published, job.url().to_string()));
             published += 1;
         }
+        // The last lines may all have been refused just now: no report is coming.
+        if manifest.done() >= total {
+            break;
+        }
         tokio::select! {
             _ = shutdown.cancelled(), if !interrupted => {
                 interrupted = true;
@@ -168,5 +172,46 @@ pub fn failed_report(job_id: JobId, batch_id: &str, url: &str, error: JobError) 
         attempt: 0,
         duration_ms: 0.0,
         finished_at: Utc::now(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use oxwright_artifacts::MemoryStore;
+    use oxwright_queue::{MemoryQueue, MemoryQueueOptions};
+
+    use super::*;
+
+    /// A batch whose last line becomes a job too large for the queue ends
+    /// with that line refused; it does not wait for a report that never comes.
+    #[tokio::test]
+    async fn a_batch_whose_last_lines_are_refused_ends() {
+        let queue = MemoryQueue::with_options(MemoryQueueOptions {
+            max_message_bytes: 2_000,
+            ..MemoryQueueOptions::default()
+        });
+        let long = format!("https://example.com/{}", "a".repeat(4_000));
+        let req = BatchRequest {
+            batch_id: "b1".into(),
+            lines: vec![BatchLine::Url(long.parse().unwrap())],
+            template: FetchSpec::new("https://example.com/".parse().unwrap()),
+            window: 4,
+        };
+        let summary = tokio::time::timeout(
+            Duration::from_secs(10),
+            run_batch(
+                Arc::new(queue),
+                Arc::new(MemoryStore::new()),
+                req,
+                |_, _, _| {},
+                CancellationToken::new(),
+                std::future::pending(),
+            ),
+        )
+        .await
+        .expect("the batch ends")
+        .unwrap();
+        assert_eq!((summary.total, summary.failed), (1, 1));
+        assert_eq!(summary.failed_by_kind.get("invalid_input"), Some(&1));
     }
 }
