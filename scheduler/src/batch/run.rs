@@ -95,17 +95,20 @@ pub async fn run_batch(
             let mut spec = req.template.clone();
             spec.url = url;
             let job = Job::new(JobSpec::Fetch(spec), Some(req.batch_id.clone()));
-            // A job the queue would refuse is this line's failure, not the batch's.
-            if let Err(err) = oxwright_queue::encode_job(&job, queue.max_message_bytes()) {
-                let error = too_large_error(job.url(), &err);
-                let report = failed_report(job.id, &req.batch_id, job.url(), error);
-                manifest.record(&report).await?;
-                on_report(&report, manifest.done(), total);
-                continue;
+            match queue.publish(&job).await {
+                Ok(()) => {
+                    in_flight.insert(job.id, (published, job.url().to_string()));
+                    published += 1;
+                }
+                // A job the queue refuses as too large is this line's failure, not the batch's.
+                Err(err @ QueueError::TooLarge { .. }) => {
+                    let error = too_large_error(job.url(), &err);
+                    let report = failed_report(job.id, &req.batch_id, job.url(), error);
+                    manifest.record(&report).await?;
+                    on_report(&report, manifest.done(), total);
+                }
+                Err(err) => return Err(err.into()),
             }
-            queue.publish(&job).await?;
-            in_flight.insert(job.id, (published, job.url().to_string()));
-            published += 1;
         }
         // The last lines may all have been refused just now: no report is coming.
         if manifest.done() >= total {
