@@ -104,9 +104,15 @@ fn command() -> clap::Command {
     cmd
 }
 
+#[global_allocator]
+static ALLOCATOR: oxwright_worker::heap::Allocator = oxwright_worker::heap::Allocator;
+
+/// jemalloc's options (see `oxwright_worker::heap`).
+#[unsafe(export_name = "_rjem_malloc_conf")]
+static MALLOC_CONF: &[u8] = oxwright_worker::heap::MALLOC_CONF;
+
 fn main() {
     use clap::FromArgMatches;
-    oxwright_worker::heap::tune();
     let matches = command().get_matches();
     let mut cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,

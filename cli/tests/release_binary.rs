@@ -30,3 +30,25 @@ fn the_binary_carries_no_test_stand_ins() {
         assert!(!line.contains("test-support"), "{line}");
     }
 }
+
+/// The binary allocates with jemalloc and hands it our options (see
+/// `oxwright_worker::heap`): glibc's malloc let RSS creep over a long batch
+/// with no live growth behind it.
+#[test]
+fn the_binary_allocates_with_jemalloc_and_its_options() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oxwright"))
+        .arg("--version")
+        .env("_RJEM_MALLOC_CONF", "stats_print:true")
+        .output()
+        .expect("oxwright runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stats = String::from_utf8_lossy(&out.stderr);
+    assert!(stats.contains("jemalloc statistics"), "{stats}");
+    for option in [
+        "opt.background_thread: true",
+        "opt.dirty_decay_ms: 1000",
+        "opt.muzzy_decay_ms: 0",
+    ] {
+        assert!(stats.contains(option), "{option} missing from:\n{stats}");
+    }
+}

@@ -11,9 +11,15 @@ use lambda_runtime::{LambdaEvent, service_fn};
 use oxwright_lambda::{FunctionError, FunctionProcess, LambdaWorker, setup_from_env};
 use serde_json::Value;
 
+#[global_allocator]
+static ALLOCATOR: oxwright_worker::heap::Allocator = oxwright_worker::heap::Allocator;
+
+/// jemalloc's options (see `oxwright_worker::heap`).
+#[unsafe(export_name = "_rjem_malloc_conf")]
+static MALLOC_CONF: &[u8] = oxwright_worker::heap::MALLOC_CONF;
+
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    oxwright_worker::heap::tune();
     let process = FunctionProcess::start("oxwright-lambda")?;
     let worker = Arc::new(LambdaWorker::new(setup_from_env(process.env.clone())?).await?);
     let on_shutdown = worker.clone();

@@ -273,7 +273,6 @@ impl LambdaWorker {
             None => run.await,
         }
         .map_err(|e| FunctionError::Broker(e.to_string()))?;
-        oxwright_worker::heap::trim_after_job();
         let settled = outcome
             .lock()
             .expect("outcome lock")

@@ -92,7 +92,6 @@ pub async fn run_consumer(
                 if let Err(err) = handle_delivery(&ctx, queue.as_ref(), &opts, delivery).await {
                     tracing::warn!(error = %err, "settling a delivery failed");
                 }
-                crate::heap::trim_after_job();
                 drop(permit);
             }
             .instrument(span),
