@@ -46,6 +46,7 @@ fn the_binary_allocates_with_jemalloc_and_its_options() {
     assert!(stats.contains("jemalloc statistics"), "{stats}");
     for option in [
         "opt.background_thread: true",
+        "opt.narenas: 2",
         "opt.dirty_decay_ms: 1000",
         "opt.muzzy_decay_ms: 0",
     ] {
