@@ -119,10 +119,7 @@ fn main() {
         Err(err) => err.exit(),
     };
     note_given_fetch_flags(&mut cli, &matches);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime starts");
+    let runtime = oxwright_worker::heap::runtime().expect("tokio runtime starts");
     let code = runtime.block_on(async {
         // Services log their routine; commands a person runs stay quiet on a terminal.
         let person = !matches!(cli.command, Command::Worker(_) | Command::Scheduler(_));

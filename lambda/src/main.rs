@@ -18,8 +18,11 @@ static ALLOCATOR: oxwright_worker::heap::Allocator = oxwright_worker::heap::Allo
 #[unsafe(export_name = "_rjem_malloc_conf")]
 static MALLOC_CONF: &[u8] = oxwright_worker::heap::MALLOC_CONF;
 
-#[tokio::main]
-async fn main() -> Result<(), lambda_runtime::Error> {
+fn main() -> Result<(), lambda_runtime::Error> {
+    oxwright_worker::heap::runtime()?.block_on(serve())
+}
+
+async fn serve() -> Result<(), lambda_runtime::Error> {
     let process = FunctionProcess::start("oxwright-lambda")?;
     let worker = Arc::new(LambdaWorker::new(setup_from_env(process.env.clone())?).await?);
     let on_shutdown = worker.clone();
