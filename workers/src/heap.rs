@@ -37,8 +37,8 @@ pub use tikv_jemallocator::Jemalloc as Allocator;
 ///   so an idle worker gives memory back without an allocation to trigger
 ///   it;
 /// - `narenas:2`: two arenas, not jemalloc's four per core: the blocking
-///   threads that convert pages come and go, and with eight arenas each
-///   kept its own partly used slabs (RSS medians over the first and third
+///   threads that convert pages are spread over the arenas, and with eight
+///   each kept its own partly used slabs (RSS medians over the first and third
 ///   thousand pages of a soak: 76.8 → 82.6 MiB with eight, 71.2 → 73.6
 ///   with two);
 /// - `dirty_decay_ms:1000`: pages freed are kept for reuse about a second
