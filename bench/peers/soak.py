@@ -6,7 +6,8 @@ its pages to N distinct URLs (`?r=K` makes each visit a new URL; the
 server ignores the query) and runs one `oxwright batch` over them with the
 defaults plus `--block image,font,media`. Every 2 s it samples the
 `oxwright` process's RSS, the PSS of the Chromium processes under it and
-the pages done (lines of the batch manifest). It prints and appends to
+the pages done (lines of the batch manifest), and reads from the batch's
+log the admission limit and the pages in flight. It prints and appends to
 --results one JSON line: RSS and Chromium PSS medians over a window after
 warm-up (pages 500–1,500) and over the last 1,000 pages, and the growth
 between them.
@@ -70,8 +71,41 @@ def threads(pid: int) -> int:
         return 0
 
 
+class AdmissionLog:
+    """Reads the `admission sample` lines the batch appends to its log:
+    each `read` gives the mean pages in flight and the last limit since the
+    previous one, or nothing when no line came (logging off)."""
+
+    def __init__(self, path: Path):
+        self.path, self.pos, self.rest = path, 0, b""
+
+    def read(self) -> dict:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.pos)
+                chunk = f.read()
+        except OSError:
+            return {}
+        self.pos += len(chunk)
+        lines = (self.rest + chunk).split(b"\n")
+        self.rest = lines.pop()
+        in_use, limit = [], None
+        for line in lines:
+            if b"admission sample" not in line:
+                continue
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            in_use.append(ev.get("in_use", 0))
+            limit = ev.get("limit", limit)
+        if not in_use:
+            return {}
+        return {"in_use": round(sum(in_use) / len(in_use), 2), "limit": limit}
+
+
 def window(samples, lo, hi, key):
-    xs = [s[key] for s in samples if lo <= s["pages"] < hi]
+    xs = [s[key] for s in samples if lo <= s["pages"] < hi and key in s]
     return round(statistics.median(xs), 1) if xs else None
 
 
@@ -99,18 +133,26 @@ def main():
     samples = []
     stop = threading.Event()
     t0 = time.monotonic()
+    # The pool's admission controller logs its limit and the pages in flight
+    # every 500 ms at `trace`: the heap holds what the pages in flight hold,
+    # so growth is read beside them.
+    env = dict(os.environ)
+    env.setdefault("RUST_LOG", "warn,oxwright=info,chromiumoxide=error,oxwright_browser::pool=trace")
+    admission = AdmissionLog(out / "log.txt")
 
     def sample(pid):
         while not stop.is_set():
             chromium = [x for x in peers.descendants(pid) if "chrom" in comm(x)]
-            samples.append({"t": round(time.monotonic() - t0, 1), "pages": done(store),
-                            "rss_mib": rss_kib(pid) / 1024, "anon_mib": status_kib(pid, "RssAnon") / 1024,
-                            "file_mib": status_kib(pid, "RssFile") / 1024, "chromium_pss_mib": peers.pss_kib(chromium) / 1024,
-                            "chromium_processes": len(chromium), "threads": threads(pid)})
+            s = {"t": round(time.monotonic() - t0, 1), "pages": done(store),
+                 "rss_mib": rss_kib(pid) / 1024, "anon_mib": status_kib(pid, "RssAnon") / 1024,
+                 "file_mib": status_kib(pid, "RssFile") / 1024, "chromium_pss_mib": peers.pss_kib(chromium) / 1024,
+                 "chromium_processes": len(chromium), "threads": threads(pid)}
+            s.update(admission.read())
+            samples.append(s)
             stop.wait(2.0)
 
     with open(out / "log.txt", "wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
         th = threading.Thread(target=sample, args=(proc.pid,), daemon=True)
         th.start()
         rc = proc.wait()
@@ -141,6 +183,10 @@ def main():
         "anon_mib_per_1000_pages": [window(samples, k, k + 1000, "anon_mib") for k in range(0, n, 1000)],
         "file_mib_per_1000_pages": [window(samples, k, k + 1000, "file_mib") for k in range(0, n, 1000)],
         "threads_max": max(s["threads"] for s in samples),
+        # Pages in flight (mean over each 2 s sample) and the admission
+        # limit, per 1,000 pages: the heap moves with the first.
+        "in_use_per_1000_pages": [window(samples, k, k + 1000, "in_use") for k in range(0, n, 1000)],
+        "limit_per_1000_pages": [window(samples, k, k + 1000, "limit") for k in range(0, n, 1000)],
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
     peers.emit(res, a.results)

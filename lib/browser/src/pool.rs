@@ -252,10 +252,22 @@ impl BrowserPool {
                     in_use: group.in_use(),
                 };
                 let limit = group.limit();
+                // Every sample, for a soak to read pages in flight over time
+                // (`RUST_LOG=oxwright_browser::pool=trace`).
+                tracing::trace!(
+                    limit,
+                    in_use = sample.in_use,
+                    waiting = sample.waiting,
+                    "admission sample"
+                );
                 let next = crate::admission::next_limit(&cfg, limit, group.min, group.max, sample);
                 if next != limit {
+                    // Taking a page back waits for a free one: logged when it moved.
                     group.set_limit(next);
-                    tracing::debug!(from = limit, to = group.limit(), ?sample, "admission limit moved");
+                    let moved = group.limit();
+                    if moved != limit {
+                        tracing::debug!(from = limit, to = moved, ?sample, "admission limit moved");
+                    }
                 }
             }
         });
