@@ -137,6 +137,7 @@ def main():
     # every 500 ms at `trace`: the heap holds what the pages in flight hold,
     # so growth is read beside them.
     env = dict(os.environ)
+    # (telemetry's DEFAULT_FILTER, `lib/telemetry/src/init.rs`, plus the pool at `trace`)
     env.setdefault("RUST_LOG", "warn,oxwright=info,chromiumoxide=error,oxwright_browser::pool=trace")
     admission = AdmissionLog(out / "log.txt")
 
@@ -184,7 +185,7 @@ def main():
         "file_mib_per_1000_pages": [window(samples, k, k + 1000, "file_mib") for k in range(0, n, 1000)],
         "threads_max": max(s["threads"] for s in samples),
         # Pages in flight (mean over each 2 s sample) and the admission
-        # limit, per 1,000 pages: the heap moves with the first.
+        # limit, per 1,000 pages, to read the heap beside.
         "in_use_per_1000_pages": [window(samples, k, k + 1000, "in_use") for k in range(0, n, 1000)],
         "limit_per_1000_pages": [window(samples, k, k + 1000, "limit") for k in range(0, n, 1000)],
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
