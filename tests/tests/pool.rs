@@ -64,6 +64,30 @@ async fn killed_browser_is_replaced() {
     assert_ne!(now[0], old, "the dead browser is still in the pool");
 }
 
+/// Opening a page starts a renderer, which a busy machine can take longer
+/// than one call's deadline to do: a page still opens, on the first browser.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opening_a_page_is_not_held_to_one_calls_deadline() {
+    let env = Env::with_config(PoolConfig {
+        // No DevTools round trip that opens a page fits in a millisecond.
+        call_timeout: Duration::from_millis(1),
+        health_interval: Duration::from_secs(3600),
+        ..pool_config()
+    })
+    .await;
+    for i in 0..2 {
+        let lease = env
+            .pool
+            .acquire(true)
+            .await
+            .unwrap_or_else(|e| panic!("page {i} opens: {e}"));
+        drop(lease);
+    }
+    let stats = env.pool.stats();
+    assert_eq!(stats.launched, 1, "{stats:?}");
+    assert_eq!(stats.replaced, 0, "{stats:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn browsers_are_recycled_after_their_job_budget() {
     let env = Env::with_config(PoolConfig {

@@ -199,7 +199,8 @@ pub struct BrowserSection {
     /// browser's jobs share its default context (cookies, storage, cache).
     #[serde(default)]
     pub isolation: Isolation,
-    /// Deadline of one DevTools call, in milliseconds.
+    /// Deadline of one DevTools call, in milliseconds (opening a page gets
+    /// at least 30 s).
     #[serde(default = "default_call_timeout_ms")]
     pub call_timeout_ms: u64,
     /// Extra Chromium flags.

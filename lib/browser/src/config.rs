@@ -63,7 +63,8 @@ pub struct PoolConfig {
     pub recycle_after: u32,
     /// Deadline for Chromium to start.
     pub launch_timeout: Duration,
-    /// Deadline of one DevTools call.
+    /// Deadline of one DevTools call. Opening a page, which starts a
+    /// renderer process, gets at least 30 s.
     pub call_timeout: Duration,
     /// Extra Chromium flags.
     pub extra_args: Vec<String>,

@@ -45,6 +45,12 @@ pub(crate) struct BrowserHandle {
 /// removes that implicit rule, so loopback goes through the proxy too.
 pub(crate) const PROXY_BYPASS: &str = "<-loopback>";
 
+/// The least time opening a page gets, whatever one call's deadline: it
+/// starts a renderer process, which on a busy machine took over 10 s (CI,
+/// beside a deployment of workers). Giving up sooner replaces a browser
+/// that was only slow, which costs more of the CPU that was short.
+pub(crate) const OPEN_PAGE_FLOOR: Duration = Duration::from_secs(30);
+
 /// Starts an egress proxy that refuses everything non-public until a job
 /// sets its policy.
 async fn start_egress() -> Result<Arc<EgressProxy>, BrowserError> {
@@ -88,7 +94,9 @@ impl BrowserHandle {
             }
         };
         let config = HandlerConfig {
-            request_timeout: cfg.call_timeout,
+            // The handler's own clock bounds every command, so it must leave
+            // room for the calls given more than one call's deadline.
+            request_timeout: cfg.call_timeout.max(OPEN_PAGE_FLOOR),
             viewport: None,
             ..HandlerConfig::default()
         };
@@ -147,6 +155,12 @@ impl BrowserHandle {
         self.alive.store(false, Ordering::SeqCst);
     }
 
+    /// Returns the deadline for opening a page: at least [`OPEN_PAGE_FLOOR`],
+    /// since the first page of a browser starts a renderer process.
+    fn open_timeout(&self) -> Duration {
+        self.call_timeout.max(OPEN_PAGE_FLOOR)
+    }
+
     /// Asks the browser for its version within the call deadline.
     pub(crate) async fn ping(&self) -> Result<(), BrowserError> {
         if !self.is_alive() {
@@ -178,7 +192,7 @@ impl BrowserHandle {
                 .proxy_server(egress.proxy_server())
                 .proxy_bypass_list(PROXY_BYPASS)
                 .build();
-            let context = deadline("Target.createBrowserContext", self.call_timeout, async {
+            let context = deadline("Target.createBrowserContext", self.open_timeout(), async {
                 self.browser
                     .create_browser_context(params)
                     .await
@@ -189,7 +203,7 @@ impl BrowserHandle {
         };
         let mut params = CreateTargetParams::new("about:blank");
         params.browser_context_id = context.clone();
-        let page = deadline("Target.createTarget", self.call_timeout, async {
+        let page = deadline("Target.createTarget", self.open_timeout(), async {
             self.browser
                 .new_page(params)
                 .await
