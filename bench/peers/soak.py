@@ -183,6 +183,12 @@ def main():
         # Its parts: the heap (anonymous) and the binary's pages (file).
         "anon_mib_per_1000_pages": [window(samples, k, k + 1000, "anon_mib") for k in range(0, n, 1000)],
         "file_mib_per_1000_pages": [window(samples, k, k + 1000, "file_mib") for k in range(0, n, 1000)],
+        # The URLs cycle the corpus in order, so two 1,000-page windows
+        # hold different pages; medians per pass over the corpus compare
+        # like with like (the first pass includes the warm-up).
+        "cycle_pages": len(pages),
+        "rss_mib_per_cycle": [window(samples, k, k + len(pages), "rss_mib") for k in range(0, n, len(pages))],
+        "anon_mib_per_cycle": [window(samples, k, k + len(pages), "anon_mib") for k in range(0, n, len(pages))],
         "threads_max": max(s["threads"] for s in samples),
         # Pages in flight (mean over each 2 s sample) and the admission
         # limit, per 1,000 pages, to read the heap beside.

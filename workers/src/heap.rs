@@ -21,9 +21,10 @@
 //! static MALLOC_CONF: &[u8] = oxwright_worker::heap::MALLOC_CONF;
 //! ```
 //!
-//! `_RJEM_MALLOC_CONF` in the environment still overrides any of it (for
-//! example `_RJEM_MALLOC_CONF=stats_print:true` prints the allocator's
-//! statistics at exit).
+//! `_RJEM_MALLOC_CONF` in the environment still overrides any of it. In a
+//! build with the `heap-stats` feature, `_RJEM_MALLOC_CONF=stats_print:true`
+//! prints the allocator's statistics at exit, and `stats_interval:<bytes>`
+//! every that many bytes allocated (`bench/peers/heapstats.py` reads them).
 //!
 //! Both binaries also run on [`runtime`], whose pool of blocking threads
 //! is bounded: every thread that ever converted a page keeps its stack's
