@@ -7,11 +7,15 @@ it has them:
   documented `PruningContentFilterLXML()` (0.9.5 deprecates the BeautifulSoup
   `PruningContentFilter` for it, same output; without a filter there is no fit
   Markdown);
-- concurrency 4: crawl4ai's default dispatcher class,
-  `MemoryAdaptiveDispatcher(max_session_permit=4)`, without the per-domain
-  politeness delay (0.1-0.4 s between requests to one host) that
-  `arun_many` adds when given no dispatcher: every page here is on one
-  loopback host, standing for many real ones.
+- concurrency N (peers.py's `--concurrency`, default 4): crawl4ai's default
+  dispatcher class, `MemoryAdaptiveDispatcher(max_session_permit=N)`,
+  without the per-domain politeness delay (0.1-0.4 s between requests to
+  one host) that `arun_many` adds when given no dispatcher: every page here
+  is on one loopback host, standing for many real ones;
+- the Chromium flags given after the concurrency (peers.py passes the same
+  ones to every peer: `--host-resolver-rules=...`,
+  `--blink-settings=imagesEnabled=false`) go in as
+  `BrowserConfig(extra_args=...)`, added to crawl4ai's own flags.
 
 Two shims, neither a download: crawl4ai has no option for the browser
 binary (`BrowserConfig` passes `channel`, never `executable_path`, to
@@ -22,7 +26,10 @@ is wrapped to add `executable_path=/usr/bin/chromium` (Debian's Chromium;
 as the other peers do (crawl4ai only blocks them in `text_mode`, which also
 changes other settings).
 
-    python crawl4ai_run.py <urls.tsv: id<TAB>url> <out dir> [concurrency]
+    python crawl4ai_run.py <urls.tsv: id<TAB>url> <out dir> [concurrency [chromium flag ...]]
+
+Writes <out>/<id>.md per converted page; stderr has `FAIL <id> <message>`
+per failure.
 """
 
 import asyncio
@@ -71,6 +78,7 @@ BrowserManager.create_browser_context = create_browser_context
 async def main():
     lst, out = Path(sys.argv[1]), Path(sys.argv[2])
     conc = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+    flags = sys.argv[4:]
     out.mkdir(parents=True, exist_ok=True)
     jobs = [l.split("\t") for l in lst.read_text().splitlines() if l.strip()]
     ids = {url: i for i, url in jobs}
@@ -79,7 +87,7 @@ async def main():
         verbose=False,
     )
     failed = 0
-    async with AsyncWebCrawler(config=BrowserConfig(verbose=False)) as crawler:
+    async with AsyncWebCrawler(config=BrowserConfig(verbose=False, extra_args=flags)) as crawler:
         results = await crawler.arun_many(
             [url for _, url in jobs],
             config=run,
@@ -92,7 +100,8 @@ async def main():
                 (out / f"{i}.md").write_text(md)
             else:
                 failed += 1
-                print(f"FAIL {i or r.url} {(r.error_message or 'empty fit_markdown')[:200]!r}", file=sys.stderr)
+                msg = " ".join((r.error_message or "empty fit_markdown").split())
+                print(f"FAIL {i or r.url} {msg[:500]}", file=sys.stderr)
     print(f'{{"pages": {len(jobs)}, "failed": {failed}}}')
 
 

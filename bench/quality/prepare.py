@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Builds the main-content dev corpus (issue 12) from two public test sets.
+"""Builds the main-content dev corpus from two public test sets.
 
 Reads the pages and their ground truth straight from git mirrors (bare or
 not) of adbar/trafilatura (Apache-2.0: tests/evaldata.json with "with" /
@@ -14,8 +14,8 @@ expected.html), and writes, under OUT:
 Nothing third-party is committed to oxwright; rerun this to rebuild OUT.
 Standard library only.
 
-  python3 bench/quality/prepare.py --trafilatura /work/.mirror/adbar+trafilatura/repo \
-      --readability /work/.mirror/mozilla+readability/repo --out /tmp/oxwright-quality
+  python3 bench/quality/prepare.py --trafilatura <mirror of adbar/trafilatura> \\
+      --readability <mirror of mozilla/readability> --out <corpus dir>
 """
 
 import argparse

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use oxwright_jobs::{
-    BasicAuth, BlockResource, ContentMode, CookieSpec, DialogAction, FetchSpec, Format, Frames, Viewport,
-    WaitUntil,
+    BasicAuth, BlockResource, ContentMode, CookieSpec, DialogAction, FetchSpec, Format, Frames, Render,
+    Viewport, WaitUntil,
 };
 use oxwright_policy::HostRule;
 
@@ -20,6 +20,17 @@ pub enum LoadState {
     Domcontentloaded,
     /// No network for 500 ms.
     Networkidle,
+}
+
+/// Render modes as typed on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RenderMode {
+    /// Render every page in Chromium (the default).
+    Always,
+    /// Read the served HTML; render only pages it does not hold (application shells, redirects).
+    Auto,
+    /// Never start a browser: read the served HTML over HTTP.
+    Never,
 }
 
 /// Content modes as typed on the command line.
@@ -177,6 +188,13 @@ pub struct FetchArgs {
     #[arg(long, default_value_t = 30_000,
           value_parser = clap::value_parser!(u64).range(1..=oxwright_jobs::limits::MAX_TIMEOUT_MS))]
     pub timeout_ms: u64,
+    /// Whether pages are rendered in Chromium: `always`; `never` (read the
+    /// HTML the server sent, without running scripts); or `auto` (read
+    /// it, and render only when it does not hold the page: an application
+    /// shell, a `<noscript>` wall, a script or meta redirect). The result
+    /// says `rendered` and why.
+    #[arg(long, value_enum, default_value = "always")]
+    pub render: RenderMode,
     /// What to wait for before reading the page: `ready` = after
     /// DOMContentLoaded, until the page's text has stopped changing for
     /// 500 ms (at most 5 s; `load` not needed), or a lifecycle event.
@@ -386,6 +404,11 @@ impl FetchArgs {
         let mut spec = FetchSpec::new(url);
         spec.headless = !self.headed;
         spec.timeout_ms = self.timeout_ms;
+        spec.render = match self.render {
+            RenderMode::Always => Render::Always,
+            RenderMode::Auto => Render::Auto,
+            RenderMode::Never => Render::Never,
+        };
         spec.wait_until = match self.wait_until {
             LoadState::Ready => WaitUntil::Ready,
             LoadState::Load => WaitUntil::Load,

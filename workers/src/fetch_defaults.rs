@@ -3,7 +3,7 @@
 //! a key set here (or by `OXWRIGHT_FETCH__<KEY>`) replaces the built-in
 //! default; the names are the job JSON's (`FetchSpec`).
 
-use oxwright_jobs::{BlockResource, ContentMode, DialogAction, FetchSpec, Frames, WaitUntil};
+use oxwright_jobs::{BlockResource, ContentMode, DialogAction, FetchSpec, Frames, Render, WaitUntil};
 use serde::{Deserialize, Serialize};
 
 /// The `[fetch]` section: every key optional.
@@ -13,6 +13,9 @@ pub struct FetchDefaults {
     /// Deadline of one attempt, ms (`--timeout-ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// `always`, `auto` or `never` (`--render`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render: Option<Render>,
     /// What to wait for before reading the page (`--wait-until`).
     #[serde(
         default,
@@ -82,6 +85,7 @@ impl FetchDefaults {
             };
         }
         take!(timeout_ms);
+        take!(render);
         take!(wait_until);
         take!(wait_ms);
         take!(retry_count);

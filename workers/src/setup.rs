@@ -187,6 +187,15 @@ impl Setup {
             .with_context(|| format!("starting Chromium ({})", cfg.chrome_path.display()))
     }
 
+    /// Builds the browser pool without launching a browser (see
+    /// [`BrowserPool::start_cold`]): for fetches that may need none.
+    pub async fn pool_cold(&self) -> anyhow::Result<BrowserPool> {
+        let cfg = self.config.pool(&self.env);
+        BrowserPool::start_cold(cfg.clone())
+            .await
+            .with_context(|| format!("setting up Chromium ({})", cfg.chrome_path.display()))
+    }
+
     /// Returns a handler context over `pool`.
     pub async fn handler(&self, pool: BrowserPool) -> anyhow::Result<HandlerContext> {
         let mut ctx = HandlerContext::new(pool, self.policy.clone(), self.store().await?);

@@ -1,9 +1,11 @@
 // The plain Playwright peer of bench/peers/peers.py: what a user writes
-// first. One Debian Chromium (no browser download), one context, 4 pages in
-// flight, each job `newPage` + `goto` (default `load` wait, 30 s) +
-// `page.content()` + turndown; images, fonts and media aborted by a route.
+// first. One Debian Chromium (no browser download), one context, N pages in
+// flight (default 4), each job `newPage` + `goto` (default `load` wait,
+// 30 s) + `page.content()` + turndown; images, fonts and media aborted by a
+// route. The Chromium flags given after the concurrency (peers.py passes
+// the same ones to every peer) go to `chromium.launch({ args })`.
 //
-//   node bench/peers/node/playwright_run.mjs <urls.tsv: id<TAB>url> <out dir> [concurrency]
+//   node bench/peers/node/playwright_run.mjs <urls.tsv: id<TAB>url> <out dir> [concurrency [chromium flag ...]]
 //
 // Writes <out>/<id>.md per converted page; stderr has `OK <id> <ms>` per
 // page and `FAIL <id> <reason>` per failure.
@@ -12,7 +14,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import TurndownService from 'turndown';
 
-const [list, out, conc = '4'] = process.argv.slice(2);
+const [list, out, conc = '4', ...flags] = process.argv.slice(2);
 const jobs = readFileSync(list, 'utf8')
   .split('\n')
   .filter((l) => l.trim())
@@ -22,7 +24,7 @@ mkdirSync(out, { recursive: true });
 const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
 turndown.remove(['script', 'style', 'noscript', 'template']);
 
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true });
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: flags });
 const context = await browser.newContext();
 const blocked = new Set(['image', 'font', 'media']);
 await context.route('**/*', (route) =>

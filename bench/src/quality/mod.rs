@@ -204,6 +204,7 @@ async fn render(engine: &dyn BrowserEngine, policy: &Arc<UrlPolicy>, url: &url::
         capture_pdf: None,
         conditional: Vec::new(),
         skip_frames: spec.frames.skipped(),
+        served: None,
     };
     let nav = tab.goto(url, &opts).await?;
     let page = oxwright_fetch::extract(tab.as_ref(), Duration::from_secs(20)).await?;

@@ -53,7 +53,12 @@ pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
     let batch_id = new_batch_id();
     let shutdown = shutdown_on_signals();
 
-    let pool = setup.pool().await?;
+    // Pages read without a browser launch none until one must render.
+    let pool = if template.render == oxwright_jobs::Render::Always {
+        setup.pool().await?
+    } else {
+        setup.pool_cold().await?
+    };
     let ctx = setup.handler(pool.clone()).await?;
     let store = ctx.store.clone();
     let queue: Arc<dyn JobQueue> = Arc::new(MemoryQueue::new());

@@ -111,7 +111,15 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
     let (pool, ctx) = if answered {
         (None, None)
     } else {
-        let pool = setup.pool().await?;
+        // Pages read without a browser launch none until one must render.
+        let warm = inputs
+            .iter()
+            .any(|i| matches!(i, Input::Page(spec) if spec.render == oxwright_jobs::Render::Always));
+        let pool = if warm {
+            setup.pool().await?
+        } else {
+            setup.pool_cold().await?
+        };
         let ctx = setup.handler(pool.clone()).await?;
         (Some(pool), Some(ctx))
     };

@@ -14,8 +14,8 @@ use std::time::Duration;
 use base64::Engine as _;
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::fetch::{
-    ContinueRequestParams, EnableParams, EventRequestPaused, FailRequestParams, GetResponseBodyParams,
-    HeaderEntry, RequestPattern, RequestStage,
+    ContinueRequestParams, EnableParams, EventRequestPaused, FailRequestParams, FulfillRequestParams,
+    GetResponseBodyParams, HeaderEntry, RequestPattern, RequestStage,
 };
 use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
 use futures::StreamExt;
@@ -59,6 +59,10 @@ pub(crate) struct MainDocument {
     /// The conditional request was answered `304 Not Modified`: nothing
     /// was rendered, and the navigation ends with that status.
     pub not_modified: bool,
+    /// A navigation the page started before its document had loaded
+    /// failed and was aborted: Chromium stopped parsing the document for
+    /// it, so no `DOMContentLoaded` is coming and it is read as it stands.
+    pub abandoned_early: bool,
 }
 
 impl MainDocument {
@@ -66,6 +70,22 @@ impl MainDocument {
     /// (a PDF's bytes, or a 304 to a conditional request).
     pub(crate) fn taken(&self) -> bool {
         self.document.is_some() || self.not_modified
+    }
+
+    /// Notes a navigation to `url` that the page started before it had
+    /// loaded (a script sending it to https, a JS redirect) and that
+    /// failed: the document that arrived stays, and is read.
+    fn abandon_early(&mut self, url: &str, reason: &str) {
+        tracing::debug!(
+            url,
+            reason,
+            "the page's own navigation failed; the document that arrived stays"
+        );
+        self.abandoned_early = true;
+        self.notes.push(format!(
+            "the page navigated itself to {url} before it had loaded, and that navigation failed \
+             ({reason}); the document that arrived was read instead"
+        ));
     }
 
     /// Notes a later navigation to `url` that was given up, and why.
@@ -106,6 +126,9 @@ struct Shared {
     capture_pdf: Option<usize>,
     /// Validators the navigation's main document request carries.
     conditional: Vec<(String, String)>,
+    /// The main document already read over HTTP, answered once to the
+    /// main frame's first request for its URL.
+    served: Mutex<Option<Arc<oxwright_engine::ServedDocument>>>,
 }
 
 /// Returns the DevTools resource types behind a block name.
@@ -178,6 +201,7 @@ impl Interceptor {
             headers: opts.headers.clone(),
             capture_pdf: opts.capture_pdf,
             conditional: opts.conditional.clone(),
+            served: Mutex::new(opts.served.clone()),
         });
         let task = tokio::spawn(async move {
             while let Some(ev) = events.next().await {
@@ -205,6 +229,15 @@ impl Shared {
         let response_stage = ev.response_status_code.is_some() || ev.response_error_reason.is_some();
         let later = is_main_doc && self.later_navigation(ev).await;
         if response_stage {
+            if is_main_doc && !later && self.navigated_by_page(ev) {
+                // The page sent itself elsewhere after its document
+                // arrived: a failure keeps that document; a success is
+                // followed as the navigation's document.
+                if let Some(reason) = failure_of(ev) {
+                    self.doc.lock().expect("doc").abandon_early(&url, &reason);
+                    return self.fail(ev, ErrorReason::Aborted).await;
+                }
+            }
             if later {
                 let failure = match &ev.response_error_reason {
                     Some(reason) => Some(format!("{reason:?}")),
@@ -270,6 +303,12 @@ impl Shared {
         if is_main_doc && ev.redirected_request_id.is_some() {
             self.doc.lock().expect("doc").redirects.push(url.clone());
         }
+        if is_main_doc
+            && !later
+            && let Some(served) = self.take_served(&url)
+        {
+            return self.fulfil(ev, &served).await;
+        }
         let conditional = is_main_doc && !later && !self.conditional.is_empty();
         if self.headers.is_some() || conditional {
             let original: Vec<(String, String)> = ev
@@ -330,6 +369,17 @@ impl Shared {
             }
         }
         false
+    }
+
+    /// Says whether a main-frame document response belongs to a navigation
+    /// the page started itself after its own document had arrived (another
+    /// network request than the accepted document's).
+    fn navigated_by_page(&self, ev: &EventRequestPaused) -> bool {
+        let doc = self.doc.lock().expect("doc");
+        let Some(accepted) = doc.request_id.as_deref() else {
+            return false;
+        };
+        ev.network_id.as_ref().is_some_and(|n| n.inner() != accepted)
     }
 
     /// Checks the main document's response; returns the error that refuses it.
@@ -431,6 +481,65 @@ impl Shared {
         verdict
     }
 
+    /// Takes the served document when it answers a request for `url`.
+    fn take_served(&self, url: &str) -> Option<Arc<oxwright_engine::ServedDocument>> {
+        let mut served = self.served.lock().expect("served");
+        let same = served.as_ref().is_some_and(|s| {
+            let strip = |u: &str| u.split('#').next().unwrap_or(u).to_owned();
+            strip(&s.url) == strip(url)
+        });
+        if same { served.take() } else { None }
+    }
+
+    /// Answers the main document's request with the body already read:
+    /// the server is not asked twice. The headers go as sent, less those
+    /// that described the encoded body.
+    async fn fulfil(&self, ev: &EventRequestPaused, served: &oxwright_engine::ServedDocument) {
+        let headers: Vec<HeaderEntry> = served
+            .headers
+            .iter()
+            .filter(|(n, _)| {
+                ![
+                    "content-encoding",
+                    "content-length",
+                    "transfer-encoding",
+                    "connection",
+                    "keep-alive",
+                ]
+                .iter()
+                .any(|h| n.eq_ignore_ascii_case(h))
+            })
+            .map(|(n, v)| HeaderEntry::new(n.clone(), v.clone()))
+            .collect();
+        {
+            let mut doc = self.doc.lock().expect("doc");
+            doc.url = Some(served.url.clone());
+            doc.status = Some(served.status);
+            doc.content_type = served
+                .headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+                .map(|(_, v)| v.clone());
+            doc.headers = served.headers.clone();
+            doc.request_id = ev.network_id.as_ref().map(|id| id.inner().clone());
+        }
+        let mut cmd = FulfillRequestParams::new(ev.request_id.clone(), i64::from(served.status));
+        cmd.response_headers = Some(headers);
+        cmd.body = Some(
+            base64::engine::general_purpose::STANDARD
+                .encode(&served.body)
+                .into(),
+        );
+        let ok = matches!(
+            tokio::time::timeout(self.call_timeout, self.page.execute(cmd)).await,
+            Ok(Ok(_))
+        );
+        if !ok {
+            // Not answered from memory: the network answers instead.
+            self.proceed(ev).await;
+        }
+    }
+
     async fn proceed(&self, ev: &EventRequestPaused) {
         let cmd = ContinueRequestParams::new(ev.request_id.clone());
         let _ = tokio::time::timeout(self.call_timeout, self.page.execute(cmd)).await;
@@ -510,6 +619,27 @@ impl Shared {
         let cmd = FailRequestParams::new(ev.request_id.clone(), reason);
         let _ = tokio::time::timeout(self.call_timeout, self.page.execute(cmd)).await;
     }
+}
+
+/// Why a paused document response failed, if it did: a network error, an
+/// error status or an answer that is no page (no side effects, unlike the
+/// main document's own check).
+fn failure_of(ev: &EventRequestPaused) -> Option<String> {
+    if let Some(reason) = &ev.response_error_reason {
+        return Some(format!("{reason:?}"));
+    }
+    let status = ev.response_status_code?;
+    if status >= 400 {
+        return Some(format!("HTTP {status}"));
+    }
+    if (300..400).contains(&status) {
+        return None;
+    }
+    let mime = response_header(ev, "content-type")
+        .map(|c| c.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    (!(mime.is_empty() || mime == "text/html" || mime == "application/xhtml+xml"))
+        .then(|| format!("{mime}, not HTML"))
 }
 
 /// Says whether a paused main-document response is a PDF: its content

@@ -58,6 +58,9 @@ pub struct NavigateOptions {
     /// Frames are taken out of the document as they are inserted (see
     /// [`oxwright_engine::GotoOptions::skip_frames`]).
     pub skip_frames: bool,
+    /// The main document already read over HTTP, answered to the
+    /// browser's request for it instead of the network's.
+    pub served: Option<Arc<oxwright_engine::ServedDocument>>,
 }
 
 /// Request headers that go to one host only: the extra headers of a fetch
@@ -146,6 +149,7 @@ impl NavigateOptions {
             conditional: Vec::new(),
             proxy: None,
             skip_frames: false,
+            served: None,
         }
     }
 }

@@ -204,6 +204,15 @@ impl Tab {
                                 // Its body was reset or cut short: no wait can mend it.
                                 return Err(recorded().unwrap_or(err));
                             }
+                            if ev.r#type == ResourceType::Document
+                                && committed.is_some()
+                                && doc.lock().expect("doc").abandoned_early
+                            {
+                                // The page's own navigation failed and was
+                                // aborted; the parsing it stopped does not
+                                // resume, so the document is read as it stands.
+                                return Ok(());
+                            }
                             if ev.r#type == ResourceType::Document {
                                 doc_failure = Some(ev.error_text.clone());
                                 if error_page {
@@ -481,6 +490,7 @@ fn finish(url: &url::Url, doc: MainDocument) -> Navigation {
         blocked: doc.blocked,
         refused: doc.refused,
         document: None,
+        parse_stopped: doc.abandoned_early,
     }
 }
 

@@ -201,6 +201,18 @@ impl Group {
 impl BrowserPool {
     /// Builds the pool and launches its browsers (warm start).
     pub async fn start(cfg: PoolConfig) -> Result<Self, BrowserError> {
+        Self::launch(cfg, true).await
+    }
+
+    /// Builds the pool without launching a browser: the first page that
+    /// needs one launches it. For work that may need none (fetches with
+    /// `render: never` or `auto`); a browser that cannot start then fails
+    /// that page, not the start.
+    pub async fn start_cold(cfg: PoolConfig) -> Result<Self, BrowserError> {
+        Self::launch(cfg, false).await
+    }
+
+    async fn launch(cfg: PoolConfig, warm: bool) -> Result<Self, BrowserError> {
         let main = Group::new(cfg.headless, cfg.browsers, cfg.pages_per_browser, cfg.max_pages());
         let pool = Self {
             inner: Arc::new(Inner {
@@ -215,9 +227,11 @@ impl BrowserPool {
                 reused: AtomicU64::new(0),
             }),
         };
-        let warm = (0..pool.inner.main.slots.len()).map(|i| pool.ensure_browser(&pool.inner.main, i));
-        for result in futures::future::join_all(warm).await {
-            result?;
+        if warm {
+            let launches = (0..pool.inner.main.slots.len()).map(|i| pool.ensure_browser(&pool.inner.main, i));
+            for result in futures::future::join_all(launches).await {
+                result?;
+            }
         }
         pool.spawn_health_monitor();
         if pool.inner.main.max > pool.inner.main.min {

@@ -22,7 +22,7 @@ pub use locator::{Locator, name_matches, normalize};
 pub use page::{
     Act, ActOptions, Acted, BrowserEngine, ConsoleMessage, DialogAction, DialogRecord, Element, ElementId,
     ElementState, GotoOptions, MemoryLimit, Modifier, MouseButton, Navigated, OpenOptions, Page, PageMemory,
-    RequestRecord, ScreenshotOptions, TabInfo, Target, WaitCondition,
+    RequestRecord, ScreenshotOptions, ServedDocument, TabInfo, Target, WaitCondition,
 };
 pub use scripted::{ScriptedEngine, ScriptedPage, ScriptedSite};
 pub use snapshot::{

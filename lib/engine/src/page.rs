@@ -281,6 +281,34 @@ pub struct GotoOptions {
     /// saves each frame's document, process and requests. An engine that
     /// cannot do it loads them.
     pub skip_frames: bool,
+    /// The main document already read over HTTP: the browser is handed
+    /// it instead of requesting it again (a URL that differs from the one
+    /// navigated to, or an engine that cannot do it, requests it as usual).
+    pub served: Option<Arc<ServedDocument>>,
+}
+
+/// A main document read before the browser was asked to render it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ServedDocument {
+    /// The URL it was read from (after redirects): the navigation's URL.
+    pub url: String,
+    /// Its status.
+    pub status: u16,
+    /// Its response headers, as sent (the body below is decoded: a
+    /// `Content-Encoding` or `Content-Length` among them is not passed on).
+    pub headers: Vec<(String, String)>,
+    /// Its bytes, decompressed.
+    pub body: Vec<u8>,
+}
+
+impl std::fmt::Debug for ServedDocument {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServedDocument")
+            .field("url", &self.url)
+            .field("status", &self.status)
+            .field("bytes", &self.body.len())
+            .finish()
+    }
 }
 
 impl GotoOptions {
@@ -294,6 +322,7 @@ impl GotoOptions {
             capture_pdf: None,
             conditional: Vec::new(),
             skip_frames: false,
+            served: None,
         }
     }
 }
@@ -361,6 +390,11 @@ pub struct Navigated {
     /// The main document's bytes when it was a PDF captured as
     /// [`GotoOptions::capture_pdf`] asked; the page shows nothing then.
     pub document: Option<Vec<u8>>,
+    /// The page started a navigation of its own before its document had
+    /// loaded, that navigation failed, and the document's parsing had
+    /// stopped for it: the page holds only what was parsed by then (the
+    /// document the server sent is the page to read).
+    pub parse_stopped: bool,
 }
 
 /// What to wait for.

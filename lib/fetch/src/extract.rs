@@ -208,6 +208,16 @@ macro_rules! extract_fn {
   };
   let included = null;
   let visible = '';
+  // Open shadow roots (web components), nested ones included: their
+  // content shows on the page, so it is walked and serialised too.
+  const shadows = [];
+  const findShadows = (r) => {
+    const w = d.createTreeWalker(r, NodeFilter.SHOW_ELEMENT);
+    for (let n = w.nextNode(); n && shadows.length < 1000; n = w.nextNode()) {
+      if (n.shadowRoot) { shadows.push(n.shadowRoot); findShadows(n.shadowRoot); }
+    }
+  };
+  if (d.body) findShadows(d.body);
   if (d.body) {
     // A page hidden whole (AMP's boilerplate, anti-flicker snippets: body
     // or html at visibility:hidden until a script shows it) is not hidden
@@ -259,15 +269,17 @@ macro_rules! extract_fn {
       }
     };
     revealWrappers(d.body, 1);
-    const walker = d.createTreeWalker(d.body, NodeFilter.SHOW_ELEMENT, { acceptNode(n) {
-      const doubt = typeof n.checkVisibility !== 'function' || !n.checkVisibility({ visibilityProperty: true });
-      if (n.hidden || (doubt && styleHidden(n))) {
-        hidden.push(n);
-        return NodeFilter.FILTER_REJECT;
-      }
-      return NodeFilter.FILTER_ACCEPT;
-    }});
-    while (walker.nextNode()) {}
+    for (const top of [d.body, ...shadows]) {
+      const walker = d.createTreeWalker(top, NodeFilter.SHOW_ELEMENT, { acceptNode(n) {
+        const doubt = typeof n.checkVisibility !== 'function' || !n.checkVisibility({ visibilityProperty: true });
+        if (n.hidden || (doubt && styleHidden(n))) {
+          hidden.push(n);
+          return NodeFilter.FILTER_REJECT;
+        }
+        return NodeFilter.FILTER_ACCEPT;
+      }});
+      while (walker.nextNode()) {}
+    }
     if (o.overlays && !o.include.length) removeOverlays();
   }
   for (const n of hidden) n.remove();
@@ -281,6 +293,17 @@ macro_rules! extract_fn {
     included = kept.length;
     visible = '<html><head>' + (d.head ? d.head.innerHTML : '') + '</head><body>'
       + kept.map((n) => n.outerHTML).join('\n') + '</body></html>';
+  } else if (root && shadows.length && typeof root.getHTML === 'function') {
+    // Shadow roots as declarative `<template shadowrootmode>`, which the
+    // conversion opens in place; each slot first takes the light nodes
+    // assigned to it, where the page shows them.
+    for (const sr of shadows) {
+      for (const slot of sr.querySelectorAll('slot')) {
+        const assigned = slot.assignedNodes();
+        if (assigned.length) slot.replaceChildren(...assigned);
+      }
+    }
+    visible = '<html>' + root.getHTML({ shadowRoots: shadows }) + '</html>';
   } else {
     visible = root ? root.outerHTML : '';
   }

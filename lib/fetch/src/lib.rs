@@ -1,4 +1,9 @@
-//! The page-fetch job (seed 002) over the engine seam: open a page,
+//! The page-fetch job over the engine seam, in one of three render modes
+//! (`render`): `always` renders every page in a browser; `never` reads the
+//! document the server sent over the policy-judged HTTP client
+//! (`oxwright-http`) and converts it without running its scripts; `auto`
+//! reads it and renders only when it does not hold the page ([`decide`]),
+//! handing the browser the body it already has. A render opens a page,
 //! navigate, wait until its content is ready (by default: the DOM's text
 //! went quiet after `DOMContentLoaded`; or a lifecycle state, a selector,
 //! a fixed extra wait), run the spec's `actions` (structured workflow
@@ -10,27 +15,29 @@
 //! [`BrowserEngine`] serves it (the Chromium pool in production).
 //! [`cache`] answers from the artefact store when the spec allows.
 
+mod attempt;
 pub mod cache;
+pub mod decide;
 mod extract;
 pub mod pdf;
+mod served;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use oxwright_engine::{
-    BrowserEngine, EngineError, GotoOptions, OpenOptions, ScreenshotOptions, UrlPolicy, WaitCondition,
-};
+use oxwright_engine::{BrowserEngine, EngineError, UrlPolicy};
 use oxwright_jobs::{
     CacheStatus, ContentMode, ErrorKind, FetchResult, FetchSpec, FetchTimings, Format, JobError, TokenCounts,
 };
-use oxwright_markdown::{count_tokens, html_to_markdown, trim_to_tokens};
+use oxwright_markdown::{count_tokens, trim_to_tokens};
 
-use oxwright_workflow::{StepsError, StructuredStep, run_steps};
+use oxwright_workflow::{StepsError, StructuredStep};
 
 pub use cache::{fetch_cached, fresh_from_cache};
 pub use extract::{
     EXTRACT_JS, ExtractOptions, Extracted, extract, extract_script, extract_with, parse_extracted,
 };
+pub use served::read_served;
 
 /// A fetch result plus the bulky outputs stored beside it.
 #[derive(Debug, Clone)]
@@ -106,7 +113,7 @@ pub async fn fetch_page_if(
     let mut attempt = 0u32;
     loop {
         attempt += 1;
-        match fetch_once(engine, policy, spec, &actions, validators).await {
+        match attempt::fetch_once(engine, policy, spec, &actions, validators).await {
             Ok(None) => return Ok(None),
             Ok(Some(mut out)) => {
                 out.result.attempts = attempt;
@@ -141,7 +148,7 @@ const MEMORY_EVERY: Duration = Duration::from_millis(100);
 /// a page over its engine's per-job limit ends the work with a
 /// `resource_limit` error, and a renderer that died of V8's heap cap (a
 /// quarter above the limit) is one too, not a crash.
-async fn within_memory<T, E>(
+pub(crate) async fn within_memory<T, E>(
     page: &dyn oxwright_engine::Page,
     work: impl std::future::Future<Output = Result<T, E>>,
 ) -> Result<T, JobError>
@@ -194,7 +201,7 @@ pub const PDF_MAX_BYTES: usize = 50 * 1024 * 1024;
 
 /// The result of a fetch whose main document was a PDF: its text as
 /// Markdown (see [`pdf`]), the formats that apply to a document.
-async fn pdf_output(
+pub(crate) async fn pdf_output(
     spec: &FetchSpec,
     nav: oxwright_engine::Navigated,
     bytes: Vec<u8>,
@@ -264,6 +271,8 @@ async fn pdf_output(
             final_url: nav.final_url,
             status: nav.status,
             content_type: nav.content_type,
+            rendered: true,
+            render_reason: None,
             title: pdf.title.unwrap_or_default(),
             metadata,
             links: Default::default(),
@@ -299,7 +308,7 @@ async fn pdf_output(
 /// Trims `markdown` to `budget` tokens (the spec's `max_tokens`) at a
 /// block boundary; returns its token count and, when it was cut, (kept,
 /// full) tokens.
-fn fit_to_budget(markdown: &mut String, budget: Option<u64>) -> (usize, Option<(usize, usize)>) {
+pub(crate) fn fit_to_budget(markdown: &mut String, budget: Option<u64>) -> (usize, Option<(usize, usize)>) {
     let budget = budget.map(|m| usize::try_from(m).unwrap_or(usize::MAX));
     match budget.and_then(|max| trim_to_tokens(markdown, max)) {
         Some(t) => {
@@ -311,7 +320,7 @@ fn fit_to_budget(markdown: &mut String, budget: Option<u64>) -> (usize, Option<(
 }
 
 /// The warning of a Markdown cut to the spec's token budget.
-fn budget_warning(spec: &FetchSpec, kept: usize, full: usize) -> String {
+pub(crate) fn budget_warning(spec: &FetchSpec, kept: usize, full: usize) -> String {
     format!(
         "the Markdown was trimmed to the token budget of {}: {kept} of {full} tokens kept, cut at a block boundary",
         spec.max_tokens.unwrap_or_default()
@@ -320,7 +329,11 @@ fn budget_warning(spec: &FetchSpec, kept: usize, full: usize) -> String {
 
 /// Copies the response headers the spec asked for into `metadata`
 /// (lowercase names; repeated headers joined with `, `).
-fn asked_headers(spec: &FetchSpec, headers: &[(String, String)], metadata: &mut oxwright_jobs::PageMetadata) {
+pub(crate) fn asked_headers(
+    spec: &FetchSpec,
+    headers: &[(String, String)],
+    metadata: &mut oxwright_jobs::PageMetadata,
+) {
     for wanted in &spec.response_headers {
         let name = wanted.to_ascii_lowercase();
         let values: Vec<&str> = headers
@@ -335,9 +348,9 @@ fn asked_headers(spec: &FetchSpec, headers: &[(String, String)], metadata: &mut 
 }
 
 /// Deadline of reading a rendered page (huge DOMs take seconds).
-const EXTRACT_LIMIT: Duration = Duration::from_secs(20);
+pub(crate) const EXTRACT_LIMIT: Duration = Duration::from_secs(20);
 
-fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
@@ -359,13 +372,13 @@ pub fn parse_actions(spec: &FetchSpec) -> Result<Vec<StructuredStep>, JobError> 
 
 /// The deadline of one action (its auto-wait, input and settle): a
 /// workflow's default, within the attempt's deadline.
-fn action_timeout(spec: &FetchSpec) -> Duration {
+pub(crate) fn action_timeout(spec: &FetchSpec) -> Duration {
     Duration::from_millis(spec.timeout_ms.clamp(1_000, 10_000))
 }
 
 /// The job error of an action that failed: it names the step (number and
 /// text) and what went wrong; the browser's own failures keep their kind.
-fn action_error(err: StepsError) -> JobError {
+pub(crate) fn action_error(err: StepsError) -> JobError {
     match err {
         StepsError::Failed {
             number,
@@ -382,211 +395,6 @@ fn action_error(err: StepsError) -> JobError {
             job
         }
     }
-}
-
-async fn fetch_once(
-    engine: &dyn BrowserEngine,
-    policy: &Arc<UrlPolicy>,
-    spec: &FetchSpec,
-    actions: &[StructuredStep],
-    validators: &[(String, String)],
-) -> Result<Option<FetchOutput>, JobError> {
-    let t0 = Instant::now();
-    let mut open = OpenOptions::new(policy.clone());
-    open.headless = spec.headless;
-    open.shape = Arc::new(spec.shape());
-    open.dialogs = spec.dialogs;
-    let tab = engine.open(&open).await?;
-    let acquire_ms = ms(t0.elapsed());
-    let opts = GotoOptions {
-        wait_until: spec.wait_until,
-        wait_for: spec.wait_for.clone(),
-        block: spec.block_resources.clone(),
-        timeout: Duration::from_millis(spec.timeout_ms.max(1)),
-        capture_pdf: Some(PDF_MAX_BYTES),
-        conditional: validators.to_vec(),
-        skip_frames: spec.frames.skipped(),
-    };
-    let t1 = Instant::now();
-    let page = tab.as_ref();
-    let mut nav = within_memory(page, page.goto(&spec.url, &opts)).await?;
-    if !validators.is_empty() && nav.status == 304 {
-        return Ok(None);
-    }
-    // What actions lead to is more than the first document: a result they
-    // made is not revalidated by its validators (it is fetched again).
-    let validators = if actions.is_empty() {
-        self::validators(&nav.headers)
-    } else {
-        Vec::new()
-    };
-    if let Some(bytes) = nav.document.take() {
-        drop(tab);
-        let mut out = pdf_output(spec, nav, bytes, acquire_ms, ms(t1.elapsed())).await?;
-        out.validators = validators;
-        return Ok(Some(out));
-    }
-    if spec.wait_ms > 0 {
-        // A fixed extra wait, within what is left of the attempt's deadline.
-        let wait = Duration::from_millis(spec.wait_ms).min(opts.timeout.saturating_sub(t1.elapsed()));
-        within_memory(page, page.wait_for(&WaitCondition::Time(wait), wait)).await?;
-    }
-    let navigate_ms = ms(t1.elapsed());
-    // The actions run on the ready page; a click that opened a tab leads
-    // the read there, and the page's own navigations are followed.
-    let exec = if actions.is_empty() {
-        None
-    } else {
-        let run = async {
-            run_steps(page, actions, &spec.url, action_timeout(spec))
-                .await
-                .map_err(action_error)
-        };
-        let exec = within_memory(page, run).await?;
-        if let Ok(url) = exec.page().url().await {
-            nav.final_url = url;
-        }
-        Some(exec)
-    };
-    let page: &dyn oxwright_engine::Page = exec.as_ref().map_or(page, |e| e.page());
-    let full_page = spec.formats.contains(&Format::ScreenshotFullPage);
-    let screenshot = if spec.screenshot || full_page || spec.formats.contains(&Format::Screenshot) {
-        let opts = ScreenshotOptions {
-            full_page,
-            ..ScreenshotOptions::default()
-        };
-        Some(page.screenshot(&opts).await?)
-    } else {
-        None
-    };
-    let t2 = Instant::now();
-    let read = ExtractOptions {
-        include: spec.include.clone(),
-        exclude: spec.exclude.clone(),
-        overlays: spec.content == ContentMode::Main && !spec.keep_overlays,
-    };
-    let read = within_memory(page, extract_with(page, &read, EXTRACT_LIMIT)).await?;
-    let extract_ms = ms(t2.elapsed());
-    let dialogs = page.dialogs().await;
-    // The wait's outcome, and navigations the page started after it had rendered.
-    let navigation_warnings = page.navigation_warnings().await;
-    // What the page tried after its load event (popups, workers, a script's navigation).
-    nav.refused.extend(page.policy_refusals().await);
-    // The browser is done: give the page back before the CPU-bound part.
-    drop(exec);
-    drop(tab);
-    let page = read;
-
-    let t3 = Instant::now();
-    let base = url::Url::parse(&nav.final_url).ok();
-    // `include` replaces main-content detection: what it selected is converted whole.
-    let mode = if spec.include.is_empty() {
-        spec.content
-    } else {
-        ContentMode::Full
-    };
-    let page_html = Arc::new(page.html);
-    // Counting the raw HTML's tokens (4–8 ms, more than the conversion) runs
-    // beside the conversion rather than after it.
-    let html_tokens = {
-        let html = page_html.clone();
-        tokio::task::spawn_blocking(move || count_tokens(&html))
-    };
-    let visible_html = page.visible_html;
-    let budget = spec.max_tokens;
-    let converted = tokio::task::spawn_blocking(move || {
-        let mut conv = html_to_markdown(&visible_html, base.as_ref(), mode);
-        let (markdown_tokens, trimmed) = match &mut conv {
-            Ok(c) => fit_to_budget(&mut c.markdown, budget),
-            Err(_) => (0, None),
-        };
-        (conv, markdown_tokens, trimmed)
-    });
-    let task_err =
-        |e: tokio::task::JoinError| JobError::new(ErrorKind::Internal, format!("conversion task: {e}"));
-    let (conv, markdown_tokens, trimmed) = converted.await.map_err(task_err)?;
-    let html_tokens = html_tokens.await.map_err(task_err)?;
-    let conv = conv.map_err(|e| JobError::new(ErrorKind::Extraction, e.to_string()))?;
-    let convert_ms = ms(t3.elapsed());
-    let tokens = TokenCounts {
-        html: html_tokens,
-        markdown: markdown_tokens,
-    };
-    let raw_html = spec
-        .formats
-        .contains(&Format::RawHtml)
-        .then(|| page_html.as_ref().clone());
-    let html = spec.include_html.then(|| Arc::unwrap_or_clone(page_html));
-    let cleaned_html = spec.formats.contains(&Format::Html).then(|| conv.html.clone());
-    let text = spec
-        .formats
-        .contains(&Format::Text)
-        .then(|| oxwright_markdown::markdown_to_text(&conv.markdown));
-    let (title, mut metadata, links, images) = (page.title, page.metadata, page.links, page.images);
-    asked_headers(spec, &nav.headers, &mut metadata);
-
-    let mut warnings = conv.warnings;
-    if let Some((kept, full)) = trimmed {
-        warnings.push(budget_warning(spec, kept, full));
-    }
-    if page.included == Some(0) {
-        warnings.push(format!(
-            "no element matched include {:?}: the Markdown is empty",
-            spec.include
-        ));
-    }
-    warnings.extend(navigation_warnings);
-    for d in &dialogs {
-        warnings.push(format!(
-            "the page opened a {} dialog ({:?}); it was {}",
-            d.kind,
-            d.message.chars().take(200).collect::<String>(),
-            match d.action {
-                oxwright_engine::DialogAction::Accept => "accepted",
-                oxwright_engine::DialogAction::Dismiss => "dismissed",
-            }
-        ));
-    }
-    if !nav.refused.is_empty() {
-        warnings.push(format!(
-            "url policy refused {} sub-request(s), first: {}",
-            nav.refused.len(),
-            nav.refused[0]
-        ));
-    }
-    Ok(Some(FetchOutput {
-        result: FetchResult {
-            url: spec.url.to_string(),
-            final_url: nav.final_url,
-            status: nav.status,
-            content_type: nav.content_type,
-            title,
-            metadata,
-            links,
-            images,
-            markdown: conv.markdown,
-            truncated: trimmed.is_some(),
-            html: cleaned_html,
-            raw_html,
-            text,
-            content_mode: mode,
-            tokens,
-            timings: FetchTimings {
-                acquire_ms,
-                navigate_ms,
-                extract_ms,
-                convert_ms,
-                total_ms: 0.0,
-            },
-            attempts: 1,
-            warnings,
-            artifacts: Vec::new(),
-            cache: Some(CacheStatus::Miss),
-        },
-        html,
-        screenshot,
-        validators,
-    }))
 }
 
 #[cfg(test)]

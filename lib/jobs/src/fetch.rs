@@ -27,6 +27,38 @@ pub enum WaitUntil {
     Networkidle,
 }
 
+/// Whether a fetch renders the page in a browser.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Render {
+    /// Always render in Chromium (scripts run, layout decides visibility).
+    #[default]
+    Always,
+    /// Read the document the server sent over plain HTTP; render it only
+    /// when it does not hold the page (an application shell, a
+    /// `<noscript>` wall, a script or meta redirect, a frameset), handing
+    /// the browser the body already read.
+    Auto,
+    /// Never start a browser: read the served document over HTTP.
+    Never,
+}
+
+impl Render {
+    /// Says whether this is the default (`always`).
+    pub fn is_default(&self) -> bool {
+        *self == Render::default()
+    }
+
+    /// The mode's name as the job JSON and the CLI spell it.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Render::Always => "always",
+            Render::Auto => "auto",
+            Render::Never => "never",
+        }
+    }
+}
+
 /// Resource types a fetch can refuse to download.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -145,6 +177,11 @@ pub struct FetchSpec {
     /// Deadline of one attempt, in milliseconds.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
+    /// Whether the page is rendered in a browser (`always`, the default,
+    /// not written out), read from the served HTML (`never`), or read
+    /// from it when it holds the page and rendered otherwise (`auto`).
+    #[serde(default, skip_serializing_if = "Render::is_default")]
+    pub render: Render,
     /// State to wait for. The default (`ready`) is not written out, so a
     /// worker that predates it reads the job with its own default.
     /// `wait_for_load_state` (its name before) is read too.
@@ -260,6 +297,9 @@ fn is_false(v: &bool) -> bool {
 fn is_zero(v: &u64) -> bool {
     *v == 0
 }
+fn default_rendered() -> bool {
+    true
+}
 fn default_headless() -> bool {
     true
 }
@@ -287,6 +327,7 @@ impl FetchSpec {
             url,
             headless: default_headless(),
             timeout_ms: default_timeout_ms(),
+            render: Render::default(),
             wait_until: WaitUntil::default(),
             wait_for: None,
             wait_ms: 0,
@@ -380,6 +421,14 @@ pub struct FetchResult {
     /// Content type of the final main document.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
+    /// Whether the page was rendered in a browser (`false`: read from the
+    /// HTML the server sent, without running its scripts).
+    #[serde(default = "default_rendered")]
+    pub rendered: bool,
+    /// Why the page was (or was not) rendered, when the spec's `render`
+    /// left it to a decision (`auto`) or a render mode was overruled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render_reason: Option<String>,
     /// The document title.
     pub title: String,
     /// Page metadata.

@@ -16,7 +16,7 @@ mod workflow;
 pub use error::{ErrorKind, JobError};
 pub use fetch::{
     BlockResource, CacheStatus, ContentMode, DialogAction, FetchResult, FetchSpec, FetchTimings, Format,
-    Frames, TokenCounts, WaitUntil,
+    Frames, Render, TokenCounts, WaitUntil,
 };
 pub use job::{
     Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION, SitemapSpec,

@@ -58,6 +58,37 @@ pub struct BasicAuth {
     pub host: Option<String>,
 }
 
+impl BasicAuth {
+    /// The `host:port` (lowercase, port explicit) the credentials go to on
+    /// a fetch of `url`: the given host (with `url`'s port when it names
+    /// none), or `url`'s own.
+    pub fn authority(&self, url: &url::Url) -> String {
+        let port = url.port_or_known_default().unwrap_or(443);
+        match &self.host {
+            Some(h) => {
+                let h = h.to_ascii_lowercase();
+                if h.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) && !h.ends_with(']') {
+                    h
+                } else {
+                    format!("{h}:{port}")
+                }
+            }
+            None => format!(
+                "{}:{port}",
+                url.host_str().unwrap_or_default().to_ascii_lowercase()
+            ),
+        }
+    }
+
+    /// The `Authorization` header value (`Basic …`).
+    pub fn header_value(&self) -> String {
+        use base64::Engine as _;
+        let token =
+            base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", self.username, self.password));
+        format!("Basic {token}")
+    }
+}
+
 impl std::fmt::Debug for BasicAuth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BasicAuth")

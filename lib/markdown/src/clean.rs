@@ -16,7 +16,8 @@ const HIDDEN: &str = r#"[hidden], [aria-hidden="true" i]"#;
 
 /// Parses `html` and strips it down to visible content with absolute URLs.
 pub(crate) fn parse_and_clean(html: &str, base_url: Option<&Url>) -> Document {
-    let html = without_noscript(html);
+    let html = open_shadow_roots(html);
+    let html = without_noscript(&html);
     let doc = Document::from(html.as_ref());
     let base = effective_base(&doc, base_url);
     doc.select(NON_CONTENT).remove();
@@ -27,6 +28,38 @@ pub(crate) fn parse_and_clean(html: &str, base_url: Option<&Url>) -> Document {
     fix_images(&doc, base.as_ref());
     normalize_code_blocks(&doc);
     doc
+}
+
+/// Takes the tags of each `<template shadowrootmode>` out of the markup,
+/// leaving its content in place: a browser attaches it as the parent's
+/// shadow root and shows it (a parser keeps a template's content apart).
+pub fn open_shadow_roots(html: &str) -> std::borrow::Cow<'_, str> {
+    let lower = html.to_ascii_lowercase();
+    if !lower.contains("shadowroot") {
+        return std::borrow::Cow::Borrowed(html);
+    }
+    let mut out = String::with_capacity(html.len());
+    let mut at = 0;
+    while let Some(i) = lower[at..].find("<template") {
+        let start = at + i;
+        let Some(end) = lower[start..].find('>').map(|e| start + e + 1) else {
+            break;
+        };
+        if !lower[start..end].contains("shadowroot") {
+            out.push_str(&html[at..end]);
+            at = end;
+            continue;
+        }
+        out.push_str(&html[at..start]);
+        let Some(close) = lower[end..].find("</template>").map(|c| end + c) else {
+            at = end;
+            break;
+        };
+        out.push_str(&html[end..close]);
+        at = close + "</template>".len();
+    }
+    out.push_str(&html[at..]);
+    std::borrow::Cow::Owned(out)
 }
 
 /// Cuts every `<noscript>…</noscript>` out of the serialised page.

@@ -14,6 +14,7 @@ mod text;
 mod tidy;
 mod tokens;
 
+pub use clean::open_shadow_roots;
 pub use oxwright_jobs::ContentMode;
 pub use text::markdown_to_text;
 pub use tokens::{Trimmed, count_tokens, trim_to_tokens};

@@ -432,6 +432,11 @@ pub struct FetchArgs {
     /// `main` (the main content, default) or `full` (the whole visible page).
     #[serde(default)]
     pub content: Option<String>,
+    /// `always` (default: render in the browser), `auto` (read the HTML
+    /// the server sent, render only when it does not hold the page) or
+    /// `never` (no browser). The result says whether it rendered and why.
+    #[serde(default)]
+    pub render: Option<String>,
     /// What to wait for before reading: `ready` (default: the DOM quiet
     /// after DOMContentLoaded), `load`, `domcontentloaded`, `networkidle`.
     #[serde(default, rename = "waitUntil", alias = "wait_until")]

@@ -1,26 +1,29 @@
-//! One HTTP GET of one document: the URL policy checked on every redirect
-//! hop, redirects followed by hand, conditional headers, a time limit for
-//! the whole exchange and a byte cap on the body. The client dials only
-//! the addresses the policy judged for the hop (no second DNS lookup to
-//! rebind).
+//! One HTTP GET of one sitemap document over the shared policy-judged
+//! client (`oxwright-http`): the URL policy checked on every redirect hop,
+//! only judged addresses dialled (no second DNS lookup to rebind),
+//! conditional headers, a time limit for the whole exchange and a byte cap
+//! on the body; a redirect back to a document this load already read is a
+//! cycle.
 
-use std::collections::{HashMap, HashSet};
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
+use oxwright_http::{DocumentRequest, HttpClient, HttpError};
+use oxwright_jobs::RequestShape;
 use oxwright_policy::{Resolver, SystemResolver, UrlPolicy};
-use reqwest::StatusCode;
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-use reqwest::header::{
-    ACCEPT, ACCEPT_ENCODING, ETAG, HeaderMap, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED, LOCATION,
-};
 use url::Url;
 
 use crate::SitemapError;
 
+pub(crate) use oxwright_http::doc_key;
+
 /// Most redirect hops followed for one document.
 pub(crate) const MAX_REDIRECTS: usize = 5;
+
+/// What a sitemap request accepts.
+const ACCEPT: &str =
+    "application/xml, text/xml;q=0.9, text/plain;q=0.8, application/rss+xml, application/atom+xml, */*;q=0.5";
 
 /// The validators of a cached copy, sent as `If-None-Match` / `If-Modified-Since`.
 #[derive(Debug, Clone, Default)]
@@ -32,7 +35,8 @@ pub(crate) struct Validators {
 /// What the server answered.
 #[derive(Debug)]
 pub(crate) enum Fetched {
-    /// A 2xx with its (still encoded) body.
+    /// A 2xx with its body (gzip sent as `Content-Encoding` decoded; a
+    /// `.gz` file as it is).
     Body {
         final_url: Url,
         status: u16,
@@ -46,40 +50,15 @@ pub(crate) enum Fetched {
 /// Fetches documents under the URL policy.
 #[derive(Debug, Clone)]
 pub(crate) struct Fetcher {
-    client: reqwest::Client,
+    client: HttpClient,
     policy: Arc<UrlPolicy>,
-    resolver: Arc<dyn Resolver>,
-    pinned: Arc<Pinned>,
+    shape: RequestShape,
     timeout: Duration,
     max_bytes: usize,
 }
 
-/// The addresses the policy judged, per host name: the client's only DNS.
-/// A name no hop judged does not resolve.
-#[derive(Debug, Default)]
-struct Pinned(Mutex<HashMap<String, Vec<SocketAddr>>>);
-
-impl Resolve for Pinned {
-    fn resolve(&self, name: Name) -> Resolving {
-        let addrs = self
-            .0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(name.as_str())
-            .cloned();
-        let host = name.as_str().to_owned();
-        Box::pin(async move {
-            match addrs {
-                Some(addrs) => Ok(Box::new(addrs.into_iter()) as Addrs),
-                None => Err(format!("{host} was not checked by the URL policy").into()),
-            }
-        })
-    }
-}
-
 impl Fetcher {
-    /// Builds the HTTP client: no automatic redirects (each hop is checked
-    /// here), no proxy, and for DNS the addresses the policy judged.
+    /// A fetcher resolving names with the system resolver.
     pub(crate) fn new(policy: Arc<UrlPolicy>, timeout: Duration, max_bytes: usize, user_agent: &str) -> Self {
         Self::with_resolver(policy, Arc::new(SystemResolver), timeout, max_bytes, user_agent)
     }
@@ -92,22 +71,13 @@ impl Fetcher {
         max_bytes: usize,
         user_agent: &str,
     ) -> Self {
-        // The ring provider backs rustls; a provider installed earlier by the process wins.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let pinned = Arc::new(Pinned::default());
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(pinned.clone())
-            .user_agent(user_agent)
-            .connect_timeout(timeout)
-            .build()
-            .expect("the HTTP client builds: rustls with the ring provider is compiled in");
         Self {
-            client,
+            client: HttpClient::with_resolver(resolver),
             policy,
-            resolver,
-            pinned,
+            shape: RequestShape {
+                user_agent: Some(user_agent.to_owned()),
+                ..RequestShape::default()
+            },
             timeout,
             max_bytes,
         }
@@ -126,163 +96,47 @@ impl Fetcher {
         validators: Option<&Validators>,
         visited: &HashSet<String>,
     ) -> Result<Fetched, SitemapError> {
-        match tokio::time::timeout(self.timeout, self.fetch_inner(url, validators, visited)).await {
-            Ok(res) => res,
-            Err(_) => Err(SitemapError::Timeout {
-                url: url.to_string(),
-                timeout_ms: self.timeout.as_millis() as u64,
-            }),
+        let mut conditional = Vec::new();
+        if let Some(v) = validators {
+            if let Some(etag) = &v.etag {
+                conditional.push(("If-None-Match".to_owned(), etag.clone()));
+            }
+            if let Some(lm) = &v.last_modified {
+                conditional.push(("If-Modified-Since".to_owned(), lm.clone()));
+            }
         }
-    }
-
-    async fn fetch_inner(
-        &self,
-        url: &Url,
-        validators: Option<&Validators>,
-        visited: &HashSet<String>,
-    ) -> Result<Fetched, SitemapError> {
-        let mut current = url.clone();
-        for hop in 0..=MAX_REDIRECTS {
-            let addrs = self
-                .policy
-                .resolve_checked(&current, self.resolver.as_ref())
-                .await
-                .map_err(|source| SitemapError::Policy {
-                    url: current.to_string(),
-                    source,
-                })?;
-            if let Some(url::Host::Domain(host)) = current.host() {
-                self.pinned
-                    .0
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(host.to_owned(), addrs);
-            }
-            if hop > 0 && visited.contains(&doc_key(&current)) {
-                return Err(SitemapError::Cycle {
-                    url: url.to_string(),
-                    target: current.to_string(),
-                });
-            }
-            let mut req = self
-                .client
-                .get(current.clone())
-                .header(
-                    ACCEPT,
-                    "application/xml, text/xml;q=0.9, text/plain;q=0.8, application/rss+xml, application/atom+xml, */*;q=0.5",
-                )
-                .header(ACCEPT_ENCODING, "gzip");
-            if let Some(v) = validators {
-                if let Some(etag) = &v.etag {
-                    req = req.header(IF_NONE_MATCH, etag);
-                }
-                if let Some(lm) = &v.last_modified {
-                    req = req.header(IF_MODIFIED_SINCE, lm);
-                }
-            }
-            let mut resp = req
-                .send()
-                .await
-                .map_err(|e| transport(&current, &e, self.timeout))?;
-            let status = resp.status();
-            if status == StatusCode::NOT_MODIFIED {
-                return Ok(Fetched::NotModified { final_url: current });
-            }
-            if status.is_redirection() {
-                if hop == MAX_REDIRECTS {
-                    break;
-                }
-                current = next_hop(&current, resp.headers())?;
-                continue;
-            }
-            if !status.is_success() {
-                return Err(SitemapError::Http {
-                    url: current.to_string(),
-                    status: status.as_u16(),
-                });
-            }
-            let too_large = || SitemapError::TooLarge {
-                url: current.to_string(),
-                limit: self.max_bytes,
-            };
-            if resp.content_length().is_some_and(|n| n > self.max_bytes as u64) {
-                return Err(too_large());
-            }
-            let validators = Validators {
-                etag: header_text(resp.headers(), ETAG),
-                last_modified: header_text(resp.headers(), LAST_MODIFIED),
-            };
-            let mut body = Vec::new();
-            while let Some(chunk) = resp
-                .chunk()
-                .await
-                .map_err(|e| transport(&current, &e, self.timeout))?
-            {
-                if body.len() + chunk.len() > self.max_bytes {
-                    return Err(too_large());
-                }
-                body.extend_from_slice(&chunk);
-            }
-            return Ok(Fetched::Body {
-                final_url: current,
-                status: status.as_u16(),
-                body,
-                validators,
-            });
+        let mut req = DocumentRequest::new(url, &self.policy, &self.shape, self.timeout, self.max_bytes);
+        req.conditional = &conditional;
+        req.accept = Some(ACCEPT);
+        req.max_redirects = MAX_REDIRECTS;
+        req.read_before = Some(visited);
+        let doc = self.client.get(&req).await.map_err(sitemap_error)?;
+        if doc.status == 304 {
+            return Ok(Fetched::NotModified { final_url: doc.url });
         }
-        Err(SitemapError::Redirect {
-            url: current.to_string(),
-            reason: format!("more than {MAX_REDIRECTS} redirects"),
+        let text = |name: &str| doc.header(name).map(str::to_owned).filter(|s| !s.is_empty());
+        let validators = Validators {
+            etag: text("etag"),
+            last_modified: text("last-modified"),
+        };
+        Ok(Fetched::Body {
+            status: doc.status,
+            validators,
+            body: doc.body,
+            final_url: doc.url,
         })
     }
 }
 
-/// The identity of a document within one load: the URL without its fragment.
-pub(crate) fn doc_key(url: &Url) -> String {
-    let mut u = url.clone();
-    u.set_fragment(None);
-    u.into()
-}
-
-fn next_hop(current: &Url, headers: &HeaderMap) -> Result<Url, SitemapError> {
-    let bad = |reason: &str| SitemapError::Redirect {
-        url: current.to_string(),
-        reason: reason.to_string(),
-    };
-    let location = headers
-        .get(LOCATION)
-        .and_then(|v| v.to_str().ok())
-        .ok_or_else(|| bad("redirect without a Location header"))?;
-    current
-        .join(location.trim())
-        .map_err(|_| bad("redirect to an unparsable Location"))
-}
-
-fn header_text(headers: &HeaderMap, name: reqwest::header::HeaderName) -> Option<String> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
-        .filter(|s| !s.is_empty())
-}
-
-fn transport(url: &Url, err: &reqwest::Error, timeout: Duration) -> SitemapError {
-    if err.is_timeout() {
-        return SitemapError::Timeout {
-            url: url.to_string(),
-            timeout_ms: timeout.as_millis() as u64,
-        };
-    }
-    let mut message = err.to_string();
-    let mut source = std::error::Error::source(err);
-    while let Some(s) = source {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
-        source = s.source();
-    }
-    SitemapError::Connection {
-        url: url.to_string(),
-        message,
+fn sitemap_error(err: HttpError) -> SitemapError {
+    match err {
+        HttpError::Policy { url, source } => SitemapError::Policy { url, source },
+        HttpError::Timeout { url, timeout_ms } => SitemapError::Timeout { url, timeout_ms },
+        HttpError::TooLarge { url, limit } => SitemapError::TooLarge { url, limit },
+        HttpError::Redirect { url, reason } => SitemapError::Redirect { url, reason },
+        HttpError::Cycle { url, target } => SitemapError::Cycle { url, target },
+        HttpError::Status { url, status } => SitemapError::Http { url, status },
+        HttpError::Connection { url, message } => SitemapError::Connection { url, message },
     }
 }
 

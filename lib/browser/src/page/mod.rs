@@ -329,6 +329,7 @@ impl Page for ChromiumPage {
             conditional: opts.conditional.clone(),
             proxy: self.shape.proxy.clone(),
             skip_frames: opts.skip_frames,
+            served: opts.served.clone(),
         };
         shape::set_cookies(&self.lease, url, &self.shape).await?;
         Ok(self.lease.navigate(url, &nav).await?)

@@ -8,7 +8,6 @@
 
 use std::sync::Arc;
 
-use base64::Engine as _;
 use oxwright_engine::{EngineError, EngineErrorKind};
 use oxwright_jobs::{RequestShape, Viewport};
 use serde_json::json;
@@ -148,22 +147,10 @@ pub(crate) fn host_headers(url: &url::Url, shape: &RequestShape) -> Option<Arc<H
         return None;
     }
     let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
-    let auth = shape.basic_auth.as_ref().map(|a| {
-        let at = match &a.host {
-            Some(h) => {
-                let h = h.to_ascii_lowercase();
-                if h.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) && !h.ends_with(']') {
-                    h
-                } else {
-                    format!("{h}:{}", url.port_or_known_default().unwrap_or(443))
-                }
-            }
-            None => format!("{host}:{}", url.port_or_known_default().unwrap_or(443)),
-        };
-        let token =
-            base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", a.username, a.password));
-        (at, format!("Basic {token}"))
-    });
+    let auth = shape
+        .basic_auth
+        .as_ref()
+        .map(|a| (a.authority(url), a.header_value()));
     Some(Arc::new(HostHeaders {
         host,
         headers: shape

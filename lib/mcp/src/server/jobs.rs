@@ -16,6 +16,9 @@ impl OxwrightMcp {
         if let Some(c) = &a.content {
             spec.content = enum_arg("content", c)?;
         }
+        if let Some(r) = &a.render {
+            spec.render = enum_arg("render", r)?;
+        }
         if let Some(w) = &a.wait_until {
             spec.wait_until = enum_arg("waitUntil", w)?;
         }
@@ -49,6 +52,14 @@ impl OxwrightMcp {
             "- URL: {}\n- Status: {}\n- Title: {}\n- Tokens: {} (HTML {})\n",
             r.final_url, r.status, r.title, r.tokens.markdown, r.tokens.html
         );
+        if let Some(why) = &r.render_reason {
+            let how = if r.rendered {
+                "rendered"
+            } else {
+                "read from the served HTML"
+            };
+            text.push_str(&format!("- Render: {how} ({why})\n"));
+        }
         if let Some(cache) = r.cache {
             text.push_str(&format!(
                 "- Cache: {}\n",

@@ -343,6 +343,7 @@ impl Page for McpPage {
             headers: Vec::new(),
             // This backend cannot hand a PDF over: it is refused or shown.
             document: None,
+            parse_stopped: false,
         })
     }
 

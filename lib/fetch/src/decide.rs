@@ -1,0 +1,346 @@
+//! `render: auto`: whether the document a server sent holds the page, or
+//! only a browser running its scripts would show it. The rule reads the
+//! served markup and the main content converted from it:
+//!
+//! - the spec asks for what only a browser does (actions, `wait_for`, a
+//!   lifecycle state, an extra wait, a screenshot): render;
+//! - a frameset, or a `<meta http-equiv=refresh>` to another URL: render
+//!   (the page is elsewhere);
+//! - no script at all: the served HTML is the page, read it;
+//! - a long main content (at least [`LONG_WORDS`] words): read it, whatever
+//!   else the page runs (comments widgets, analytics, a `<noscript>` for
+//!   them);
+//! - a shorter one with a sign that scripts fill the page (an empty mount
+//!   point such as `#root`, an empty `<main>`/`<article>`, a loading
+//!   placeholder, a `<noscript>` that asks for JavaScript, a script that
+//!   sends the page elsewhere): render, and say which sign;
+//! - otherwise read it when the main content has at least [`SHORT_WORDS`]
+//!   words, and render it when it has fewer.
+//!
+//! Every outcome carries its reason in words, for the result.
+
+use dom_query::Document;
+use oxwright_jobs::{FetchSpec, Format, WaitUntil};
+
+/// Main-content words past which the served document is read whatever else it holds.
+pub const LONG_WORDS: usize = 200;
+/// Main-content words under which a scripted page is rendered.
+pub const SHORT_WORDS: usize = 50;
+
+/// The decision and its reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// Render in a browser.
+    pub render: bool,
+    /// Why, in words.
+    pub reason: String,
+}
+
+impl Decision {
+    fn render(reason: impl Into<String>) -> Self {
+        Self {
+            render: true,
+            reason: reason.into(),
+        }
+    }
+
+    fn read(reason: impl Into<String>) -> Self {
+        Self {
+            render: false,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// What in the spec needs a browser, if anything (actions, waits, screenshots).
+pub fn needs_browser(spec: &FetchSpec) -> Option<&'static str> {
+    if !spec.actions.is_empty() {
+        Some("actions")
+    } else if spec.wait_for.is_some() {
+        Some("wait_for")
+    } else if spec.wait_until != WaitUntil::Ready {
+        Some("wait_until")
+    } else if spec.wait_ms > 0 {
+        Some("wait_ms")
+    } else if spec.screenshot
+        || spec.formats.contains(&Format::Screenshot)
+        || spec.formats.contains(&Format::ScreenshotFullPage)
+    {
+        Some("a screenshot")
+    } else if !spec.headless {
+        Some("a headed browser")
+    } else {
+        None
+    }
+}
+
+/// What the served markup says about itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Signs {
+    /// `<frameset>`.
+    pub frameset: bool,
+    /// The target of a `<meta http-equiv=refresh>` naming a URL.
+    pub meta_refresh: Option<String>,
+    /// `<script src>` elements.
+    pub script_files: usize,
+    /// Inline scripts that run (not JSON, not templates).
+    pub inline_scripts: usize,
+    /// An empty mount point, named as a selector (`#root`).
+    pub empty_mount: Option<String>,
+    /// An empty `<main>`, `<article>` or `[role=main]`.
+    pub empty_main: bool,
+    /// A loading placeholder (`aria-busy`, "Loading…").
+    pub loading: bool,
+    /// A `<noscript>` that asks for JavaScript.
+    pub noscript_wall: bool,
+    /// An inline script that assigns the page's location.
+    pub script_redirect: bool,
+}
+
+/// Mount points single-page frameworks render into.
+const MOUNTS: &[&str] = &[
+    "#root",
+    "#app",
+    "#__next",
+    "#___gatsby",
+    "#__nuxt",
+    "#svelte",
+    "#main-app",
+    "#application",
+    "app-root",
+    "[data-reactroot]",
+    "[ng-app]",
+    "[data-v-app]",
+];
+
+/// Reads the signs of `html` (the served document).
+pub fn signs(html: &str) -> Signs {
+    let doc = Document::from(html);
+    let mut s = Signs {
+        frameset: doc.select("frameset").exists(),
+        ..Signs::default()
+    };
+    for m in doc.select("meta[http-equiv][content]").nodes() {
+        let refresh = m
+            .attr("http-equiv")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("refresh"));
+        let content = m.attr("content").unwrap_or_default().to_string();
+        let lower = content.to_ascii_lowercase();
+        if refresh && let Some(i) = lower.find("url=") {
+            let target = content[i + 4..].trim().trim_matches(|c| c == '"' || c == '\'');
+            if !target.is_empty() {
+                s.meta_refresh = Some(target.to_owned());
+            }
+        }
+    }
+    for script in doc.select("script").nodes() {
+        let kind = script
+            .attr("type")
+            .map(|t| t.trim().to_ascii_lowercase())
+            .unwrap_or_default();
+        let runs = kind.is_empty()
+            || kind == "module"
+            || kind.contains("javascript")
+            || kind.contains("ecmascript")
+            || kind == "text/babel";
+        if !runs {
+            continue;
+        }
+        if script.has_attr("src") {
+            s.script_files += 1;
+        } else {
+            let code = script.text();
+            if code.trim().is_empty() {
+                continue;
+            }
+            s.inline_scripts += 1;
+            s.script_redirect |= assigns_location(&code);
+        }
+    }
+    let empty = |n: &dom_query::NodeRef| {
+        n.text().trim().is_empty()
+            && !n.descendants_it().any(|d| {
+                d.node_name()
+                    .is_some_and(|t| matches!(t.as_ref(), "img" | "video" | "svg" | "picture" | "canvas"))
+            })
+    };
+    s.empty_mount = MOUNTS.iter().find_map(|sel| {
+        doc.select(sel)
+            .nodes()
+            .iter()
+            .any(empty)
+            .then(|| (*sel).to_owned())
+    });
+    s.empty_main = doc.select("main, article, [role=main]").nodes().iter().any(empty);
+    s.loading = doc.select("[aria-busy=true]").exists()
+        || doc
+            .select("body *")
+            .nodes()
+            .iter()
+            .filter(|n| n.element_children().is_empty())
+            .any(|n| {
+                let t = n.text().trim().to_lowercase();
+                t.len() < 40
+                    && (t.starts_with("loading")
+                        || t.starts_with("please wait")
+                        || t.starts_with("読み込み中"))
+            });
+    s.noscript_wall = doc.select("noscript").nodes().iter().any(|n| {
+        let t = n.text().to_lowercase();
+        // The raw text of a `<noscript>` as html5ever reads it with scripting off.
+        let t = if t.trim().is_empty() {
+            n.inner_html().to_lowercase()
+        } else {
+            t
+        };
+        t.contains("javascript")
+            && ["enable", "requires", "need", "turn on", "activate", "must"]
+                .iter()
+                .any(|w| t.contains(w))
+    });
+    s
+}
+
+/// Says whether a script assigns `location` (`location.href = …`,
+/// `location.replace(…)`, `window.location = …`).
+fn assigns_location(code: &str) -> bool {
+    let bytes = code.as_bytes();
+    let mut from = 0;
+    while let Some(i) = code[from..].find("location") {
+        let at = from + i + "location".len();
+        from = at;
+        let rest = code[at..].trim_start();
+        let rest = rest.strip_prefix(".href").map(str::trim_start).unwrap_or(rest);
+        if rest.starts_with(".replace(") || rest.starts_with(".assign(") {
+            return true;
+        }
+        if let Some(after) = rest.strip_prefix('=')
+            && !after.starts_with('=')
+        {
+            // `document.location` / `window.location` / `location`, not `xlocation`.
+            let before = bytes.get(at - "location".len() - 1).copied().unwrap_or(b' ');
+            if !(before.is_ascii_alphanumeric() || before == b'_') {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Decides from the served document's `signs` and its main content's word count.
+pub fn decide(signs: &Signs, main_words: usize) -> Decision {
+    if signs.frameset {
+        return Decision::render("the served HTML is a frameset");
+    }
+    if let Some(target) = &signs.meta_refresh {
+        return Decision::render(format!(
+            "the served HTML sends the page elsewhere (meta refresh to {target})"
+        ));
+    }
+    let scripts = signs.script_files + signs.inline_scripts;
+    if scripts == 0 {
+        return Decision::read(format!(
+            "the served HTML runs no script: it is the page (main content {main_words} words)"
+        ));
+    }
+    if main_words >= LONG_WORDS {
+        return Decision::read(format!("main content {main_words} words from the served HTML"));
+    }
+    let shell = |what: String| {
+        Decision::render(format!(
+            "the served HTML is an application shell: {what}, main content {main_words} words, {} script file(s)",
+            signs.script_files
+        ))
+    };
+    if let Some(mount) = &signs.empty_mount {
+        return shell(format!("empty {mount}"));
+    }
+    if signs.empty_main {
+        return shell("an empty <main> or <article>".into());
+    }
+    if signs.loading {
+        return shell("a loading placeholder".into());
+    }
+    if signs.noscript_wall {
+        return Decision::render(format!(
+            "`<noscript>` asks for JavaScript and the served main content has {main_words} words"
+        ));
+    }
+    if signs.script_redirect {
+        return Decision::render(format!(
+            "a script in the served HTML sends the page elsewhere and its main content has {main_words} words"
+        ));
+    }
+    if main_words >= SHORT_WORDS {
+        return Decision::read(format!("main content {main_words} words from the served HTML"));
+    }
+    Decision::render(format!(
+        "the served HTML holds {main_words} words of main content and runs {scripts} script(s)"
+    ))
+}
+
+/// Counts the words of Markdown as a reader sees them (link targets and
+/// markup left out).
+pub fn words(markdown: &str) -> usize {
+    oxwright_markdown::markdown_to_text(markdown)
+        .split_whitespace()
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_application_shell_is_rendered() {
+        let s = signs(r#"<html><body><div id="root"></div><script src="/app.js"></script></body></html>"#);
+        assert_eq!(s.empty_mount.as_deref(), Some("#root"));
+        let d = decide(&s, 0);
+        assert!(d.render && d.reason.contains("empty #root"), "{d:?}");
+    }
+
+    #[test]
+    fn a_static_page_is_read_whatever_its_length() {
+        let s = signs("<html><body><p>Short.</p></body></html>");
+        assert!(!decide(&s, 1).render);
+    }
+
+    #[test]
+    fn a_long_article_with_a_comments_noscript_is_read() {
+        let s = signs(
+            r#"<body><article><p>text</p></article><noscript>Please enable JavaScript to view the comments.</noscript>
+               <script>var x = location.href;</script></body>"#,
+        );
+        assert!(s.noscript_wall && !s.script_redirect);
+        assert!(!decide(&s, 900).render);
+        assert!(decide(&s, 20).render);
+    }
+
+    #[test]
+    fn redirects_and_framesets_are_rendered() {
+        let s = signs(r#"<head><meta http-equiv="refresh" content="0; url=/next"></head><body>x</body>"#);
+        assert_eq!(s.meta_refresh.as_deref(), Some("/next"));
+        assert!(decide(&s, 500).render);
+        assert!(decide(&signs("<frameset><frame src=a></frameset>"), 0).render);
+        assert!(assigns_location("window.location = '/x'"));
+        assert!(assigns_location("location.replace('/x')"));
+        assert!(assigns_location("document.location.href='/x'"));
+        assert!(!assigns_location("if (location.href == x) {}"));
+        assert!(!assigns_location("var mylocation = 1"));
+    }
+
+    #[test]
+    fn loading_placeholders_and_empty_articles_are_signs() {
+        let s = signs(
+            r#"<body><header>Site</header><article id="post"></article><script src="a.js"></script></body>"#,
+        );
+        assert!(s.empty_main);
+        let s = signs(r#"<body><div class="x"><span>Loading…</span></div><script>go()</script></body>"#);
+        assert!(s.loading);
+        let d = decide(&s, 60);
+        assert!(d.render, "{d:?}");
+        let plain = signs(r#"<body><p>Fine.</p><script>track()</script></body>"#);
+        assert!(!decide(&plain, 60).render);
+        assert!(decide(&plain, 10).render);
+    }
+}
