@@ -282,3 +282,18 @@ async fn a_failed_https_upgrade_keeps_the_document_that_arrived() {
     assert!(r.render_reason.is_some(), "{r:?}");
     assert_eq!(env.site.hits("/upgrade-https"), 1, "{:?}", env.site.requests());
 }
+
+/// A prompt meta refresh to a page on the same host is followed by the
+/// served read, as a browser follows it: the target is read (here without
+/// a browser, since it holds the page), and its URL is the final one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_read_follows_a_prompt_meta_refresh() {
+    let env = Env::start().await;
+    let (path, phrase) = oxwright_fixtures::ARTICLE_PHRASES[0];
+    for render in [Render::Auto, Render::Never] {
+        let r = fetch(&env, &with(&env, "/meta-refresh", render)).await.unwrap();
+        assert!(!r.rendered, "{render:?}: {:?}", r.render_reason);
+        assert_eq!(r.final_url, env.site.url(path), "{render:?}");
+        assert!(r.markdown.contains(phrase), "{render:?}: {}", r.markdown);
+    }
+}

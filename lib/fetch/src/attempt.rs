@@ -73,10 +73,11 @@ async fn served_once(
     auto: bool,
 ) -> Result<Option<FetchOutput>, JobError> {
     let t1 = Instant::now();
-    let doc = get_served(spec, policy, validators).await?;
+    let mut doc = get_served(spec, policy, validators).await?;
     if doc.status == 304 && !validators.is_empty() {
         return Ok(None);
     }
+    follow_meta_refreshes(spec, policy, &mut doc).await?;
     let nav = navigated(&doc);
     let fresh = crate::validators(&nav.headers);
     if doc.is_pdf() {
@@ -141,6 +142,40 @@ async fn get_served(
     );
     req.conditional = validators;
     Ok(HTTP.get(&req).await?)
+}
+
+/// Follows the served document's prompt meta refreshes to pages on the
+/// same host, as a browser would before the page is read (each hop judged
+/// by the policy, at most [`decide::MAX_META_REFRESHES`]); the hops join
+/// the redirects. A refresh to another host is left to the render (its
+/// headers and credentials are the first host's).
+async fn follow_meta_refreshes(
+    spec: &FetchSpec,
+    policy: &UrlPolicy,
+    doc: &mut Document,
+) -> Result<(), JobError> {
+    for _ in 0..decide::MAX_META_REFRESHES {
+        if !doc.is_html() || doc.attachment().is_some() {
+            return Ok(());
+        }
+        let Some(target) = decide::meta_refresh_target(&doc.text(), &doc.url) else {
+            return Ok(());
+        };
+        let same_host = target.host_str() == doc.url.host_str()
+            && target.port_or_known_default() == doc.url.port_or_known_default()
+            && target.host_str() == spec.url.host_str();
+        if !same_host || oxwright_http::doc_key(&target) == oxwright_http::doc_key(&doc.url) {
+            return Ok(());
+        }
+        let mut hop = spec.clone();
+        hop.url = target;
+        let next = get_served(&hop, policy, &[]).await?;
+        let mut redirects = std::mem::take(&mut doc.redirects);
+        redirects.push(next.url.to_string());
+        redirects.extend(next.redirects.iter().cloned());
+        *doc = Document { redirects, ..next };
+    }
+    Ok(())
 }
 
 /// The result of a render whose page stopped parsing its document for a

@@ -201,6 +201,48 @@ pub fn signs(html: &str) -> Signs {
     s
 }
 
+/// The most meta refreshes a served read follows.
+pub const MAX_META_REFRESHES: usize = 3;
+
+/// The longest meta refresh delay a read follows, in seconds: a browser
+/// would have moved on before the page was read.
+const REFRESH_FOLLOWED_S: f64 = 5.0;
+
+/// The URL a `<meta http-equiv=refresh>` of `html` sends the page to
+/// within [`REFRESH_FOLLOWED_S`] seconds, resolved against `base`.
+pub fn meta_refresh_target(html: &str, base: &url::Url) -> Option<url::Url> {
+    let head = &html[..html.len().min(64 * 1024)];
+    if !head.to_ascii_lowercase().contains("refresh") {
+        return None;
+    }
+    let doc = Document::from(head);
+    doc.select("meta[http-equiv][content]")
+        .nodes()
+        .iter()
+        .find_map(|m| {
+            let refresh = m
+                .attr("http-equiv")
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("refresh"));
+            if !refresh {
+                return None;
+            }
+            let content = m.attr("content")?.to_string();
+            let (delay, rest) = content.split_once([';', ',']).unwrap_or((&content, ""));
+            let delay: f64 = delay.trim().parse().ok()?;
+            let rest = rest.trim();
+            let target = rest
+                .get(..4)
+                .filter(|k| k.eq_ignore_ascii_case("url="))
+                .map_or(rest, |_| &rest[4..])
+                .trim()
+                .trim_matches(|c| c == '"' || c == '\'');
+            if delay > REFRESH_FOLLOWED_S || target.is_empty() {
+                return None;
+            }
+            base.join(target).ok()
+        })
+}
+
 /// Says whether a script assigns `location` (`location.href = …`,
 /// `location.replace(…)`, `window.location = …`).
 fn assigns_location(code: &str) -> bool {
@@ -327,6 +369,19 @@ mod tests {
         assert!(assigns_location("document.location.href='/x'"));
         assert!(!assigns_location("if (location.href == x) {}"));
         assert!(!assigns_location("var mylocation = 1"));
+    }
+
+    #[test]
+    fn a_prompt_meta_refresh_is_a_target_and_a_slow_one_is_not() {
+        let base = url::Url::parse("http://a.example/old/").unwrap();
+        let page =
+            |c: &str| format!(r#"<head><meta http-equiv="Refresh" content="{c}"></head><body>Moved</body>"#);
+        let target = meta_refresh_target(&page("0; url=/new"), &base).unwrap();
+        assert_eq!(target.as_str(), "http://a.example/new");
+        let target = meta_refresh_target(&page("2;URL='next.html'"), &base).unwrap();
+        assert_eq!(target.as_str(), "http://a.example/old/next.html");
+        assert_eq!(meta_refresh_target(&page("600"), &base), None);
+        assert_eq!(meta_refresh_target(&page("600; url=/later"), &base), None);
     }
 
     #[test]
