@@ -158,7 +158,14 @@ async fn follow_meta_refreshes(
         if !doc.is_html() || doc.attachment().is_some() {
             return Ok(());
         }
-        let Some(target) = decide::meta_refresh_target(&doc.text(), &doc.url) else {
+        // Only the head of the document can hold the refresh: the whole
+        // body is decoded once, later, and not for this.
+        let head = &doc.body[..doc.body.len().min(decide::REFRESH_SCAN_BYTES)];
+        if !head.windows(7).any(|w| w.eq_ignore_ascii_case(b"refresh")) {
+            return Ok(());
+        }
+        let head = oxwright_http::decode_html(head, doc.content_type()).0;
+        let Some(target) = decide::meta_refresh_target(&head, &doc.url) else {
             return Ok(());
         };
         let same_host = target.host_str() == doc.url.host_str()

@@ -208,13 +208,13 @@ pub const MAX_META_REFRESHES: usize = 3;
 /// would have moved on before the page was read.
 const REFRESH_FOLLOWED_S: f64 = 5.0;
 
-/// The URL a `<meta http-equiv=refresh>` of `html` sends the page to
-/// within [`REFRESH_FOLLOWED_S`] seconds, resolved against `base`.
-pub fn meta_refresh_target(html: &str, base: &url::Url) -> Option<url::Url> {
-    let head = &html[..html.len().min(64 * 1024)];
-    if !head.to_ascii_lowercase().contains("refresh") {
-        return None;
-    }
+/// How much of a document is searched for a meta refresh (it sits in the head).
+pub const REFRESH_SCAN_BYTES: usize = 64 * 1024;
+
+/// The URL a `<meta http-equiv=refresh>` of `head` (the first
+/// [`REFRESH_SCAN_BYTES`] of a document, decoded) sends the page to within
+/// [`REFRESH_FOLLOWED_S`] seconds, resolved against `base`.
+pub fn meta_refresh_target(head: &str, base: &url::Url) -> Option<url::Url> {
     let doc = Document::from(head);
     doc.select("meta[http-equiv][content]")
         .nodes()
