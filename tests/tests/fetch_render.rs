@@ -10,6 +10,7 @@ mod common;
 
 use common::{Env, redirect_to};
 use oxwright_fetch::fetch_page;
+use oxwright_fixtures::markers;
 use oxwright_jobs::{BasicAuth, CookieSpec, ErrorKind, FetchResult, FetchSpec, Format, JobError, Render};
 
 async fn fetch(env: &Env, spec: &FetchSpec) -> Result<FetchResult, JobError> {
@@ -245,6 +246,27 @@ async fn an_article_in_an_open_shadow_root_reaches_the_markdown() {
     }
 }
 
+/// Content a page puts in after its `load` event, from a timer (800 ms)
+/// and from a request the server answers late (900 ms), reaches the
+/// Markdown: the `ready` wait waits for work the page has scheduled, not
+/// only for the DOM to be quiet a while.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_the_page_schedules_after_load_reaches_the_markdown() {
+    let env = Env::start().await;
+    for render in [Render::Always, Render::Auto] {
+        let r = fetch(&env, &with(&env, "/late-content", render)).await.unwrap();
+        assert!(r.rendered, "{render:?}: {:?}", r.render_reason);
+        for marker in [markers::LATE_TIMER_CONTENT, markers::LATE_FETCH_CONTENT] {
+            assert!(
+                r.markdown.contains(marker),
+                "{render:?} lacks {marker}: {}",
+                r.markdown
+            );
+        }
+        assert!(r.warnings.is_empty(), "{render:?}: {:?}", r.warnings);
+    }
+}
+
 /// A script that sends the page to `https://` on its own host before it
 /// has loaded (a host that speaks no TLS) does not lose the page: the
 /// document that arrived is read, in every render mode, with a warning
@@ -293,6 +315,21 @@ async fn a_served_read_follows_a_prompt_meta_refresh() {
     for render in [Render::Auto, Render::Never] {
         let r = fetch(&env, &with(&env, "/meta-refresh", render)).await.unwrap();
         assert!(!r.rendered, "{render:?}: {:?}", r.render_reason);
+        assert_eq!(r.final_url, env.site.url(path), "{render:?}");
+        assert!(r.markdown.contains(phrase), "{render:?}: {}", r.markdown);
+    }
+}
+
+/// A meta refresh due a second after `load` is waited for in every render
+/// mode: the page it leads to is the one read, and its URL the final one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_meta_refresh_due_after_load_is_followed_in_every_mode() {
+    let env = Env::start().await;
+    let (path, phrase) = oxwright_fixtures::ARTICLE_PHRASES[0];
+    for render in [Render::Always, Render::Auto, Render::Never] {
+        let r = fetch(&env, &with(&env, "/meta-refresh-late", render))
+            .await
+            .unwrap();
         assert_eq!(r.final_url, env.site.url(path), "{render:?}");
         assert!(r.markdown.contains(phrase), "{render:?}: {}", r.markdown);
     }

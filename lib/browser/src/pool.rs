@@ -497,8 +497,13 @@ impl BrowserPool {
             current(&slot)
         };
         let parked = if keep {
+            let reset_started = Instant::now();
             let reset = match self.inner.cfg.isolation {
-                Isolation::Context => tab.reset().await,
+                Isolation::Context => {
+                    let out = tab.reset().await;
+                    tracing::debug!(ms = reset_started.elapsed().as_secs_f64() * 1e3, "page reset");
+                    out
+                }
                 Isolation::Shared => {
                     tab.end_shared_job();
                     Ok(())

@@ -80,6 +80,8 @@ pub struct Tab {
     /// (see `frames.rs`), if any.
     pub(crate) frames_script:
         std::sync::Mutex<Option<chromiumoxide::cdp::browser_protocol::page::ScriptIdentifier>>,
+    /// Whether the work tracker of the `ready` wait is registered (see `ready.rs`).
+    pub(crate) work_tracked: AtomicBool,
 }
 
 /// The current job's interceptor record and what of it was reported.
@@ -132,6 +134,7 @@ impl Tab {
             egress,
             job_doc: std::sync::Mutex::new(None),
             frames_script: std::sync::Mutex::new(None),
+            work_tracked: AtomicBool::new(false),
         }
     }
 
@@ -621,19 +624,20 @@ impl Tab {
         // clear it before leaving, with scripts stopped so no unload handler
         // writes it again.
         self.call_own(SetScriptExecutionDisabledParams::new(true)).await?;
-        for origin in &origins {
+        let sessions = origins.iter().map(|origin| async move {
             let session = StorageId {
                 security_origin: Some(origin.clone()),
                 storage_key: None,
                 is_local_storage: false,
             };
             match self.call_unnoted(ClearDomStorageParams::new(session)).await {
-                Ok(_) => {}
+                Ok(_) => Ok(()),
                 // No frame of this origin: it only served sub-resources.
-                Err(BrowserError::Protocol { message, .. }) if message.contains("Frame not found") => {}
-                Err(err) => return self.note(Err(err)),
+                Err(BrowserError::Protocol { message, .. }) if message.contains("Frame not found") => Ok(()),
+                Err(err) => self.note(Err(err)),
             }
-        }
+        });
+        futures::future::try_join_all(sessions).await?;
         // Page.navigate answers once about:blank has committed.
         self.call_own(NavigateParams::new("about:blank")).await?;
         self.call_own(SetScriptExecutionDisabledParams::new(false))
@@ -641,24 +645,41 @@ impl Tab {
         // window.name survives same-site navigations (about:blank
         // inherits it): the next job must not read this one's.
         self.call_own(EvaluateParams::new("window.name = ''")).await?;
-        self.call_own(ResetNavigationHistoryParams::default()).await?;
-        for origin in &origins {
-            self.call_own(ClearDataForOriginParams::new(origin.clone(), "all"))
-                .await?;
-        }
-        self.call_own(ClearBrowserCookiesParams::default()).await?;
-        self.call_own(ClearBrowserCacheParams::default()).await?;
-        if let Some(context) = self.context.clone() {
-            self.browser.reset_permissions(context).await?;
-        }
-        // The old document's objects are garbage now, but V8 collects them
-        // only when its heuristics say so, and a parked renderer carried
-        // them into the next job: four renderers each holding one page's
-        // leftovers beside the next one's load. A full collection here
-        // (V8's low-memory GC, which also returns the freed pages) took the
-        // Chromium PSS peak of a 200-page real-page batch at 4 in flight
-        // from 746–756 to 574–584 MiB at unchanged pages/s (BENCHMARKS §3).
-        self.call_own(CollectGarbageParams::default()).await?;
+        // The rest is independent: the browser clears the context's data
+        // while the renderer drops the history and collects the old
+        // document's heap.
+        let history = async {
+            self.call_own(ResetNavigationHistoryParams::default()).await?;
+            // The old document's objects are garbage now, but V8 collects
+            // them only when its heuristics say so, and a parked renderer
+            // carried them into the next job: four renderers each holding
+            // one page's leftovers beside the next one's load. A full
+            // collection here (V8's low-memory GC, which also returns the
+            // freed pages) took the Chromium PSS peak of a 200-page
+            // real-page batch at 4 in flight from 746–756 to 574–584 MiB at
+            // unchanged pages/s (BENCHMARKS §3).
+            self.call_own(CollectGarbageParams::default()).await?;
+            Ok::<(), BrowserError>(())
+        };
+        let origins_data = futures::future::try_join_all(
+            origins
+                .iter()
+                .map(|origin| self.call_own(ClearDataForOriginParams::new(origin.clone(), "all"))),
+        );
+        let permissions = async {
+            match self.context.clone() {
+                Some(context) => self.browser.reset_permissions(context).await,
+                None => Ok(()),
+            }
+        };
+        futures::future::try_join5(
+            history,
+            origins_data,
+            self.call_own(ClearBrowserCookiesParams::default()),
+            self.call_own(ClearBrowserCacheParams::default()),
+            permissions,
+        )
+        .await?;
         Ok(())
     }
 }
