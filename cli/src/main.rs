@@ -121,8 +121,10 @@ fn main() {
     note_given_fetch_flags(&mut cli, &matches);
     let runtime = oxwright_worker::heap::runtime().expect("tokio runtime starts");
     let code = runtime.block_on(async {
-        // Services log their routine; commands a person runs stay quiet on a terminal.
-        let person = !matches!(cli.command, Command::Worker(_) | Command::Scheduler(_));
+        // Services log their routine; commands a person runs print warnings,
+        // errors and their results, unless asked for more (`-v`, RUST_LOG).
+        let person =
+            !cli.common.verbose && !matches!(cli.command, Command::Worker(_) | Command::Scheduler(_));
         let _telemetry = match oxwright_telemetry::init(
             "oxwright",
             oxwright_telemetry::TelemetryOptions {
@@ -132,14 +134,17 @@ fn main() {
         ) {
             Ok(guard) => Some(guard),
             Err(err) => {
-                eprintln!("warning: telemetry disabled: {err:#}");
+                eprintln!(
+                    "warning: telemetry disabled: {}",
+                    oxwright_telemetry::printable(&format!("{err:#}"))
+                );
                 None
             }
         };
         match run(cli).await {
             Ok(code) => code,
             Err(err) => {
-                eprintln!("error: {err:#}");
+                eprintln!("error: {}", oxwright_telemetry::printable(&format!("{err:#}")));
                 exit::of_error(&err)
             }
         }

@@ -120,6 +120,10 @@ pub enum Block {
 /// Global flags: configuration, output, policy.
 #[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
+    /// Log what the command does (INFO and up) on stderr; without it a
+    /// one-shot command prints only warnings, errors and its results.
+    #[arg(short = 'v', long, global = true)]
+    pub verbose: bool,
     /// Configuration file (TOML).
     #[arg(long, global = true, env = "OXWRIGHT_CONFIG")]
     pub config: Option<PathBuf>,

@@ -14,6 +14,7 @@ use oxwright_fixtures::FixtureServer;
 fn run_within(args: &[&str], limit: Duration) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_oxwright"))
         .args(args)
+        .env_remove("RUST_LOG")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -299,4 +300,88 @@ async fn js_dialogs_are_answered_as_asked_and_reported() {
         w.iter().any(|w| w.contains("confirm") && w.contains("accepted")),
         "{w:?}"
     );
+}
+
+/// Runs `oxwright` with `args` off the async runtime.
+async fn run_blocking(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        run_within(
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            Duration::from_secs(60),
+        )
+    })
+    .await
+    .unwrap()
+}
+
+/// An argument holding a line break (or an escape sequence) is echoed
+/// escaped in every message, so it cannot write a line of its own to
+/// stderr nor drive the terminal; the JSON result carries it as a string.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_echoed_in_a_message_stays_on_its_line() {
+    let site = FixtureServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = format!("{}\r\nX-Injected: yes\u{1b}[2J", site.url("/echo"));
+    for json in [false, true] {
+        let mut args = vec![
+            "--allow-host".to_string(),
+            site.addr().to_string(),
+            "--out".into(),
+            dir.path().display().to_string(),
+            "fetch".into(),
+            "--render".into(),
+            "never".into(),
+        ];
+        if json {
+            args.push("--json".into());
+        }
+        args.push(hostile.clone());
+        let out = run_blocking(args).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // Nothing ran: every input was refused (a usage error).
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.lines().all(|l| !l.starts_with("X-Injected")) && !stderr.contains('\u{1b}'),
+            "the input wrote to stderr raw: {stderr:?}"
+        );
+        assert!(
+            stderr.contains("/echo\\r\\nX-Injected: yes\\u{1b}[2J"),
+            "{stderr:?}"
+        );
+        if json {
+            let line: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
+            assert_eq!(line["url"], hostile.as_str());
+            assert_eq!(line["error"]["kind"], "invalid_input");
+        }
+    }
+}
+
+/// A one-shot command prints only warnings, errors and its results, with
+/// stderr redirected as on a terminal; `-v` brings the logs back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shot_commands_are_quiet_unless_asked() {
+    let site = FixtureServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = site.url(oxwright_fixtures::ARTICLE_PATHS[0]);
+    for verbose in [false, true] {
+        let mut args = vec![
+            "--allow-host".to_string(),
+            site.addr().to_string(),
+            "--out".into(),
+            dir.path().display().to_string(),
+        ];
+        if verbose {
+            args.push("-v".into());
+        }
+        args.extend(["fetch".into(), "--render".into(), "never".into(), url.clone()]);
+        let out = run_blocking(args).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(!out.stdout.is_empty());
+        if verbose {
+            assert!(stderr.contains("telemetry initialised"), "{stderr}");
+        } else {
+            assert_eq!(stderr, "", "a quiet command logged");
+        }
+    }
 }

@@ -95,7 +95,10 @@ pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
             pb.set_position(done as u64);
             if report.status == ReportStatus::Failed {
                 let kind = report.error.as_ref().map(|e| e.kind.as_str()).unwrap_or("?");
-                pb.println(format!("failed [{kind}] {}", report.url));
+                pb.println(format!(
+                    "failed [{kind}] {}",
+                    oxwright_telemetry::printable(&report.url)
+                ));
             }
         },
         shutdown.clone(),

@@ -1,6 +1,7 @@
 //! `oxwright fetch URL…`: fetch pages now and print their Markdown (or
 //! their `FetchResult` JSON), optionally keeping artefacts.
 
+use oxwright_telemetry::printable;
 use std::io::Write;
 
 use clap::Args;
@@ -186,7 +187,7 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
                     writeln!(out, "{}", r.markdown)?;
                 }
                 for w in &r.warnings {
-                    eprintln!("warning: {}: {w}", spec.url);
+                    eprintln!("warning: {}: {}", printable(spec.url.as_str()), printable(w));
                 }
             }
             Err(err) => {
@@ -199,9 +200,9 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
                 // Most messages already name the URL (or the redirect hop that failed).
                 let text = err.to_string();
                 if text.contains(spec.url.as_str()) {
-                    eprintln!("error: {text}");
+                    eprintln!("error: {}", printable(&text));
                 } else {
-                    eprintln!("error: {}: {text}", spec.url);
+                    eprintln!("error: {}: {}", printable(spec.url.as_str()), printable(&text));
                 }
             }
         }
@@ -246,6 +247,6 @@ fn report_refusal(out: &mut impl Write, json: bool, text: &str, error: &JobError
         serde_json::to_writer(&mut *out, &serde_json::json!({"url": text, "error": error}))?;
         writeln!(out)?;
     }
-    eprintln!("error: {text}: {error}");
+    eprintln!("error: {}: {}", printable(text), printable(&error.to_string()));
     Ok(())
 }

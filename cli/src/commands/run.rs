@@ -3,6 +3,7 @@
 //! run with none. Console lines pass through the run's sanitiser; the
 //! session's artefacts land under `<out>/sessions/<id>/`.
 
+use oxwright_telemetry::printable;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -171,9 +172,9 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
     let sanitizer = Sanitizer::new();
     // With --json, stdout carries the result alone; progress goes to stderr.
     let console: ConsoleSink = if cmd.json {
-        Arc::new(|line: &str| eprintln!("{line}"))
+        Arc::new(|line: &str| eprintln!("{}", printable(line)))
     } else {
-        Arc::new(|line: &str| println!("{line}"))
+        Arc::new(|line: &str| println!("{}", printable(line)))
     };
     let mut open = OpenOptions::new(setup.policy.clone());
     open.headless = !cmd.headed;
@@ -221,7 +222,7 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
     let result = match outcome {
         Ok(r) => r,
         Err(err) => {
-            eprintln!("error: {}", sanitizer.clean(&err.to_string()));
+            eprintln!("error: {}", printable(&sanitizer.clean(&err.to_string())));
             return Ok(failed_run_code(&err));
         }
     };
@@ -243,7 +244,7 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
         );
     }
     if let Some(err) = &result.error {
-        eprintln!("error: {}", sanitizer.clean(&err.to_string()));
+        eprintln!("error: {}", printable(&sanitizer.clean(&err.to_string())));
     }
     Ok(if result.status == RunStatus::Completed {
         exit::OK

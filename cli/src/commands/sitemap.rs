@@ -3,6 +3,7 @@
 
 use clap::Args;
 use oxwright_sitemap::{SitemapLoader, SitemapOptions, prompt_form};
+use oxwright_telemetry::printable;
 
 use oxwright_worker::Setup;
 
@@ -28,7 +29,11 @@ pub async fn run(setup: Setup, cmd: SitemapCmd) -> anyhow::Result<i32> {
     let result = match loader.load(&cmd.target).await {
         Ok(r) => r,
         Err(err) => {
-            eprintln!("error: {}: {}", cmd.target, oxwright_jobs::JobError::from(err));
+            eprintln!(
+                "error: {}: {}",
+                printable(&cmd.target),
+                printable(&oxwright_jobs::JobError::from(err).to_string())
+            );
             return Ok(crate::exit::JOBS_FAILED);
         }
     };
@@ -42,7 +47,7 @@ pub async fn run(setup: Setup, cmd: SitemapCmd) -> anyhow::Result<i32> {
         }
     }
     for w in &result.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", printable(w));
     }
     Ok(crate::exit::OK)
 }
@@ -55,7 +60,7 @@ pub async fn expand(setup: &Setup, target: &str) -> anyhow::Result<String> {
         .await
         .map_err(|e| anyhow::anyhow!("sitemap of {target}: {}", oxwright_jobs::JobError::from(e)))?;
     for w in &result.warnings {
-        eprintln!("warning: sitemap: {w}");
+        eprintln!("warning: sitemap: {}", printable(w));
     }
     Ok(result.urls.iter().map(|u| format!("{}\n", u.loc)).collect())
 }

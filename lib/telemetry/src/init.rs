@@ -52,8 +52,8 @@ pub struct TelemetryOptions {
     /// Timeout of one OTLP export request.
     pub export_timeout: Duration,
     /// The command is run by a person (fetch, batch, run …), not a
-    /// service: on a terminal, with `RUST_LOG` unset, only warnings and
-    /// errors are written (the command prints what matters itself); spans
+    /// service: with `RUST_LOG` unset (and the format not set to JSON),
+    /// only warnings and errors are written, on a terminal or not (the command prints what matters itself); spans
     /// and events still reach the OTLP exporter at the usual levels.
     pub person: bool,
 }
@@ -207,11 +207,16 @@ where
             layer.boxed()
         }
     } else {
-        base.json()
+        let layer = base
+            .json()
             .flatten_event(true)
             .with_current_span(true)
-            .with_span_list(false)
-            .boxed()
+            .with_span_list(false);
+        if quiet {
+            layer.with_filter(filter::LevelFilter::WARN).boxed()
+        } else {
+            layer.boxed()
+        }
     }
 }
 
@@ -272,9 +277,9 @@ pub fn init(service_name: &str, opts: TelemetryOptions) -> anyhow::Result<Teleme
             .with_tracer(provider.tracer("oxwright"))
             .with_filter(filter::filter_fn(|meta| exportable_target(meta.target())))
     });
-    // A person's terminal shows warnings and errors only, unless RUST_LOG says otherwise.
+    // A person's command shows warnings and errors only, on a terminal or
+    // not, unless RUST_LOG (or a caller asking for JSON logs) says otherwise.
     let quiet = opts.person
-        && std::io::stderr().is_terminal()
         && opts.format != LogFormat::Json
         && opts.env.get("RUST_LOG").is_none_or(|v| v.trim().is_empty());
     crate::console::set_quiet(quiet);

@@ -5,6 +5,7 @@
 //! and [`set_parent_from_headers`] carry traces across the job queue.
 
 pub mod console;
+pub use console::printable;
 mod init;
 mod propagation;
 
