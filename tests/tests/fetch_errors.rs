@@ -337,3 +337,54 @@ async fn answers_that_cannot_become_a_page_fail_with_their_kind() {
     assert_eq!(err.kind, ErrorKind::NonHtml, "{err}");
     assert!(err.message.contains("attachment"), "{err}");
 }
+
+/// A server that does not answer in HTTP (another protocol's greeting, a
+/// close without a word, a head too large, a header value with control
+/// bytes) fails the page as `connection` with what the server did, in
+/// every render mode; no status is reported that the server never sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_does_not_answer_in_http_is_a_connection_failure() {
+    use oxwright_fixtures::{Misbehaviour, RawAnswerServer};
+    let env = Env::start().await;
+    for how in Misbehaviour::ALL {
+        let server = RawAnswerServer::start(how).await.unwrap();
+        let policy = policy_allowing(&[server.addr()]);
+        for render in [oxwright_jobs::Render::Always, oxwright_jobs::Render::Never] {
+            let mut spec = oxwright_jobs::FetchSpec::new(server.url("/page").parse().unwrap());
+            spec.retry_count = 0;
+            spec.render = render;
+            let err = fetch_page(&env.pool, &policy, &spec)
+                .await
+                .expect_err("no page came");
+            let said = match how {
+                Misbehaviour::NotHttp | Misbehaviour::BadHeaderValue => "not HTTP",
+                Misbehaviour::Empty => "without a response",
+                Misbehaviour::HugeHead => "headers were too large",
+            };
+            assert_eq!(err.kind, ErrorKind::Connection, "{how:?} {render:?}: {err}");
+            assert_eq!(err.status, None, "{how:?} {render:?}: {err}");
+            assert!(err.message.contains(said), "{how:?} {render:?}: {err}");
+            assert!(!err.message.contains("HTTP 502"), "{how:?} {render:?}: {err}");
+        }
+    }
+}
+
+/// A page whose timer floods `history.pushState` is read like any other:
+/// same-document navigations are not new documents to wait for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_flooding_push_state_is_read() {
+    let env = Env::start().await;
+    let mut spec = env.spec("/pushstate-flood");
+    spec.retry_count = 0;
+    spec.timeout_ms = 20_000;
+    let started = Instant::now();
+    let r = fetch_page(&env.pool, &env.policy, &spec)
+        .await
+        .unwrap_or_else(|e| panic!("after {:?}: {e}", started.elapsed()))
+        .result;
+    assert!(
+        r.markdown.contains(markers::PUSHSTATE_FLOOD_CONTENT),
+        "{}",
+        r.markdown
+    );
+}

@@ -53,7 +53,11 @@ const BASE_FLAGS: &[&str] = &[
     // closes them.
     "--disable-popup-blocking",
     "--disable-prompt-on-repost",
-    "--disable-ipc-flooding-protection",
+    // Chromium's IPC flooding protection stays on (automation tools often
+    // turn it off): it holds a page to 200 history.pushState/replaceState
+    // calls per 10 s, and a page calling them thousands of times a second
+    // otherwise keeps its renderer and the browser so busy that no
+    // DevTools call is answered for a minute.
     "--disable-background-timer-throttling",
     "--disable-backgrounding-occluded-windows",
     "--disable-renderer-backgrounding",

@@ -518,11 +518,23 @@ async fn relay(
                 read_response(&mut ur, &mut buf, limits.max_head_bytes),
             )
             .await;
-            let Ok(Ok((code, rewritten, len, length))) = head else {
-                let _ = cw
-                    .write_all(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                    .await;
-                return;
+            let failed = match head {
+                Ok(Ok(head)) => Ok(head),
+                Ok(Err(err)) => Err(Some(err)),
+                Err(_) => Err(None),
+            };
+            let (code, rewritten, len, length) = match failed {
+                Ok(head) => head,
+                Err(err) => {
+                    // The server did not answer in HTTP: the browser is told
+                    // the network error and what the server did, never a
+                    // status the server did not send.
+                    let (net, why) = head_failure(err, buf.is_empty(), limits);
+                    let net = format!("{net} ({why})");
+                    let _ = cw.write_all(&answer(502, "Bad Gateway", &why, Some(&net))).await;
+                    let _ = cw.shutdown().await;
+                    return;
+                }
             };
             if code == 407
                 && let Some(proxy) = proxy
@@ -572,6 +584,43 @@ async fn relay(
     tokio::select! {
         _ = up => {}
         _ = down => {}
+    }
+}
+
+/// Chromium's name for a response head that could not be read (`None`:
+/// none came in time), and what the server did wrong, in words.
+fn head_failure(
+    failed: Option<HeadError>,
+    nothing_read: bool,
+    limits: &crate::EgressLimits,
+) -> (&'static str, String) {
+    match failed {
+        None => (
+            "net::ERR_TIMED_OUT",
+            format!(
+                "the server sent no response within {} s",
+                limits.idle_timeout.as_secs()
+            ),
+        ),
+        Some(HeadError::Closed) if nothing_read => (
+            "net::ERR_EMPTY_RESPONSE",
+            "the server closed the connection without a response".into(),
+        ),
+        Some(HeadError::Closed) => (
+            "net::ERR_CONNECTION_CLOSED",
+            "the server closed the connection in the middle of its response head".into(),
+        ),
+        Some(HeadError::TooLarge) => (
+            "net::ERR_RESPONSE_HEADERS_TOO_BIG",
+            format!(
+                "the server's response headers were too large (over {} KiB or 128 lines)",
+                limits.max_head_bytes / 1024
+            ),
+        ),
+        Some(HeadError::Malformed) => (
+            "net::ERR_INVALID_HTTP_RESPONSE",
+            "the server's response was not HTTP".into(),
+        ),
     }
 }
 

@@ -397,7 +397,7 @@ impl HttpClient {
                     rb = rb.header(n.as_str(), v.as_str());
                 }
             }
-            let resp = rb.send().await.map_err(|e| transport(&current, &e))?;
+            let resp = rb.send().await.map_err(|e| head_failure(&current, &e))?;
             let status = resp.status().as_u16();
             jar.store(&current, resp.headers());
             if (300..400).contains(&status) && status != 304 {
@@ -570,6 +570,35 @@ async fn read_body(mut resp: reqwest::Response, url: &Url, max: usize) -> Result
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+/// A failure before the response head was read: what the server did
+/// wrong, in words, when it answered but not in HTTP; else as
+/// [`transport`] says.
+fn head_failure(url: &Url, err: &reqwest::Error) -> HttpError {
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        if let Some(h) = s.downcast_ref::<hyper::Error>() {
+            // `is_parse_too_large` exists only with hyper's server side.
+            let why = if h.is_parse() && h.to_string().contains("too large") {
+                Some("the server's response headers were too large")
+            } else if h.is_parse() {
+                Some("the server's response was not HTTP")
+            } else if h.is_incomplete_message() {
+                Some("the server closed the connection without a response")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return HttpError::Connection {
+                    url: url.to_string(),
+                    message: why.into(),
+                };
+            }
+        }
+        source = s.source();
+    }
+    transport(url, err)
 }
 
 /// A failure on the wire, named for the party that failed.
