@@ -13,43 +13,68 @@ use crate::{ArtifactError, ArtifactStore};
 /// The key of the store's identity.
 pub const STORE_ID_KEY: &str = "store.json";
 
-/// How long a creator waits before reading its identity back, so two
+/// How long a creator waits before reading what it wrote back, so two
 /// processes creating it at once both end with the one written last.
 const SETTLE: Duration = Duration::from_millis(200);
 
-/// Reads the store's id; `None` when the store has none yet (or what it
-/// holds under [`STORE_ID_KEY`] is not one).
-pub async fn read_store_id(store: &dyn ArtifactStore) -> Result<Option<String>, ArtifactError> {
-    let body = match store.get(STORE_ID_KEY).await {
+/// Reads the JSON document at `key` through `parse`; `None` when there is
+/// none, or `parse` finds nothing in it.
+pub async fn read_json<T>(
+    store: &dyn ArtifactStore,
+    key: &str,
+    parse: impl Fn(&serde_json::Value) -> Option<T>,
+) -> Result<Option<T>, ArtifactError> {
+    let body = match store.get(key).await {
         Ok(body) => body,
         Err(ArtifactError::NotFound { .. }) => return Ok(None),
         Err(err) => return Err(err),
     };
     Ok(serde_json::from_slice::<serde_json::Value>(&body)
         .ok()
-        .and_then(|v| v.get("store_id")?.as_str().map(str::to_owned))
-        .filter(|id| !id.is_empty()))
+        .and_then(|v| parse(&v)))
+}
+
+/// Returns what `parse` reads at `key`, first writing `made` there when
+/// the store has nothing readable: a value every process sharing the
+/// store agrees on (the one written last when two create it at once).
+pub async fn read_or_create<T>(
+    store: &dyn ArtifactStore,
+    key: &str,
+    parse: impl Fn(&serde_json::Value) -> Option<T>,
+    made: serde_json::Value,
+) -> Result<T, ArtifactError> {
+    if let Some(value) = read_json(store, key, &parse).await? {
+        return Ok(value);
+    }
+    let body = Bytes::from(serde_json::to_vec_pretty(&made).expect("json serialises"));
+    store.put(key, body, "application/json").await?;
+    tokio::time::sleep(SETTLE).await;
+    match read_json(store, key, &parse).await? {
+        Some(value) => Ok(value),
+        None => Ok(parse(&made).expect("the value made reads back")),
+    }
+}
+
+fn parse_id(v: &serde_json::Value) -> Option<String> {
+    v.get("store_id")?
+        .as_str()
+        .filter(|id| !id.is_empty())
+        .map(str::to_owned)
+}
+
+/// Reads the store's id; `None` when the store has none yet (or what it
+/// holds under [`STORE_ID_KEY`] is not one).
+pub async fn read_store_id(store: &dyn ArtifactStore) -> Result<Option<String>, ArtifactError> {
+    read_json(store, STORE_ID_KEY, parse_id).await
 }
 
 /// Returns the store's id, creating it when the store has none.
 pub async fn store_id(store: &dyn ArtifactStore) -> Result<String, ArtifactError> {
-    if let Some(id) = read_store_id(store).await? {
-        return Ok(id);
-    }
-    let id = uuid::Uuid::new_v4().to_string();
-    let body = serde_json::json!({
-        "store_id": id,
+    let made = serde_json::json!({
+        "store_id": uuid::Uuid::new_v4().to_string(),
         "about": "oxwright's identity of this store: jobs carry it, and workers writing elsewhere refuse them",
     });
-    store
-        .put(
-            STORE_ID_KEY,
-            Bytes::from(serde_json::to_vec_pretty(&body).expect("json serialises")),
-            "application/json",
-        )
-        .await?;
-    tokio::time::sleep(SETTLE).await;
-    Ok(read_store_id(store).await?.unwrap_or(id))
+    read_or_create(store, STORE_ID_KEY, parse_id, made).await
 }
 
 #[cfg(test)]

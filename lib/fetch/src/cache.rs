@@ -1,7 +1,10 @@
 //! The fetch cache, in the artefact store: a result is kept under
 //! `cache/fetch/<key>/` (`entry.json`, plus `page.html` and
-//! `screenshot.png` when the request produced them), where `<key>` is a
-//! SHA-256 of the URL and every option that changes the output. A request
+//! `screenshot.png` when the request produced them), where `<key>` is an
+//! HMAC-SHA-256 of the URL and every option that changes the output,
+//! keyed with a secret the store holds ([`CACHE_SECRET_KEY`]): a listing
+//! of the store's keys says nothing of the URLs, headers, cookies or
+//! credentials behind them to one who cannot read that secret. A request
 //! with `max_age_ms` > 0 is answered from an entry younger than that with
 //! no navigation (`hit`); an older entry whose main document stated an
 //! `ETag` or `Last-Modified` is revalidated with a conditional request
@@ -16,17 +19,21 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
+use hmac::{Hmac, Mac};
 use oxwright_artifacts::{ArtifactError, ArtifactStore};
 use oxwright_engine::{BrowserEngine, EngineError, UrlPolicy};
 use oxwright_jobs::{CacheStatus, FetchResult, FetchSpec, FetchTimings, JobError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 use crate::{FetchOutput, fetch_page, fetch_page_if, ms, parse_actions};
 
 /// Where cache entries live in the store.
 pub const CACHE_PREFIX: &str = "cache/fetch/";
+
+/// The store key of the secret the cache keys are made with.
+pub const CACHE_SECRET_KEY: &str = "cache/secret.json";
 
 /// The spec's fields that do not change what a fetch produces, left out of
 /// its cache key: how long and how often to try, how old an answer may be,
@@ -62,11 +69,11 @@ struct Entry {
     result: FetchResult,
 }
 
-/// Returns the cache key of `spec`: the hex SHA-256 of its JSON with the
-/// [`NOT_IN_KEY`] fields removed and object keys sorted. Options left at
-/// their default are not in the JSON, so a new option does not change the
-/// keys of requests that do not use it.
-pub fn cache_key(spec: &FetchSpec) -> String {
+/// Returns the cache key of `spec` under `secret`: the hex HMAC-SHA-256 of
+/// its JSON with the [`NOT_IN_KEY`] fields removed and object keys sorted.
+/// Options left at their default are not in the JSON, so a new option does
+/// not change the keys of requests that do not use it.
+pub fn cache_key(secret: &[u8], spec: &FetchSpec) -> String {
     let mut value = serde_json::to_value(spec).unwrap_or(Value::Null);
     if let Value::Object(map) = &mut value {
         for field in NOT_IN_KEY {
@@ -75,11 +82,41 @@ pub fn cache_key(spec: &FetchSpec) -> String {
     }
     let mut text = String::new();
     canonical(&value, &mut text);
-    let mut hash = Sha256::new();
-    hash.update(KEY_SALT.as_bytes());
-    hash.update([0]);
-    hash.update(text.as_bytes());
-    hex::encode(hash.finalize())
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes a key of any length");
+    mac.update(KEY_SALT.as_bytes());
+    mac.update(&[0]);
+    mac.update(text.as_bytes());
+    hex::encode(mac.finalize().into_bytes())
+}
+
+fn parse_secret(v: &Value) -> Option<Vec<u8>> {
+    hex::decode(v.get("secret")?.as_str()?)
+        .ok()
+        .filter(|s| s.len() >= 16)
+}
+
+/// Returns the store's cache secret (hex in [`CACHE_SECRET_KEY`]),
+/// creating it when the store has none.
+pub async fn cache_secret(store: &dyn ArtifactStore) -> Result<Vec<u8>, ArtifactError> {
+    let mut secret = uuid::Uuid::new_v4().as_bytes().to_vec();
+    secret.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+    let made = serde_json::json!({
+        "secret": hex::encode(&secret),
+        "about": "the key of the fetch cache's entry names: whoever reads it can tell which request an entry answers",
+    });
+    oxwright_artifacts::read_or_create(store, CACHE_SECRET_KEY, parse_secret, made).await
+}
+
+/// The cache key of `spec` in `store`; `None` (no caching) when the
+/// store's secret can be neither read nor made.
+async fn key_in(store: &dyn ArtifactStore, spec: &FetchSpec) -> Option<String> {
+    match cache_secret(store).await {
+        Ok(secret) => Some(cache_key(&secret, spec)),
+        Err(err) => {
+            tracing::warn!(error = %err, "fetch cache secret unreadable; fetching the page");
+            None
+        }
+    }
 }
 
 /// Writes `value` as JSON with every object's keys sorted.
@@ -136,8 +173,10 @@ pub async fn fetch_cached(
         return fetch_page(engine, policy, spec).await;
     };
     let started = Instant::now();
-    let key = cache_key(spec);
-    let cached = match lookup(policy, store, spec, started).await? {
+    let Some(key) = key_in(store, spec).await else {
+        return fetch_page(engine, policy, spec).await;
+    };
+    let cached = match lookup(policy, store, spec, &key, started).await? {
         Lookup::Fresh(out) => return Ok(*out),
         Lookup::Stale(entry) => entry.map(|e| *e),
     };
@@ -180,6 +219,7 @@ async fn lookup(
     policy: &Arc<UrlPolicy>,
     store: &dyn ArtifactStore,
     spec: &FetchSpec,
+    key: &str,
     started: Instant,
 ) -> Result<Lookup, JobError> {
     spec.validate().map_err(|e| e.with_url(spec.url.as_str()))?;
@@ -187,11 +227,10 @@ async fn lookup(
     if let Err(source) = policy.check(&spec.url).await {
         return Err(EngineError::policy(spec.url.as_str(), &source).into());
     }
-    let key = cache_key(spec);
-    let cached = read_entry(store, &key).await;
+    let cached = read_entry(store, key).await;
     if let Some(entry) = &cached
         && now_ms().saturating_sub(entry.stored_at_ms) < spec.max_age_ms
-        && let Some(out) = answer(store, &key, entry, CacheStatus::Hit, started).await
+        && let Some(out) = answer(store, key, entry, CacheStatus::Hit, started).await
     {
         tracing::debug!(url = %spec.url, key, "fetch cache hit");
         return Ok(Lookup::Fresh(Box::new(out)));
@@ -212,7 +251,8 @@ pub async fn fresh_from_cache(
     if spec.max_age_ms == 0 {
         return None;
     }
-    match lookup(policy, store, spec, Instant::now()).await {
+    let key = key_in(store, spec).await?;
+    match lookup(policy, store, spec, &key, Instant::now()).await {
         Ok(Lookup::Fresh(out)) => Some(*out),
         _ => None,
     }
@@ -335,13 +375,15 @@ mod tests {
     use super::*;
     use oxwright_jobs::ContentMode;
 
+    const SECRET: &[u8] = b"a secret of the store, 32 bytes.";
+
     fn spec() -> FetchSpec {
         FetchSpec::new("https://a.example/page".parse().unwrap())
     }
 
     #[test]
     fn key_ignores_what_does_not_change_the_output() {
-        let base = cache_key(&spec());
+        let base = cache_key(SECRET, &spec());
         assert_eq!(base.len(), 64);
         let mut s = spec();
         s.timeout_ms = 5_000;
@@ -349,26 +391,49 @@ mod tests {
         s.retry_delay_ms = 10;
         s.max_age_ms = 60_000;
         s.headless = false;
-        assert_eq!(cache_key(&s), base, "{NOT_IN_KEY:?} are not in the key");
+        assert_eq!(cache_key(SECRET, &s), base, "{NOT_IN_KEY:?} are not in the key");
     }
 
     #[test]
     fn key_changes_with_the_url_and_what_changes_the_output() {
-        let base = cache_key(&spec());
+        let base = cache_key(SECRET, &spec());
         let mut s = spec();
         s.content = ContentMode::Full;
-        assert_ne!(cache_key(&s), base);
+        assert_ne!(cache_key(SECRET, &s), base);
         let mut s = spec();
         s.url = "https://a.example/other".parse().unwrap();
-        assert_ne!(cache_key(&s), base);
+        assert_ne!(cache_key(SECRET, &s), base);
         let mut s = spec();
         s.actions = vec!["scroll: bottom".into()];
-        assert_ne!(cache_key(&s), base);
+        assert_ne!(cache_key(SECRET, &s), base);
         let mut s = spec();
         s.headers.insert("Authorization".into(), "Bearer a".into());
-        let a = cache_key(&s);
+        let a = cache_key(SECRET, &s);
         s.headers.insert("Authorization".into(), "Bearer b".into());
-        assert_ne!(cache_key(&s), a, "another user's view is another entry");
+        assert_ne!(cache_key(SECRET, &s), a, "another user's view is another entry");
+    }
+
+    #[test]
+    fn key_depends_on_the_stores_secret() {
+        let a = cache_key(SECRET, &spec());
+        assert_eq!(a.len(), 64);
+        assert_ne!(cache_key(b"another store's secret, 32 bytes", &spec()), a);
+        // Not the plain digest one could recompute from a guessed request.
+        let mut text = String::new();
+        canonical(&serde_json::to_value(spec()).unwrap(), &mut text);
+        use sha2::Digest;
+        let plain = hex::encode(Sha256::digest(format!("{KEY_SALT}\0{text}").as_bytes()));
+        assert_ne!(a, plain);
+    }
+
+    #[tokio::test]
+    async fn the_secret_is_made_once_and_read_back() {
+        let store = oxwright_artifacts::MemoryStore::new();
+        let first = cache_secret(&store).await.unwrap();
+        assert_eq!(first.len(), 32);
+        assert_eq!(cache_secret(&store).await.unwrap(), first);
+        let other = oxwright_artifacts::MemoryStore::new();
+        assert_ne!(cache_secret(&other).await.unwrap(), first);
     }
 
     #[test]
