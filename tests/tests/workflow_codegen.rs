@@ -15,7 +15,7 @@ use oxwright_workflow::Sanitizer;
 use oxwright_workflow::codegen::{
     FAILED_SPEC_TS, FAILURE_TXT, Published, SPEC_TS, VerifyOptions, codegen_session,
 };
-use wf::{LOGIN_ID, Wf, script_login_search_select};
+use wf::{LOGIN_ID, Wf, script_login_search_open, script_login_search_select};
 
 fn verify_options() -> VerifyOptions {
     let node = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../infra/node");
@@ -81,6 +81,30 @@ async fn spec_of_the_llm_login_flow_passes_in_playwright() {
             "await choose(page, page.getByRole('combobox', { name: 'Shipping country' }), 'Japan');"
         ),
         "{code}"
+    );
+}
+
+/// A flow whose last step navigates (an LLM-decided click) ends with a
+/// check of the URL it reached: the spec proves the step did something.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spec_checks_the_url_a_navigating_last_step_reached() {
+    let wf = Wf::start().await;
+    let llm = ScriptedLlm::start().await.expect("scripted llm starts");
+    script_login_search_open(&llm);
+    let (result, _page) = wf
+        .run(
+            "open",
+            "/app/login",
+            "Log in, find Rust in Action and open it",
+            Some(&llm),
+        )
+        .await;
+    assert_eq!(result.status, RunStatus::Completed, "{result:#?}");
+    let code = spec_passes(&wf, "open").await;
+    let last_step = code.rfind("// step 6:").expect("step 6 is in the spec");
+    assert!(
+        code[last_step..].contains("await expect(page).toHaveURL("),
+        "the last step's navigation is not checked: {code}"
     );
 }
 

@@ -213,9 +213,10 @@ pub async fn page_text(page: &dyn Page, js: &str) -> Value {
     page.evaluate(js, Duration::from_secs(5)).await.expect("evaluate")
 }
 
-/// Scripts the whole login → search → select flow.
-pub fn script_login_search_select(llm: &ScriptedLlm) {
-    llm.push(checklist(&[
+/// The login → search → select flow's checklist and decisions, the first
+/// `steps` of them.
+fn script_login_search(llm: &ScriptedLlm, steps: usize) {
+    let checklist_items = [
         "Type {{LOGIN_ID}} into Username",
         "Type {{PASSWORD}} into Password",
         "Click Sign in",
@@ -223,7 +224,8 @@ pub fn script_login_search_select(llm: &ScriptedLlm) {
         "Click Search",
         "Open Rust in Action",
         "Choose Japan as the shipping country",
-    ]));
+    ];
+    llm.push(checklist(&checklist_items[..steps]));
     let decisions = [
         role("textbox", "Username", "fill", Some(placeholder("LOGIN_ID"))),
         role("textbox", "Password", "fill", Some(placeholder("PASSWORD"))),
@@ -233,8 +235,18 @@ pub fn script_login_search_select(llm: &ScriptedLlm) {
         role("link", "Rust in Action", "click", None),
         role("combobox", "Shipping country", "select", Some(literal("Japan"))),
     ];
-    for d in decisions {
+    for d in decisions.into_iter().take(steps) {
         llm.push(d);
         llm.push(Reply::text("true"));
     }
+}
+
+/// Scripts the whole login → search → select flow.
+pub fn script_login_search_select(llm: &ScriptedLlm) {
+    script_login_search(llm, 7);
+}
+
+/// The same flow, ending with the click that opens the product page.
+pub fn script_login_search_open(llm: &ScriptedLlm) {
+    script_login_search(llm, 6);
 }

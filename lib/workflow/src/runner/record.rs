@@ -73,6 +73,14 @@ impl Run<'_> {
             ));
             line.url_after = Some(url);
         }
+        if line.url_after.is_none() && line.result.is_some() {
+            // Where the step left the page, so a navigating step (the last
+            // one too) gets its check in a generated spec.
+            match self.exec.page().url().await {
+                Ok(url) => line.url_after = Some(self.sanitizer.clean(&url)),
+                Err(e) => tracing::debug!(error = %e, "url after the step unknown"),
+            }
+        }
         let code = line.result.as_ref().and_then(|r| r.error.clone()).or_else(|| {
             line.reason
                 .as_deref()
