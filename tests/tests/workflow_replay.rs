@@ -254,3 +254,54 @@ async fn two_replays_healing_at_once_leave_a_valid_cache() {
     assert_saved(&wf, &next);
     assert_eq!(llm.received().len(), calls);
 }
+
+/// A run recorded on one host replays from its cache under another start
+/// URL (staging, then production): pages on the start origin are keyed by
+/// their path, so no step needs the LLM, and none is configured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_replays_against_another_host() {
+    let wf = Wf::start().await;
+    let llm = ScriptedLlm::start().await.unwrap();
+    script_recording(&llm);
+    let recorded = run(&wf, "rec", Some(&llm), None).await;
+    assert_saved(&wf, &recorded);
+
+    let production = oxwright_fixtures::FixtureServer::start().await.unwrap();
+    let policy = Arc::new(oxwright_engine::UrlPolicy::allowing([
+        wf.site.addr().to_string().parse().unwrap(),
+        production.addr().to_string().parse().unwrap(),
+    ]));
+    let page = wf
+        .engine
+        .open(&oxwright_engine::OpenOptions::new(policy))
+        .await
+        .expect("page");
+    let mut opts = wf.options("prod", "/app/profile");
+    opts.start_url = production.url("/app/profile").parse().unwrap();
+    opts.workflow_id = Some(WORKFLOW.into());
+    opts.replay = Some(ReplayOptions {
+        checklist: STEPS.iter().map(|s| format!("[] {s}")).collect(),
+        trust_after: 1,
+    });
+    let workflow = Workflow::parse(PROFILE).unwrap();
+    let replayed = run_workflow(page.as_ref(), &workflow, wf.deps(None, wf.secrets()), opts)
+        .await
+        .expect("the workflow runs");
+    assert_eq!(
+        replayed.status,
+        RunStatus::Completed,
+        "{replayed:#?}\n{}",
+        wf.console_text()
+    );
+    assert_eq!(sources(&replayed), vec![Some(StepSource::Cache); 2]);
+    let url = replayed.final_url.as_deref().unwrap_or_default();
+    assert!(
+        url.starts_with(&production.url("/app/profile/saved?name=Ada")),
+        "{url}"
+    );
+    assert_eq!(
+        wf.site.hits("/app/profile/saved"),
+        1,
+        "only the recording saved on staging"
+    );
+}

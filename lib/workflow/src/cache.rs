@@ -11,7 +11,10 @@
 //!   themselves, so a view lost to a concurrent write loses nothing).
 //!
 //! An entry's key is the page's URL pattern, the step's instruction and its
-//! placeholder names. An entry counts consecutive verified successes of the
+//! placeholder names. A page on the run's start origin is keyed by its
+//! path alone ([`url_pattern_on`]), so a recording made on one host
+//! replays under another start URL (staging, then production); a page on
+//! any other host keeps its whole origin in the key. An entry counts consecutive verified successes of the
 //! same action on the same element (locator, action, value placeholder and
 //! the element's neighbourhood fingerprint); another action resets it to 1,
 //! a failure to 0. Replay trusts it with no LLM call once it reaches the
@@ -126,7 +129,17 @@ pub struct EntryKey {
 }
 
 impl EntryKey {
-    /// The key of `instruction` on the page at `url`.
+    /// The key of `instruction` on the page at `url` of a run that started
+    /// at `start` (see [`url_pattern_on`]).
+    pub fn on(start: &url::Url, url: &str, instruction: &str) -> Self {
+        Self {
+            url_pattern: url_pattern_on(url, start),
+            ..Self::new(url, instruction)
+        }
+    }
+
+    /// The key of `instruction` on the page at `url`, its origin whole (the
+    /// key of caches recorded before keys were relative to the start).
     pub fn new(url: &str, instruction: &str) -> Self {
         let instruction = instruction.trim_start_matches("[]").trim().to_string();
         Self {
@@ -332,6 +345,27 @@ pub fn workflow_id(name: Option<&str>, start_url: &str, text: &str) -> String {
     format!("wf-{h:016x}")
 }
 
+/// [`url_pattern`] of `url`, with the origin left out (`~/path`) when it
+/// is `start`'s: where a run on another host of the same application
+/// finds the same pages.
+pub fn url_pattern_on(url: &str, start: &url::Url) -> String {
+    relative_to(url_pattern(url), start)
+}
+
+/// A [`url_pattern`] with `start`'s origin taken out (`~/path`), when it
+/// begins with it.
+pub fn relative_to(pattern: String, start: &url::Url) -> String {
+    if !start.origin().is_tuple() {
+        return pattern;
+    }
+    let origin = url_pattern(&start.origin().ascii_serialization());
+    let origin = origin.trim_end_matches('/');
+    match pattern.strip_prefix(origin) {
+        Some(rest) if rest.is_empty() || rest.starts_with(['/', '?']) => format!("~{rest}"),
+        _ => pattern,
+    }
+}
+
 /// A URL with what varies between visits of the same kind of page taken
 /// out: query values, the fragment, and path segments that are numbers,
 /// UUIDs or long hex (`/orders/123?id=9` → `/orders/*?id=*`).
@@ -406,6 +440,37 @@ mod tests {
             checklist: vec!["[] Click Save".into()],
             events,
         }
+    }
+
+    #[test]
+    fn pages_on_the_start_origin_are_keyed_by_their_path() {
+        let staging: url::Url = "http://staging.test:8080/app/login".parse().unwrap();
+        let production: url::Url = "https://shop.test/app/login".parse().unwrap();
+        assert_eq!(
+            url_pattern_on("http://staging.test:8080/orders/12?id=3", &staging),
+            "~/orders/*?id=*"
+        );
+        assert_eq!(
+            url_pattern_on("https://shop.test/orders/7?id=1", &production),
+            "~/orders/*?id=*"
+        );
+        assert_eq!(
+            EntryKey::on(&staging, "http://staging.test:8080/app/profile", "[] Save"),
+            EntryKey::on(&production, "https://shop.test/app/profile", "[] Save")
+        );
+        // Another host (a look-alike, a login provider) keeps its origin.
+        assert_eq!(
+            url_pattern_on("https://shop.test.evil.example/app/profile", &production),
+            "https://shop.test.evil.example/app/profile"
+        );
+        assert_eq!(
+            url_pattern_on("http://staging.test:8081/app/profile", &staging),
+            "http://staging.test:8081/app/profile"
+        );
+        assert_eq!(
+            relative_to(url_pattern("http://staging.test:8080/app"), &staging),
+            "~/app"
+        );
     }
 
     #[test]

@@ -702,13 +702,13 @@ impl Run<'_> {
                     line.completed = true;
                     if let (Some(fingerprint), Some(url)) = (fingerprint, &step_url) {
                         self.resolved = Some((
-                            EntryKey::new(url, &step),
+                            EntryKey::on(&self.opts.start_url, url, &step),
                             Resolved {
                                 locator: locator.clone(),
                                 action: decision.action,
                                 value: decision.value.clone(),
                                 fingerprint,
-                                url_after: crate::cache::url_pattern(&fresh.url),
+                                url_after: crate::cache::url_pattern_on(&fresh.url, &self.opts.start_url),
                             },
                         ));
                     }

@@ -18,7 +18,9 @@ use serde_json::json;
 use super::Run;
 use super::attempt::{AttemptLine, act_decision, ms};
 use super::failure::StepKind;
-use crate::cache::{CacheEvent, EntryKey, EventFile, Fingerprint, Resolved, url_pattern};
+use crate::cache::{
+    CacheEvent, EntryKey, EventFile, Fingerprint, Resolved, relative_to, url_pattern, url_pattern_on,
+};
 use crate::executor::ActError;
 use crate::prompts::{self, JUDGE_MAX_TOKENS};
 use crate::{ActionCache, AttemptError, WorkflowError};
@@ -95,8 +97,17 @@ impl Run<'_> {
             Err(e) if e.is_fatal() => return Err(e.into()),
             Err(_) => return Ok(Cached::Missing),
         };
-        let key = EntryKey::new(&url, &step);
-        let Some(entry) = self.cache.as_ref().and_then(|c| c.get(&key)).cloned() else {
+        let key = EntryKey::on(&self.opts.start_url, &url, &step);
+        // A cache recorded before keys were relative to the start URL.
+        let legacy = EntryKey::new(&url, &step);
+        let found = self.cache.as_ref().and_then(|c| match c.get(&key) {
+            Some(entry) => Some(entry.clone()),
+            None => c.get(&legacy).cloned().map(|mut entry| {
+                entry.resolved.url_after = relative_to(entry.resolved.url_after, &self.opts.start_url);
+                entry
+            }),
+        });
+        let Some(entry) = found else {
             self.log.say(&format!(
                 "step {number}/{}: {step} (no cached action)",
                 self.checklist.len()
@@ -199,10 +210,10 @@ impl Run<'_> {
         line.succeeded(Some(acted.navigated));
         let after = self.exec.page().url().await.unwrap_or_default();
         line.url_after = Some(after.clone());
-        if url_pattern(&after) != r.url_after {
+        let reached = url_pattern_on(&after, &self.opts.start_url);
+        if reached != r.url_after && url_pattern(&after) != r.url_after {
             return Ok(Err(refused(format!(
-                "after it the page is {}, the recorded run reached {}",
-                url_pattern(&after),
+                "after it the page is {reached}, the recorded run reached {}",
                 r.url_after
             ))));
         }
