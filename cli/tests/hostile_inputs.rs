@@ -302,6 +302,21 @@ async fn js_dialogs_are_answered_as_asked_and_reported() {
     );
 }
 
+/// `oxwright [global…] fetch --render never [rest…]` against `site`, its
+/// store in `dir`.
+fn served_fetch(site: &FixtureServer, dir: &std::path::Path, global: &[&str], rest: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "--allow-host".to_string(),
+        site.addr().to_string(),
+        "--out".into(),
+        dir.display().to_string(),
+    ];
+    args.extend(global.iter().map(|a| a.to_string()));
+    args.extend(["fetch", "--render", "never"].map(String::from));
+    args.extend(rest.iter().map(|a| a.to_string()));
+    args
+}
+
 /// Runs `oxwright` with `args` off the async runtime.
 async fn run_blocking(args: Vec<String>) -> Output {
     tokio::task::spawn_blocking(move || {
@@ -323,20 +338,8 @@ async fn input_echoed_in_a_message_stays_on_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let hostile = format!("{}\r\nX-Injected: yes\u{1b}[2J", site.url("/echo"));
     for json in [false, true] {
-        let mut args = vec![
-            "--allow-host".to_string(),
-            site.addr().to_string(),
-            "--out".into(),
-            dir.path().display().to_string(),
-            "fetch".into(),
-            "--render".into(),
-            "never".into(),
-        ];
-        if json {
-            args.push("--json".into());
-        }
-        args.push(hostile.clone());
-        let out = run_blocking(args).await;
+        let rest: &[&str] = if json { &["--json", &hostile] } else { &[&hostile] };
+        let out = run_blocking(served_fetch(&site, dir.path(), &[], rest)).await;
         let stderr = String::from_utf8_lossy(&out.stderr);
         // Nothing ran: every input was refused (a usage error).
         assert_eq!(out.status.code(), Some(2), "{stderr}");
@@ -364,16 +367,8 @@ async fn one_shot_commands_are_quiet_unless_asked() {
     let dir = tempfile::tempdir().unwrap();
     let url = site.url(oxwright_fixtures::ARTICLE_PATHS[0]);
     for verbose in [false, true] {
-        let mut args = vec![
-            "--allow-host".to_string(),
-            site.addr().to_string(),
-            "--out".into(),
-            dir.path().display().to_string(),
-        ];
-        if verbose {
-            args.push("-v".into());
-        }
-        args.extend(["fetch".into(), "--render".into(), "never".into(), url.clone()]);
+        let global: &[&str] = if verbose { &["-v"] } else { &[] };
+        let args = served_fetch(&site, dir.path(), global, &[&url]);
         let out = run_blocking(args).await;
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{stderr}");

@@ -299,7 +299,7 @@ async fn a_timed_out_navigation_does_not_poison_the_next_one() {
 /// `timeout` (the deadline is far; no retry is made).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_that_cannot_become_a_page_fail_with_their_kind() {
-    use oxwright_fixtures::{Cut, CutBodyServer};
+    use oxwright_fixtures::{Cut, HandServer};
     let env = Env::start().await;
     let fetch = |policy: std::sync::Arc<oxwright_policy::UrlPolicy>, url: String| {
         let env = &env;
@@ -311,7 +311,7 @@ async fn answers_that_cannot_become_a_page_fail_with_their_kind() {
         }
     };
     for cut in [Cut::Reset, Cut::Short] {
-        let server = CutBodyServer::start(cut).await.unwrap();
+        let server = HandServer::cut_body(cut).await.unwrap();
         let policy = policy_allowing(&[server.addr()]);
         let err = fetch(policy, server.url("/cut"))
             .await
@@ -344,10 +344,10 @@ async fn answers_that_cannot_become_a_page_fail_with_their_kind() {
 /// every render mode; no status is reported that the server never sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_does_not_answer_in_http_is_a_connection_failure() {
-    use oxwright_fixtures::{Misbehaviour, RawAnswerServer};
+    use oxwright_fixtures::{HandServer, Misbehaviour};
     let env = Env::start().await;
     for how in Misbehaviour::ALL {
-        let server = RawAnswerServer::start(how).await.unwrap();
+        let server = HandServer::misbehaving(how).await.unwrap();
         let policy = policy_allowing(&[server.addr()]);
         for render in [oxwright_jobs::Render::Always, oxwright_jobs::Render::Never] {
             let mut spec = oxwright_jobs::FetchSpec::new(server.url("/page").parse().unwrap());

@@ -34,18 +34,20 @@ pub async fn read_json<T>(
         .and_then(|v| parse(&v)))
 }
 
-/// Returns what `parse` reads at `key`, first writing `made` there when
-/// the store has nothing readable: a value every process sharing the
-/// store agrees on (the one written last when two create it at once).
+/// Returns what `parse` reads at `key`, first writing what `make` makes
+/// there when the store has nothing readable: a value every process
+/// sharing the store agrees on (the one written last when two create it
+/// at once).
 pub async fn read_or_create<T>(
     store: &dyn ArtifactStore,
     key: &str,
     parse: impl Fn(&serde_json::Value) -> Option<T>,
-    made: serde_json::Value,
+    make: impl FnOnce() -> serde_json::Value,
 ) -> Result<T, ArtifactError> {
     if let Some(value) = read_json(store, key, &parse).await? {
         return Ok(value);
     }
+    let made = make();
     let body = Bytes::from(serde_json::to_vec_pretty(&made).expect("json serialises"));
     store.put(key, body, "application/json").await?;
     tokio::time::sleep(SETTLE).await;
@@ -70,11 +72,13 @@ pub async fn read_store_id(store: &dyn ArtifactStore) -> Result<Option<String>, 
 
 /// Returns the store's id, creating it when the store has none.
 pub async fn store_id(store: &dyn ArtifactStore) -> Result<String, ArtifactError> {
-    let made = serde_json::json!({
-        "store_id": uuid::Uuid::new_v4().to_string(),
-        "about": "oxwright's identity of this store: jobs carry it, and workers writing elsewhere refuse them",
-    });
-    read_or_create(store, STORE_ID_KEY, parse_id, made).await
+    let make = || {
+        serde_json::json!({
+            "store_id": uuid::Uuid::new_v4().to_string(),
+            "about": "oxwright's identity of this store: jobs carry it, and workers writing elsewhere refuse them",
+        })
+    };
+    read_or_create(store, STORE_ID_KEY, parse_id, make).await
 }
 
 #[cfg(test)]

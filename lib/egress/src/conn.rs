@@ -518,18 +518,13 @@ async fn relay(
                 read_response(&mut ur, &mut buf, limits.max_head_bytes),
             )
             .await;
-            let failed = match head {
-                Ok(Ok(head)) => Ok(head),
-                Ok(Err(err)) => Err(Some(err)),
-                Err(_) => Err(None),
-            };
-            let (code, rewritten, len, length) = match failed {
-                Ok(head) => head,
-                Err(err) => {
+            let (code, rewritten, len, length) = match head {
+                Ok(Ok(head)) => head,
+                failed => {
                     // The server did not answer in HTTP: the browser is told
                     // the network error and what the server did, never a
                     // status the server did not send.
-                    let (net, why) = head_failure(err, buf.is_empty(), limits);
+                    let (net, why) = head_failure(failed.ok().and_then(Result::err), buf.is_empty(), limits);
                     let net = format!("{net} ({why})");
                     let _ = cw.write_all(&answer(502, "Bad Gateway", &why, Some(&net))).await;
                     let _ = cw.shutdown().await;

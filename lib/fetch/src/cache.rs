@@ -98,13 +98,15 @@ fn parse_secret(v: &Value) -> Option<Vec<u8>> {
 /// Returns the store's cache secret (hex in [`CACHE_SECRET_KEY`]),
 /// creating it when the store has none.
 pub async fn cache_secret(store: &dyn ArtifactStore) -> Result<Vec<u8>, ArtifactError> {
-    let mut secret = uuid::Uuid::new_v4().as_bytes().to_vec();
-    secret.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
-    let made = serde_json::json!({
-        "secret": hex::encode(&secret),
-        "about": "the key of the fetch cache's entry names: whoever reads it can tell which request an entry answers",
-    });
-    oxwright_artifacts::read_or_create(store, CACHE_SECRET_KEY, parse_secret, made).await
+    let make = || {
+        let mut secret = uuid::Uuid::new_v4().as_bytes().to_vec();
+        secret.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+        serde_json::json!({
+            "secret": hex::encode(&secret),
+            "about": "the key of the fetch cache's entry names: whoever reads it can tell which request an entry answers",
+        })
+    };
+    oxwright_artifacts::read_or_create(store, CACHE_SECRET_KEY, parse_secret, make).await
 }
 
 /// The cache key of `spec` in `store`; `None` (no caching) when the

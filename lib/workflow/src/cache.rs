@@ -14,10 +14,10 @@
 //! placeholder names. A page on the run's start origin is keyed by its
 //! path alone ([`url_pattern_on`]), so a recording made on one host
 //! replays under another start URL (staging, then production); a page on
-//! any other host keeps its whole origin in the key. An entry counts consecutive verified successes of the
-//! same action on the same element (locator, action, value placeholder and
-//! the element's neighbourhood fingerprint); another action resets it to 1,
-//! a failure to 0. Replay trusts it with no LLM call once it reaches the
+//! any other host keeps its whole origin in the key. An entry counts
+//! consecutive verified successes of the same action on the same element
+//! (locator, action, value placeholder and the element's neighbourhood
+//! fingerprint); another action resets it to 1, a failure to 0. Replay trusts it with no LLM call once it reaches the
 //! configured count.
 
 use std::collections::BTreeMap;

@@ -18,9 +18,7 @@ use serde_json::json;
 use super::Run;
 use super::attempt::{AttemptLine, act_decision, ms};
 use super::failure::StepKind;
-use crate::cache::{
-    CacheEvent, EntryKey, EventFile, Fingerprint, Resolved, relative_to, url_pattern, url_pattern_on,
-};
+use crate::cache::{CacheEvent, EntryKey, EventFile, Fingerprint, Resolved, relative_to, url_pattern_on};
 use crate::executor::ActError;
 use crate::prompts::{self, JUDGE_MAX_TOKENS};
 use crate::{ActionCache, AttemptError, WorkflowError};
@@ -210,8 +208,9 @@ impl Run<'_> {
         line.succeeded(Some(acted.navigated));
         let after = self.exec.page().url().await.unwrap_or_default();
         line.url_after = Some(after.clone());
+        // A legacy entry's after-URL was made relative when it was found.
         let reached = url_pattern_on(&after, &self.opts.start_url);
-        if reached != r.url_after && url_pattern(&after) != r.url_after {
+        if reached != r.url_after {
             return Ok(Err(refused(format!(
                 "after it the page is {reached}, the recorded run reached {}",
                 r.url_after
