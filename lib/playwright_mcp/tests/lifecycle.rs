@@ -1,6 +1,7 @@
 //! The server child's life: a process holding a page is SIGKILLed and no
 //! node or Chromium of it survives; a child that dies under a page is
-//! replaced on the next call (the state machine reconnects); a clean close
+//! replaced on the next call (the state machine reconnects); a browser
+//! that dies under the first navigation is launched again; a clean close
 //! leaves nothing behind. Needs `@playwright/mcp` in `infra/node` (run
 //! `bash infra/install.sh`); the tests fail when it is missing.
 
@@ -224,4 +225,72 @@ async fn a_server_that_dies_at_start_is_retried_with_backoff_then_unavailable() 
     let err = missing.connect().await.expect_err("not installed");
     assert_eq!(err.kind, oxwright_engine::EngineErrorKind::Misconfigured, "{err}");
     assert_eq!(missing.connects(), 0);
+}
+
+/// Serves a page whose first request is answered only after `hold`; says
+/// on `arrived` when that request is in.
+async fn held_page(hold: Duration, arrived: Arc<tokio::sync::Notify>) -> url::Url {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    tokio::spawn(async move {
+        let mut first = true;
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let wait = if std::mem::take(&mut first) {
+                hold
+            } else {
+                Duration::ZERO
+            };
+            let arrived = arrived.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                let _ = sock.read(&mut buf).await;
+                arrived.notify_one();
+                tokio::time::sleep(wait).await;
+                let body = "<title>Relaunched</title><p>here</p>";
+                let resp = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = sock.write_all(resp.as_bytes()).await;
+            });
+        }
+    });
+    format!("http://127.0.0.1:{port}/").parse().expect("url")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_that_dies_under_the_first_navigation_is_launched_again() {
+    let arrived = Arc::new(tokio::sync::Notify::new());
+    let url = held_page(Duration::from_secs(3), arrived.clone()).await;
+    let policy = Arc::new(UrlPolicy::allowing([url.authority().parse().unwrap()]));
+    let engine = PlaywrightMcpEngine::new(config());
+    let page = engine
+        .open_page(&OpenOptions::new(policy))
+        .await
+        .expect("page opens");
+    let node = page.client().pid();
+    // Chromium dies while the first navigation waits for its document, as
+    // a launch that fails under load does.
+    let killer = tokio::spawn(async move {
+        arrived.notified().await;
+        let chromium: Vec<i32> = tree(node)
+            .into_iter()
+            .filter(|p| comm(*p).contains("chrom"))
+            .collect();
+        for pid in &chromium {
+            // SAFETY: kills the Chromium this test's page launched.
+            unsafe {
+                libc::kill(*pid, libc::SIGKILL);
+            }
+        }
+        chromium.len()
+    });
+    let nav = page
+        .goto(&url, &GotoOptions::load(Duration::from_secs(20)))
+        .await
+        .expect("the navigation is asked again of a new browser");
+    assert!(killer.await.expect("killer") > 0, "chromium ran under node");
+    assert_eq!(nav.final_url, url.as_str());
+    assert_eq!(page.title().await.expect("title"), "Relaunched");
 }

@@ -5,6 +5,7 @@
 //! tool expresses (counting locator matches, forward, reload, waits with a
 //! deadline). See `design.md`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,7 @@ use oxwright_engine::{
 use oxwright_policy::UrlPolicy;
 use serde_json::{Value, json};
 use tokio::sync::OwnedSemaphorePermit;
+use tracing::warn;
 
 use crate::client::{McpClient, Retry, ToolOutput};
 use crate::parse::{self, parse_console, parse_tabs, result_value};
@@ -48,6 +50,9 @@ pub struct McpPage {
     secrets: Mutex<Vec<String>>,
     console_seen: Mutex<usize>,
     dialogs: Mutex<Vec<DialogRecord>>,
+    /// A navigation has reached a document: the browser holds the page's
+    /// state from then on.
+    opened: AtomicBool,
     _workdir: tempfile::TempDir,
     _permit: Option<OwnedSemaphorePermit>,
 }
@@ -82,6 +87,7 @@ impl McpPage {
             secrets: Mutex::new(Vec::new()),
             console_seen: Mutex::new(0),
             dialogs: Mutex::new(Vec::new()),
+            opened: AtomicBool::new(false),
             _workdir: workdir,
             _permit: permit,
         }
@@ -282,14 +288,25 @@ impl Page for McpPage {
         // The server's own navigation deadline is fixed per child: wait at
         // least that long, so a slow page is its timeout, not a hung server.
         let deadline = opts.timeout.max(self.client.config().navigation_timeout);
-        let out = self
-            .call(
+        let navigate = || {
+            self.call(
                 "browser_navigate",
                 json!({ "url": url.as_str() }),
                 deadline,
                 Retry::Safe,
             )
-            .await;
+        };
+        let mut out = navigate().await;
+        if let Err(e) = &out
+            && e.kind == EngineErrorKind::Crashed
+            && !self.opened.load(Ordering::Acquire)
+        {
+            // The server's browser closed before the page held anything
+            // (a launch that died under load): the server launches a new
+            // one on the next call, and nothing is lost by asking again.
+            warn!(error = %e, "the playwright mcp browser closed before the first page; launching again");
+            out = navigate().await;
+        }
         let out = match out {
             Ok(out) => out,
             Err(e) => {
@@ -301,6 +318,7 @@ impl Page for McpPage {
                 return Err(e.with_url(url.as_str()));
             }
         };
+        self.opened.store(true, Ordering::Release);
         let final_url = parse::page_field(&out.text, "Page URL").unwrap_or_else(|| url.to_string());
         let status = parse::page_field(&out.text, "HTTP status")
             .and_then(|s| s.split_whitespace().next()?.parse().ok())
