@@ -58,7 +58,7 @@ impl Tab {
         // one back; what it takes to end that is over before this one listens.
         self.unstick_navigation().await;
         self.skip_frames(opts.skip_frames).await?;
-        self.track_work().await?;
+        self.prepare().await?;
         let page = self.raw_page().clone();
         let main_frame = page.target_id().as_ref().to_string();
         let listen_err = |e| cdp("event subscription", e);

@@ -27,7 +27,6 @@
 //! A page can only fool the tracker into reading early or late, never
 //! past the soft deadline.
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::page::{
@@ -256,17 +255,14 @@ impl Readiness {
 
 impl Tab {
     /// Registers the work tracker ([`WORK_JS`]) for the tab's next
-    /// documents, once: it stays for the tab's life, across jobs.
+    /// documents (once per tab, by [`Tab::prepare`]: it stays for the
+    /// tab's life, across jobs).
     pub(crate) async fn track_work(&self) -> Result<(), BrowserError> {
-        if self.work_tracked.load(Ordering::SeqCst) {
-            return Ok(());
-        }
         let source = WORK_JS
             .replace("__HORIZON__", &HORIZON.as_millis().to_string())
             .replace("__DEPTH__", &DEPTH.to_string());
         self.call_own(AddScriptToEvaluateOnNewDocumentParams::new(source))
             .await?;
-        self.work_tracked.store(true, Ordering::SeqCst);
         Ok(())
     }
 

@@ -18,6 +18,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
     ResetNavigationHistoryParams, StopLoadingParams,
 };
 use chromiumoxide::cdp::browser_protocol::storage::ClearDataForOriginParams;
+use chromiumoxide::cdp::browser_protocol::target::SetAutoAttachParams;
 use chromiumoxide::cdp::js_protocol::heap_profiler::CollectGarbageParams;
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use futures::StreamExt;
@@ -80,8 +81,8 @@ pub struct Tab {
     /// (see `frames.rs`), if any.
     pub(crate) frames_script:
         std::sync::Mutex<Option<chromiumoxide::cdp::browser_protocol::page::ScriptIdentifier>>,
-    /// Whether the work tracker of the `ready` wait is registered (see `ready.rs`).
-    pub(crate) work_tracked: AtomicBool,
+    /// Whether [`Tab::prepare`] ran.
+    pub(crate) prepared: AtomicBool,
 }
 
 /// The current job's interceptor record and what of it was reported.
@@ -134,8 +135,29 @@ impl Tab {
             egress,
             job_doc: std::sync::Mutex::new(None),
             frames_script: std::sync::Mutex::new(None),
-            work_tracked: AtomicBool::new(false),
+            prepared: AtomicBool::new(false),
         }
+    }
+
+    /// Once per tab, before its first navigation: registers the `ready`
+    /// wait's work tracker, and lets workers the page starts run at once.
+    ///
+    /// The DevTools client attaches to every worker the page starts with
+    /// Chromium told to hold it until the debugger says go, then says go
+    /// and detaches in the same breath; a service worker often sees the
+    /// detach first and stays held for ever, its registration pending.
+    /// Nothing here needs a worker held (the egress proxy judges what it
+    /// sends), so they are not held.
+    pub(crate) async fn prepare(&self) -> Result<(), BrowserError> {
+        if self.prepared.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.track_work().await?;
+        let mut attach = SetAutoAttachParams::new(true, false);
+        attach.flatten = Some(true);
+        self.call_own(attach).await?;
+        self.prepared.store(true, Ordering::SeqCst);
+        Ok(())
     }
 
     /// A tab for the popup `id` this tab's page opened: same browser,
