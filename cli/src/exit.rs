@@ -1,4 +1,4 @@
-//! The exit codes every command shares, listed in README's "Exit codes":
+//! The exit codes every command shares, listed in `docs/src/exit-codes.md`:
 //! 0 all ok, 1 some jobs failed, 2 usage or configuration error, 3 a
 //! service or the browser was not available, 130 interrupted.
 

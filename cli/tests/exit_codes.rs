@@ -1,4 +1,4 @@
-//! Exit codes as a script sees them (README "Exit codes"): 1 when some
+//! Exit codes as a script sees them (`docs/src/exit-codes.md`): 1 when some
 //! jobs failed, 2 for a bad flag, configuration or input or a browser that
 //! cannot start as asked, on the built binary.
 

@@ -180,7 +180,7 @@ async fn fetch_reports_each_refused_input_with_its_kind_and_runs_the_others() {
         assert_eq!(line["error"]["kind"], *kind, "{url}: {line}");
         assert!(line["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
     }
-    // README: `error: URL: kind: message`.
+    // docs/src/fetch.md: `error: URL: kind: message`.
     assert!(
         stderr.contains("error: file:///etc/passwd: policy_denied: "),
         "{stderr}"
