@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use oxwright_fixtures::llm::{Reply, ScriptedLlm};
 use oxwright_fixtures::{APP_PASSWORD, FixtureServer};
 use support::wait_until;
 
@@ -166,17 +167,43 @@ fn tail(s: &str, n: usize) -> &str {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_over_stdio_through_every_tool() {
     let site = FixtureServer::start().await.unwrap();
-    let (dir, args) = workdir(&site);
+    let (dir, mut args) = workdir(&site);
     let base = format!("http://{}", site.addr());
+    // One plain-language run_workflow with site profiles and sitemap hints.
+    let llm = ScriptedLlm::start().await.unwrap();
+    llm.push(Reply::text(r#"["Type rust into the search box"]"#));
+    llm.push(Reply::json(serde_json::json!({
+        "method": "getByRole", "selector": {"role": "searchbox", "name": "Search products"},
+        "action": "fill", "value": {"kind": "literal", "value": "rust"}, "confidence": 0.9,
+    })));
+    llm.push(Reply::text("true"));
+    args.extend([
+        "--llm-base-url".into(),
+        llm.base_url(),
+        "--model".into(),
+        "scripted".into(),
+    ]);
     run_driver(
         &[
             "stdio".into(),
             env!("CARGO_BIN_EXE_oxwright").into(),
-            base,
+            base.clone(),
             dir.path().display().to_string(),
         ],
-        &[("OXWRIGHT_MCP_ARGS", serde_json::to_string(&args).unwrap())],
+        &[
+            ("OXWRIGHT_MCP_ARGS", serde_json::to_string(&args).unwrap()),
+            ("OXWRIGHT_DRIVE_LLM", "1".into()),
+        ],
     );
+    let calls = llm.received();
+    assert_eq!(calls.len(), 3, "checklist, decision, judgement");
+    let prompt = calls[1].prompt();
+    assert!(
+        prompt.contains("Shop fixture") && prompt.contains("any username works"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("The site's sitemap"), "{prompt}");
+    assert!(prompt.contains(&format!("{base}/articles/")), "{prompt}");
     // The secret never reached the server's log either (stderr went to the driver's
     // stderr; the run's artefacts are checked here).
     let store = dir.path().join("out");

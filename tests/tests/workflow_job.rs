@@ -136,3 +136,58 @@ async fn a_replay_job_reruns_a_recorded_workflow_with_no_llm() {
     let report = run_job(&ctx, &Job::new(JobSpec::Workflow(Box::new(spec)), None)).await;
     assert_eq!(report.error.unwrap().kind, ErrorKind::InvalidInput);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workflow_job_takes_site_profiles_and_sitemap_hints() {
+    use oxwright_fixtures::llm::{Reply, ScriptedLlm};
+    let wf = Wf::start().await;
+    let ctx = context(&wf);
+    let origin = format!("http://{}", wf.site.addr());
+    let llm = ScriptedLlm::start().await.unwrap();
+    llm.push(wf::checklist(&["Type rust into the search box"]));
+    llm.push(wf::role(
+        "searchbox",
+        "Search products",
+        "fill",
+        Some(wf::literal("rust")),
+    ));
+    llm.push(Reply::text("true"));
+    let mut spec = WorkflowSpec::new("Type rust into the search box", wf.url("/app/search"));
+    spec.llm = Some(oxwright_jobs::LlmSpec {
+        base_url: llm.base_url(),
+        model: "scripted".into(),
+        api_key_env: None,
+        large_model: None,
+    });
+    // As a submitter writes them: JSON fields of the job's spec.
+    let mut value = serde_json::to_value(&spec).unwrap();
+    value["sites"] = serde_json::json!([{
+        "url": format!("{origin}/app"),
+        "name": "Shop fixture",
+        "login_hints": ["any username works"],
+        "common_selectors": {"search_box": "input[type=search]"}
+    }]);
+    value["sitemap_hints"] = serde_json::json!(true);
+    let spec: WorkflowSpec = serde_json::from_value(value).unwrap();
+    let job = Job::new(JobSpec::Workflow(Box::new(spec.clone())), None);
+    let job: Job = serde_json::from_str(&serde_json::to_string(&job).unwrap()).unwrap();
+    let report = run_job(&ctx, &job).await;
+    assert_eq!(report.status, ReportStatus::Ok, "{report:?}");
+    let prompt = llm.received()[1].prompt();
+    assert!(
+        prompt.contains("Shop fixture") && prompt.contains("any username works"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("input[type=search]"), "{prompt}");
+    // The fixture site's own sitemap, found through robots.txt.
+    assert!(prompt.contains("The site's sitemap"), "{prompt}");
+    assert!(prompt.contains(&format!("{origin}/articles/")), "{prompt}");
+
+    // A profile that is not an absolute http(s) URL is refused before a run.
+    let mut bad = spec;
+    bad.sites[0].url = "shop.example".into();
+    let report = run_job(&ctx, &Job::new(JobSpec::Workflow(Box::new(bad)), None)).await;
+    let err = report.error.unwrap();
+    assert_eq!(err.kind, ErrorKind::InvalidInput);
+    assert!(err.message.contains("absolute http(s) URL"), "{}", err.message);
+}

@@ -431,9 +431,8 @@ async fn site_profiles_and_sitemap_urls_reach_the_decision_within_the_budget() {
     .unwrap();
     for (source, huge) in [
         (
-            Arc::new(oxwright_worker::sitemap_hints::LoaderHints::new(
-                wf.policy.clone(),
-            )) as Arc<dyn oxwright_workflow::SitemapSource>,
+            Arc::new(oxwright_workflow::SitemapHints::new(wf.policy.clone()))
+                as Arc<dyn oxwright_workflow::SitemapSource>,
             false,
         ),
         (

@@ -9,7 +9,6 @@ pub mod heap;
 pub mod metrics;
 mod run;
 mod setup;
-pub mod sitemap_hints;
 
 pub use config::Config;
 pub use consumer::{ConsumerOptions, handle_delivery, run_consumer};

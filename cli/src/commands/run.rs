@@ -205,7 +205,7 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
     let mut opts = WorkflowOptions::new(session.clone(), plan.start_url.clone());
     opts.hints.sites = sites;
     if cmd.sitemap_hints {
-        opts.hints.sitemaps = Some(Arc::new(oxwright_worker::sitemap_hints::LoaderHints::new(
+        opts.hints.sitemaps = Some(Arc::new(oxwright_workflow::SitemapHints::new(
             setup.policy.clone(),
         )));
     }

@@ -353,6 +353,14 @@ async def every_tool(c, base, workdir):
     check("nothing is recorded" in t, "run_workflow replay of an unknown workflow", t)
     _, t = await call(c, "run_workflow", {"workflow": "", "url": base + "/app/login", "replay": True}, error=True)
     check("workflow_id" in t, "run_workflow replay without an id", t)
+    _, t = await call(c, "run_workflow", {"workflow": wf, "url": base + "/app/login", "sites": [{"url": "shop.example"}]}, error=True)
+    check("absolute http(s) URL" in t, "run_workflow refuses a bad site profile", t)
+    if os.environ.get("OXWRIGHT_DRIVE_LLM"):
+        # The server's LLM is the test's scripted one: the prompt it got is checked there.
+        sites = [{"url": base + "/app", "name": "Shop fixture", "login_hints": ["any username works"]}]
+        _, t = await call(c, "run_workflow", {"workflow": "Type rust into the search box", "url": base + "/app/search",
+                                              "sites": sites, "sitemap_hints": True})
+        check("Completed" in t, "run_workflow with site profiles and sitemap hints", t)
 
     # Close: the next call opens a fresh page.
     await call(c, "browser_close")

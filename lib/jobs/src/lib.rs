@@ -10,6 +10,7 @@ pub mod limits;
 mod locator;
 mod page_info;
 mod shape;
+mod sites;
 mod step;
 mod workflow;
 
@@ -24,6 +25,7 @@ pub use job::{
 pub use locator::Locator;
 pub use page_info::{PageImage, PageLink, PageLinks, PageMetadata};
 pub use shape::{BasicAuth, CookieSpec, ProxyUrl, RequestShape, Viewport};
+pub use sites::{MAX_SITE_PROFILES, SiteProfile, SiteProfiles};
 pub use step::{
     StepAttemptResult, StepDecision, StepDurations, StepEmergency, StepRecord, StepTokens, StepValue,
 };

@@ -105,7 +105,8 @@ impl FetchSpec {
 
 impl WorkflowSpec {
     /// Refuses durations outside the bounds of this module, a trust count
-    /// of 0, and a workflow id that is not safe in a key.
+    /// of 0, a workflow id that is not safe in a key, and bad site
+    /// profiles.
     pub fn validate(&self) -> Result<(), JobError> {
         check_range(
             "action_timeout_ms",
@@ -127,7 +128,7 @@ impl WorkflowSpec {
                 format!("workflow_id {id:?}: use up to 100 letters, digits, '-', '_' and '.'"),
             ));
         }
-        Ok(())
+        crate::SiteProfiles::check(&self.sites).map_err(|m| JobError::new(ErrorKind::InvalidInput, m))
     }
 }
 

@@ -63,6 +63,14 @@ pub struct WorkflowSpec {
     /// (default 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trust_after: Option<u32>,
+    /// Site profiles for the decision prompt (as `sites.yaml` holds them):
+    /// the profile whose `url` the page is under is added to each step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sites: Vec<crate::SiteProfile>,
+    /// Adds the site's sitemap URLs (robots.txt, then `/sitemap.xml`,
+    /// under the job's URL policy) to the decision prompt.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sitemap_hints: bool,
 }
 
 fn default_headless() -> bool {
@@ -87,6 +95,8 @@ impl WorkflowSpec {
             workflow_id: None,
             replay: false,
             trust_after: None,
+            sites: Vec::new(),
+            sitemap_hints: false,
         }
     }
 }

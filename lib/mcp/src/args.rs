@@ -508,4 +508,12 @@ pub struct WorkflowArgs {
     /// Verified successes before a cached action replays with no LLM call (default 2).
     #[serde(default)]
     pub trust_after: Option<u32>,
+    /// Site profiles for the decision prompt: the profile whose `url` the
+    /// page is under is added to each step (as `oxwright run --sites`).
+    #[serde(default)]
+    pub sites: Vec<oxwright_jobs::SiteProfile>,
+    /// Adds the site's sitemap URLs (robots.txt, then `/sitemap.xml`,
+    /// under the server's URL policy) to the decision prompt.
+    #[serde(default)]
+    pub sitemap_hints: bool,
 }

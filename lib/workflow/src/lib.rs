@@ -35,7 +35,8 @@ pub use decision::{
 pub use error::{AttemptError, ErrorType, WorkflowError};
 pub use executor::{ActError, Executor};
 pub use hints::{
-    Hints, SITEMAP_MAX_CHARS, SITEMAP_MAX_URLS, SiteProfile, SiteProfiles, SitemapSource, url_block,
+    Hints, SITEMAP_MAX_CHARS, SITEMAP_MAX_URLS, SiteProfile, SiteProfiles, SitemapHints, SitemapSource,
+    url_block,
 };
 pub use oxwright_engine::{Locator, Snapshot};
 pub use prompts::{CHECKLIST_MAX_TOKENS, STEP_TOKEN_BUDGET, parse_checklist};

@@ -123,6 +123,14 @@ pub async fn run_workflow_job(
     opts.replay = replay;
     // In range: `spec.validate` refused anything else.
     opts.action_timeout = Duration::from_millis(spec.action_timeout_ms);
+    if !spec.sites.is_empty() {
+        opts.hints.sites = Some(Arc::new(oxwright_workflow::SiteProfiles {
+            sites: spec.sites.clone(),
+        }));
+    }
+    if spec.sitemap_hints {
+        opts.hints.sitemaps = Some(Arc::new(oxwright_workflow::SitemapHints::new(ctx.policy.clone())));
+    }
     let result = run_workflow(page.as_ref(), &workflow, deps, opts)
         .await
         .map_err(JobError::from)?;

@@ -1,5 +1,7 @@
 //! oxwright's own tools: a page as Markdown, a site's sitemaps, a workflow run.
 
+use std::sync::Arc;
+
 use oxwright_jobs::{FetchSpec, JobError};
 use oxwright_workflow::{RunDeps, Workflow, WorkflowOptions};
 
@@ -108,6 +110,7 @@ impl OxwrightMcp {
     pub(super) async fn run_workflow(&self, a: WorkflowArgs) -> Result<Reply, String> {
         let url = parse_url(&a.url)?;
         let services = &self.shared.services;
+        oxwright_workflow::SiteProfiles::check(&a.sites)?;
         if let Some(id) = &a.workflow_id
             && (id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))
         {
@@ -158,6 +161,14 @@ impl OxwrightMcp {
         opts.action_timeout = self.config().action_timeout;
         opts.workflow_id = a.workflow_id.clone();
         opts.replay = replay;
+        if !a.sites.is_empty() {
+            opts.hints.sites = Some(Arc::new(oxwright_workflow::SiteProfiles { sites: a.sites }));
+        }
+        if a.sitemap_hints {
+            opts.hints.sitemaps = Some(Arc::new(oxwright_workflow::SitemapHints::new(
+                services.policy.clone(),
+            )));
+        }
         let mut session = self.session.lock().await;
         let open = self.open_options();
         let tab = session
