@@ -9,16 +9,21 @@ session, unless that paragraph directly follows its heading. Each line is
      "title": "...", "text": "<the entry's Markdown, verbatim>"}
 
 in the diary's order; the texts joined together give the diary back, except
-that absolute paths of the machine it was written on become placeholders
-(see `placeholders`). `area` is the `##` section the entry sits in; `date`
+that the absolute path prefixes given with --map (paths of the machine it
+was written on) become placeholders. `area` is the `##` section the entry sits in; `date`
 is the first date in the entry's title, else the first in its text;
 `commit` is a commit the title or the text names as the build measured
 (`commit X`, `build of X`, ...) or, failing that, one its first paragraph
 names so, else null. A `##` heading with no text of its own goes with the
 entry after it.
 
-    python3 bench/split_history.py OLD_BENCHMARKS.md bench/results/history.jsonl
+    python3 bench/split_history.py DIARY.md bench/results/history.jsonl \\
+        --map VENV=<venv> --map CHECKOUT=<work> --map CORPUS=<corpus> ...
+
+`--rewrite FILE...` applies the same --map to other text files in place
+(e.g. result JSON that recorded the machine's paths) instead of splitting.
 """
+import argparse
 import json
 import re
 import sys
@@ -48,15 +53,22 @@ COMMIT = re.compile(
 BOLD_START = re.compile(r"^\*\*(.+?)\*\*", re.S)
 
 
-def placeholders(text: str) -> str:
-    """Absolute paths of the machine -> <venv>, <corpus>, <work>, <home>."""
-    text = re.sub(r"/work/peers-venv\b", "<venv>", text)
-    text = re.sub(r"/work/(?:main|wt-peers)\b", "<work>", text)
-    text = re.sub(r"/work/", "<work>/", text)
-    text = re.sub(r"/tmp/oxq(?![\w-])", "<corpus>", text)
-    text = re.sub(r"/tmp/", "<work>/", text)
-    text = re.sub(r"/root/", "<home>/", text)
+def placeholders(text: str, mapping) -> str:
+    """Replace each path PREFIX of `mapping` ((prefix, placeholder) pairs, in
+    order) where it stands as a whole path or the start of one."""
+    for prefix, repl in mapping:
+        text = re.sub(r"(?<![\w./-])" + re.escape(prefix) + r"(?![\w.-])", repl, text)
     return text
+
+
+def parse_map(items):
+    out = []
+    for item in items:
+        prefix, sep, repl = item.partition("=")
+        if not sep or not prefix.startswith("/"):
+            sys.exit(f"--map wants /ABSOLUTE/PREFIX=PLACEHOLDER, not {item!r}")
+        out.append((prefix.rstrip("/"), repl))
+    return out
 
 
 def is_hash(s: str) -> bool:
@@ -122,9 +134,27 @@ def split(lines):
 
 
 def main(argv):
-    if len(argv) != 3:
-        sys.exit(__doc__)
-    src, dst = argv[1], argv[2]
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("paths", nargs="+", metavar="PATH",
+                    help="DIARY OUT, or with --rewrite the files to rewrite in place")
+    ap.add_argument("--rewrite", action="store_true", help="only apply --map to PATH... in place")
+    ap.add_argument("--map", action="append", default=[], metavar="/PREFIX=PLACEHOLDER",
+                    help="replace an absolute path prefix of the machine (repeatable, applied in order)")
+    a = ap.parse_args(argv[1:])
+    mapping = parse_map(a.map)
+    if a.rewrite:
+        for path in a.paths:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            new = placeholders(text, mapping)
+            if new != text:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(new)
+                print(f"rewrote {path}")
+        return
+    if len(a.paths) != 2:
+        ap.error("want DIARY OUT")
+    src, dst = a.paths
     with open(src, encoding="utf-8") as f:
         lines = f.readlines()
     entries = split(lines)
@@ -138,8 +168,8 @@ def main(argv):
                 "area": e["area"],
                 "date": d.group(1) if d else None,
                 "commit": find_commit(e["title"], text),
-                "title": placeholders(e["title"]),
-                "text": placeholders(text),
+                "title": placeholders(e["title"], mapping),
+                "text": placeholders(text, mapping),
             }
             out.write(json.dumps(rec, ensure_ascii=False) + "\n")
     print(f"{len(entries)} entries -> {dst}")
