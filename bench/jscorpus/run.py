@@ -9,7 +9,7 @@ without any expected text, or empty, wall time and pages/s; for `auto`,
 the decision (`rendered`) against the truth's `served_sufficient`, with the
 `render_reason` of every wrong decision.
 
-    python3 bench/jscorpus/run.py --corpus /tmp/oxwright-jscorpus \\
+    python3 bench/jscorpus/run.py --corpus CORPUS \\
         --oxwright target/release/oxwright [--modes auto,always] \\
         [--config oxwright.toml] [--json results.json]
 

@@ -9,7 +9,7 @@
 // slots) returned as one JSON string — whole, and with only its length
 // returned (the walk without the transfer).
 //
-//   python3 -m http.server 8766 --bind 127.0.0.1 -d /tmp/oxq/pages &
+//   python3 -m http.server 8766 --bind 127.0.0.1 -d CORPUS/pages &   # CORPUS: bench/quality/prepare.py --out
 //   node bench/mcp/capture_cost.js http://127.0.0.1:8766/r-buzzfeed-1.html ...
 const fs = require('fs');
 const path = require('path');
@@ -19,7 +19,7 @@ const walker = fs.readFileSync(path.join(__dirname, 'page_walker.js'), 'utf8');
 const lengthOnly = walker.replace('sel });', 'sel }).length;');
 
 (async () => {
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true });
+  const browser = await chromium.launch({ executablePath: process.env.CHROME_PATH || '/usr/bin/chromium', headless: true });
   const page = await browser.newPage();
   const cdp = await page.context().newCDPSession(page);
   const median = async (fn) => {

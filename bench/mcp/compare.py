@@ -13,7 +13,8 @@ isolated, Debian Chromium, its defaults (every action returns a snapshot).
 Tokens are estimated as characters / 4.
 
 With --real-base (a static server over saved real pages, e.g.
-`python3 -m http.server 8766 --bind 127.0.0.1 -d /tmp/oxq/pages`) and
+`python3 -m http.server 8766 --bind 127.0.0.1 -d CORPUS/pages`, CORPUS from
+`bench/quality/prepare.py`) and
 --real-pages, each round also navigates to and snapshots those pages: the
 fixture pages are small, real pages are where a snapshot's time goes. Both
 servers are then allowed only the two loopback origins (oxwright's

@@ -1,6 +1,6 @@
 // The page-side walker bench/mcp/capture_cost.js times against
 // DOMSnapshot.captureSnapshot: one pass over the flat tree emitting what the
-// Rust DOM reader needs (not used by oxwright; an experiment, session 17).
+// Rust DOM reader needs (not used by oxwright; an experiment).
 (() => {
   const S = globalThis.__oxSnap || (globalThis.__oxSnap = (() => {
     const ids = new WeakMap(), refs = new Map();

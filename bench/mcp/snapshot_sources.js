@@ -5,13 +5,13 @@
 // (`locator.ariaSnapshot()`, what @playwright/mcp's snapshot rests on).
 // Median of 7 calls each, after the page settled for a second.
 //
-//   python3 -m http.server 8766 --bind 127.0.0.1 -d /tmp/oxq/pages &
+//   python3 -m http.server 8766 --bind 127.0.0.1 -d CORPUS/pages &   # CORPUS: bench/quality/prepare.py --out
 //   node bench/mcp/snapshot_sources.js http://127.0.0.1:8766/r-buzzfeed-1.html ...
 const path = require('path');
 const { chromium } = require(path.join(__dirname, '../../infra/node/node_modules/playwright-core'));
 
 (async () => {
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true });
+  const browser = await chromium.launch({ executablePath: process.env.CHROME_PATH || '/usr/bin/chromium', headless: true });
   const page = await browser.newPage();
   const cdp = await page.context().newCDPSession(page);
   const median = async (fn) => {

@@ -11,9 +11,13 @@ per run is printed and appended to --results; every sample is written to
 `samples.tsv` (seconds, Chromium MiB, renderers MiB, processes, renderers)
 in the run's work dir.
 
-    python3 bench/peers/chromium_pss.py --name oxwright --pages 200
-    python3 bench/peers/chromium_pss.py --name reuse-1 --config 'context_reuse = 1'
-    python3 bench/peers/chromium_pss.py --name playwright --peer playwright
+    python3 bench/peers/chromium_pss.py --corpus CORPUS --name oxwright --pages 200
+    python3 bench/peers/chromium_pss.py --corpus CORPUS --name reuse-1 --config 'context_reuse = 1'
+    python3 bench/peers/chromium_pss.py --corpus CORPUS --name playwright --peer playwright
+
+CORPUS is the output directory of `bench/quality/prepare.py` (or set
+OXWRIGHT_BENCH_CORPUS); --oxwright names the binary (default
+target/release/oxwright).
 
 oxwright runs `batch` with `--pages-per-browser 4 --max-pages-per-browser 4`
 (4 in flight, admission fixed) and `--block image,font,media`; --config is
@@ -23,10 +27,12 @@ put under `[browser]` in a config file. The Playwright peer is
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -61,14 +67,17 @@ def kind(pid: int) -> str:
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--corpus", default="/tmp/oxq")
+    p.add_argument("--corpus", default=os.environ.get("OXWRIGHT_BENCH_CORPUS"),
+                   required="OXWRIGHT_BENCH_CORPUS" not in os.environ,
+                   help="output dir of bench/quality/prepare.py (default: $OXWRIGHT_BENCH_CORPUS)")
     p.add_argument("--pages", type=int, default=200)
     p.add_argument("--name", required=True)
     p.add_argument("--peer", choices=["oxwright", "playwright"], default="oxwright")
     p.add_argument("--config", default="", help="TOML lines for the [browser] table")
     p.add_argument("--args", default="", help="more `oxwright batch` flags, space-separated (e.g. '--frames load')")
     p.add_argument("--oxwright", default="target/release/oxwright")
-    p.add_argument("--work", default="/tmp/oxwright-pss")
+    p.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "oxwright-pss"),
+                   help="scratch dir, one subdir per --name (default: oxwright-pss under the system temp dir)")
     p.add_argument("--results", default=None, help="JSON lines file to append to")
     a = p.parse_args()
 

@@ -6,8 +6,11 @@ Build the binary with jemalloc's statistics and have it print them every
 
     cargo build --release -p oxwright --features heap-stats
     _RJEM_MALLOC_CONF=stats_interval:2684354560 \\
-        python3 bench/peers/soak.py --pages 10000 --work /tmp/soak
-    python3 bench/peers/heapstats.py /tmp/soak
+        python3 bench/peers/soak.py --corpus CORPUS --pages 10000 --work WORK
+    python3 bench/peers/heapstats.py WORK
+
+(WORK defaults to soak.py's default, oxwright-soak under the system temp
+dir.)
 
 Each print of the statistics lands in the soak's `log.txt` after some
 JSON log line, whose timestamp dates it; the manifest's `finished_at`
@@ -29,9 +32,11 @@ positive slope of `allocated`, fragmentation as one of `frag`.
 
 import bisect
 import json
+import os
 import re
 import statistics as st
 import sys
+import tempfile
 from pathlib import Path
 
 M = 2**20
@@ -76,7 +81,7 @@ def prints(log: Path):
 
 
 def main():
-    work = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/oxwright-soak")
+    work = Path(sys.argv[1] if len(sys.argv) > 1 else os.path.join(tempfile.gettempdir(), "oxwright-soak"))
     finished = sorted(
         json.loads(line)["finished_at"][:26]
         for m in work.glob("store/batches/*/manifest.jsonl")

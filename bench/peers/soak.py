@@ -12,7 +12,11 @@ log the admission limit and the pages in flight. It prints and appends to
 warm-up (pages 500–1,500) and over the last 1,000 pages, and the growth
 between them.
 
-    python3 bench/peers/soak.py --pages 10000 --results bench/results/soak.jsonl
+    python3 bench/peers/soak.py --corpus CORPUS --pages 10000 --results bench/results/soak.jsonl
+
+CORPUS is the output directory of `bench/quality/prepare.py` (or set
+OXWRIGHT_BENCH_CORPUS); --oxwright names the binary (default
+target/release/oxwright), --work the scratch directory.
 
 The browser is replaced every `recycle_after` jobs (500 by default), so
 Chromium's own growth is bounded by design; the number to watch is the
@@ -26,6 +30,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -111,10 +116,13 @@ def window(samples, lo, hi, key):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--corpus", default="/tmp/oxq")
+    p.add_argument("--corpus", default=os.environ.get("OXWRIGHT_BENCH_CORPUS"),
+                   required="OXWRIGHT_BENCH_CORPUS" not in os.environ,
+                   help="output dir of bench/quality/prepare.py (default: $OXWRIGHT_BENCH_CORPUS)")
     p.add_argument("--pages", type=int, default=10000)
     p.add_argument("--oxwright", default="target/release/oxwright")
-    p.add_argument("--work", default="/tmp/oxwright-soak")
+    p.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "oxwright-soak"),
+                   help="scratch dir, emptied first (default: oxwright-soak under the system temp dir)")
     p.add_argument("--results", default=None, help="JSON lines file to append to")
     a = p.parse_args()
 
