@@ -5,7 +5,7 @@
 //! time of each (interleaved calls on the settled page), the elements each
 //! gives a ref, and how many of the DOM reader's lines the tree has too.
 //!
-//!   python3 -m http.server 8766 --bind 127.0.0.1 -d /tmp/oxq/pages &
+//!   python3 -m http.server 8766 --bind 127.0.0.1 -d CORPUS/pages &
 //!   cargo run --release -p oxwright-bench -- snapshot-sources \
 //!     --base http://127.0.0.1:8766 --pages r-buzzfeed-1.html,…
 

@@ -1,4 +1,4 @@
-//! Main-content quality (issue 12): public pages with their own ground
+//! Main-content quality: public pages with their own ground
 //! truth (trafilatura's evaluation set, mozilla/readability's test pages,
 //! laid out by `bench/quality/prepare.py`) are served on loopback, rendered
 //! by Chromium through the fetch path (`BrowserPool` as the engine, `goto`
@@ -33,7 +33,7 @@ use score::Prf;
 #[derive(Debug, Clone, clap::Args)]
 pub struct QualityArgs {
     /// The corpus directory written by `bench/quality/prepare.py`.
-    #[arg(long, default_value = "/tmp/oxwright-quality")]
+    #[arg(long, env = "OXWRIGHT_BENCH_CORPUS")]
     pub corpus: PathBuf,
     /// Pages rendered at once (tabs of one browser).
     #[arg(long, default_value_t = 2)]

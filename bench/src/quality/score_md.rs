@@ -16,7 +16,7 @@ use super::score::{self, Prf};
 #[derive(Debug, Clone, clap::Args)]
 pub struct ScoreMdArgs {
     /// The corpus directory written by `bench/quality/prepare.py` (its `truth.jsonl`).
-    #[arg(long, default_value = "/tmp/oxwright-quality")]
+    #[arg(long, env = "OXWRIGHT_BENCH_CORPUS")]
     pub corpus: PathBuf,
     /// Directory of `<page id>.md` files.
     #[arg(long)]
