@@ -3,7 +3,8 @@
 # Chromium (the browser every job drives), Xvfb (headed-mode tests), fonts,
 # Node.js with the pinned @playwright/mcp server (the second engine,
 # lib/playwright_mcp; it drives Debian Chromium and downloads no browser),
-# and cargo-nextest (the test runner). Safe to run again.
+# cargo-nextest (the test runner), and, as root, the unprivileged account
+# the sandbox test runs a fetch as. Safe to run again.
 set -euo pipefail
 
 need_apt=()
@@ -49,6 +50,13 @@ if ! "$VENV/bin/python" -c 'import mcp' >/dev/null 2>&1 || ! cmp -s "$REQS" "$VE
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$REQS"
   cp "$REQS" "$VENV/.requirements"
+fi
+
+# An unprivileged account, for the test that runs a fetch with Chromium's
+# sandbox on (Chromium refuses its sandbox to root). No login, no home.
+if [ "$(id -u)" -eq 0 ] && ! id oxwright-sandbox >/dev/null 2>&1; then
+  echo "infra/install.sh: creating the unprivileged account oxwright-sandbox" >&2
+  useradd --system --no-create-home --shell /usr/sbin/nologin oxwright-sandbox
 fi
 
 chromium --version >&2

@@ -94,6 +94,8 @@ impl BareBrowser {
             executable: cfg.chrome_path.clone(),
             headless: true,
             extra_args: cfg.extra_args.clone(),
+            // As the pool decides it, so both run alike.
+            sandbox: oxwright_browser::sandbox::missing().is_none(),
             launch_timeout: cfg.launch_timeout,
             window: cfg.window,
             display: None,

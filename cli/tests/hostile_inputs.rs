@@ -376,7 +376,12 @@ async fn one_shot_commands_are_quiet_unless_asked() {
         if verbose {
             assert!(stderr.contains("telemetry initialised"), "{stderr}");
         } else {
-            assert_eq!(stderr, "", "a quiet command logged");
+            // The one warning a root run gives (Chromium without its sandbox).
+            let rest: Vec<&str> = stderr
+                .lines()
+                .filter(|l| !l.contains("CHROMIUM RUNS WITHOUT ITS SANDBOX"))
+                .collect();
+            assert!(rest.is_empty(), "a quiet command logged: {stderr}");
         }
     }
 }

@@ -19,6 +19,7 @@ RUN apt-get update \
  && useradd --system --uid 10001 --home-dir /tmp --shell /usr/sbin/nologin oxwright
 COPY --from=build /src/target/release/oxwright-lambda /usr/local/bin/oxwright-lambda
 COPY --from=build /src/target/release/oxwright-scheduler-lambda /usr/local/bin/oxwright-scheduler-lambda
-ENV CHROME_PATH=/usr/bin/chromium HOME=/tmp TMPDIR=/tmp XDG_CONFIG_HOME=/tmp/.config
+# Lambda refuses the user namespaces Chromium's sandbox needs: without it, by choice.
+ENV CHROME_PATH=/usr/bin/chromium HOME=/tmp TMPDIR=/tmp XDG_CONFIG_HOME=/tmp/.config OXWRIGHT_BROWSER__SANDBOX=off
 USER 10001
 ENTRYPOINT ["/usr/local/bin/oxwright-lambda"]

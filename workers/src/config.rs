@@ -214,6 +214,11 @@ pub struct BrowserSection {
     /// The most DOM nodes one job's page may build.
     #[serde(default = "default_job_dom_nodes")]
     pub job_dom_nodes: u64,
+    /// Chromium's own sandbox: `auto` (on wherever it can run: not root,
+    /// user namespaces allowed; a warning at start where it cannot), `on`
+    /// (starting fails where it cannot) or `off`.
+    #[serde(default)]
+    pub sandbox: oxwright_browser::SandboxMode,
 }
 
 fn default_job_memory_mb() -> u64 {
@@ -256,6 +261,7 @@ impl Default for BrowserSection {
             extra_args: Vec::new(),
             job_memory_mb: default_job_memory_mb(),
             job_dom_nodes: default_job_dom_nodes(),
+            sandbox: oxwright_browser::SandboxMode::default(),
         }
     }
 }
@@ -459,6 +465,7 @@ impl Config {
             extra_args: b.extra_args.clone(),
             job_memory_mb: b.job_memory_mb,
             job_dom_nodes: b.job_dom_nodes,
+            sandbox: b.sandbox,
             ..PoolConfig::default()
         };
         if let Some(path) = &b.chrome_path {

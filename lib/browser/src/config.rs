@@ -81,6 +81,10 @@ pub struct PoolConfig {
     pub job_memory_mb: u64,
     /// The most DOM nodes one job's page may build.
     pub job_dom_nodes: u64,
+    /// Whether Chromium runs in its own sandbox: `Auto` (the default) turns
+    /// it on whenever it can run (not root, user namespaces allowed) and
+    /// says loudly, once, when it cannot.
+    pub sandbox: oxwright_owned::sandbox::SandboxMode,
 }
 
 impl Default for PoolConfig {
@@ -104,6 +108,7 @@ impl Default for PoolConfig {
             health_interval: Duration::from_secs(30),
             job_memory_mb: 2048,
             job_dom_nodes: 1_500_000,
+            sandbox: oxwright_owned::sandbox::SandboxMode::Auto,
         }
     }
 }

@@ -60,6 +60,30 @@ async fn start_egress() -> Result<Arc<EgressProxy>, BrowserError> {
         .map_err(|e| BrowserError::Unavailable(format!("egress proxy: {e}")))
 }
 
+/// Decides whether the browsers run sandboxed; says once, as a warning,
+/// when they cannot (an operator's explicit `off` only at INFO).
+fn sandbox(mode: crate::SandboxMode) -> Result<bool, BrowserError> {
+    use oxwright_owned::sandbox::{Sandbox, decide};
+    match decide(mode).map_err(BrowserError::Misconfigured)? {
+        Sandbox::On => Ok(true),
+        Sandbox::Off(why) => {
+            static SAID: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+            SAID.get_or_init(|| {
+                if mode == crate::SandboxMode::Off {
+                    tracing::info!(reason = %why, "chromium runs without its sandbox");
+                } else {
+                    tracing::warn!(
+                        "CHROMIUM RUNS WITHOUT ITS SANDBOX: {why}. A renderer a hostile page compromises \
+                         is then this process's user; run oxwright as a normal user where user namespaces \
+                         are allowed (or set browser.sandbox = \"off\" to say this is intended)"
+                    );
+                }
+            });
+            Ok(false)
+        }
+    }
+}
+
 impl BrowserHandle {
     /// Launches (or connects to) a browser and starts its handler task.
     pub(crate) async fn start(cfg: &PoolConfig, headless: bool) -> Result<Arc<Self>, BrowserError> {
@@ -79,10 +103,12 @@ impl BrowserHandle {
                 // Last on the command line, so a caller's flags cannot replace them.
                 extra_args.push(format!("--proxy-server={}", egress.proxy_server()));
                 extra_args.push(format!("--proxy-bypass-list={PROXY_BYPASS}"));
+                let sandbox = sandbox(cfg.sandbox)?;
                 let opts = LaunchOptions {
                     executable: cfg.chrome_path.clone(),
                     headless,
                     extra_args,
+                    sandbox,
                     launch_timeout: cfg.launch_timeout,
                     window: cfg.window,
                     display: cfg.display.clone(),

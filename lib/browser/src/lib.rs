@@ -27,6 +27,8 @@ pub use pool::{BrowserPool, Lease, PoolStats};
 pub use tab::Tab;
 
 pub use oxwright_jobs::{BlockResource, WaitUntil};
+pub use oxwright_owned::sandbox;
+pub use oxwright_owned::sandbox::SandboxMode;
 pub use oxwright_policy::UrlPolicy;
 
 /// How to navigate.

@@ -27,12 +27,13 @@ pub struct LaunchOptions {
     pub window: (u32, u32),
     /// X display for headed mode (falls back to `$DISPLAY`).
     pub display: Option<String>,
+    /// Runs Chromium in its sandbox; `false` adds `--no-sandbox`.
+    pub sandbox: bool,
 }
 
 /// The flags every oxwright Chromium runs with. The networking ones matter:
 /// without them Chromium stalls on refused background connections.
 const BASE_FLAGS: &[&str] = &[
-    "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",
     "--no-first-run",
@@ -85,8 +86,9 @@ const BASE_FLAGS: &[&str] = &[
     // elements and intercepts their requests (snapshots and actions reach
     // into them), and a page costs one renderer, not one per site. The
     // trade-off: a compromised renderer could read a cross-site frame of the
-    // same page; each job has its own context and the browser already runs
-    // without the OS sandbox when root.
+    // same page; each job has its own context, and the renderer still sits
+    // inside Chromium's OS sandbox wherever that can run (`sandbox.rs` in
+    // oxwright-owned).
     //
     // The omnibox's WebUI popups (WebUIOmniboxPopup, -AimPopup, -FullPopup)
     // and top-chrome WebUI preloading: Chromium 156's headless mode opens a
@@ -291,6 +293,7 @@ impl ChromiumProcess {
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg(format!("--window-size={},{}", opts.window.0, opts.window.1))
             .args(&opts.extra_args)
+            .args((!opts.sandbox).then_some("--no-sandbox"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -420,6 +423,7 @@ mod tests {
             executable: PathBuf::from("/usr/bin/chromium"),
             headless,
             extra_args: Vec::new(),
+            sandbox: false,
             launch_timeout: Duration::from_secs(1),
             window: (1280, 800),
             display: display.map(str::to_owned),

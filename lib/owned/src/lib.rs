@@ -7,6 +7,8 @@
 //! so every child is forked from one launcher thread that lives as long
 //! as the process.
 
+pub mod sandbox;
+
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::sync::mpsc;

@@ -90,9 +90,9 @@ impl PlaywrightMcpEngine {
         if opts.headless {
             args.push("--headless".into());
         }
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } == 0 {
-            // Chromium refuses its sandbox as root.
+        // Sandboxed wherever Chromium's sandbox can run (not root, user
+        // namespaces allowed), as the Chromium engine runs it.
+        if oxwright_owned::sandbox::missing().is_some() {
             args.push("--no-sandbox".into());
         }
         args.extend(self.cfg.extra_args.iter().cloned());
