@@ -242,6 +242,9 @@ pub struct ElementState {
     pub secret: bool,
     /// Its ARIA role (explicit, else implied by the tag), when it has one.
     pub role: Option<String>,
+    /// Whether a control that opens a popup (a combobox, a menu button)
+    /// says it is open (`aria-expanded`); `None` when it says nothing.
+    pub expanded: Option<bool>,
     /// Its accessible name, whitespace-normalised (label, `aria-label`,
     /// text, `alt`, `title`, `placeholder`); empty when it has none. A
     /// field's value is never part of it.

@@ -24,6 +24,9 @@ const CLOSEST_NAMES: usize = 3;
 
 /// Poll interval of auto-waits.
 const POLL: Duration = Duration::from_millis(50);
+/// How long a custom dropdown opened by a click may show no choice before
+/// a closed one (`aria-expanded="false"`) is clicked once more.
+const REOPEN_AFTER: Duration = Duration::from_millis(400);
 
 /// Share of the viewport a canvas must cover for a page to count as drawn
 /// on a canvas (a target that matches nothing there is refused at once).
@@ -587,7 +590,9 @@ impl<'a> Executor<'a> {
             .act(target, &Act::Click, &opts)
             .await
             .map_err(engine)?;
-        let deadline = Instant::now() + self.timeout;
+        let opened_at = Instant::now();
+        let deadline = opened_at + self.timeout;
+        let mut reopened = None;
         let choice = loop {
             let mut exact = Vec::new();
             let mut loose = Vec::new();
@@ -611,6 +616,21 @@ impl<'a> Executor<'a> {
                 (1, _) => break exact.swap_remove(0),
                 (0, 1) => break loose.swap_remove(0),
                 _ => {}
+            }
+            // A widget that opens on focus and toggles on click was opened by
+            // the click's mousedown and closed by the click: it says it is
+            // closed and shows no choice. One more click opens it.
+            if exact.len() + loose.len() == 0 && reopened.is_none() && opened_at.elapsed() >= REOPEN_AFTER {
+                let state = self.page().inspect(target).await.map_err(engine)?;
+                if state.expanded == Some(false) {
+                    reopened = Some(
+                        self.page()
+                            .act(target, &Act::Click, &opts)
+                            .await
+                            .map_err(engine)?,
+                    );
+                    continue;
+                }
             }
             if Instant::now() >= deadline {
                 let why = if exact.len() + loose.len() == 0 {
@@ -639,10 +659,11 @@ impl<'a> Executor<'a> {
                 "custom dropdown: after picking {shown:?} it does not show it"
             )));
         }
+        let again = reopened.unwrap_or_default();
         Ok(Acted {
-            action: opened.action + picked.action,
-            settle: opened.settle + picked.settle,
-            navigated: opened.navigated || picked.navigated,
+            action: opened.action + again.action + picked.action,
+            settle: opened.settle + again.settle + picked.settle,
+            navigated: opened.navigated || again.navigated || picked.navigated,
         })
     }
 

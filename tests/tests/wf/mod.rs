@@ -145,6 +145,19 @@ impl Wf {
         (result, page)
     }
 
+    /// The one failure artefact of `session`, parsed.
+    pub async fn only_error_artefact(&self, session: &str) -> Value {
+        let prefix = format!("sessions/{session}/errors/");
+        let errors: Vec<_> = self
+            .all_artifacts()
+            .await
+            .into_iter()
+            .filter(|(k, _)| k.starts_with(&prefix))
+            .collect();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        serde_json::from_str(&errors[0].1).expect("an error artefact is JSON")
+    }
+
     /// Returns the JSONL lines under `sessions/<session>/<name>`.
     pub async fn jsonl(&self, session: &str, name: &str) -> Vec<Value> {
         let body = self

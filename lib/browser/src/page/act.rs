@@ -76,6 +76,8 @@ const INSPECT_JS: &str = r#"function() {
   else if (t === 'password') { out.secret = true; if (!el.value) out.value = ''; }
   else if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') out.value = el.value;
   else if (el.isContentEditable) out.value = norm(el.innerText);
+  const ex = el.getAttribute('aria-expanded');
+  if (ex === 'true' || ex === 'false') out.expanded = ex === 'true';
   if (t === 'checkbox' || t === 'radio') out.checked = el.checked;
   else { const a = el.getAttribute('aria-checked'); if (a === 'true' || a === 'mixed') out.checked = true; else if (a === 'false') out.checked = false; }
   const byIds = (n) => norm((n.getAttribute('aria-labelledby') || '').split(/\s+/)
@@ -672,6 +674,7 @@ pub(crate) async fn inspect(tab: &Tab, backend: i64) -> Result<oxwright_engine::
         checked: out["checked"].as_bool(),
         secret: out["secret"] == Value::Bool(true),
         role: out["role"].as_str().map(str::to_string),
+        expanded: out["expanded"].as_bool(),
         name: out["name"].as_str().unwrap_or_default().to_string(),
         landmarks: out["landmarks"]
             .as_array()
