@@ -61,3 +61,42 @@ async fn a_page_over_the_job_memory_limit_ends_resource_limit_and_spares_its_nei
         .unwrap();
     assert!(!again.result.markdown.is_empty());
 }
+
+/// A script nests elements deeper than a renderer can lay out: 100,000
+/// deep leaves the renderer stuck for good, 20,000 stuck and then crashed,
+/// 3,000 crashed at once on every attempt. Each ends `resource_limit`
+/// (not the deadline's `timeout`, not a `browser_crashed` that promises a
+/// retry might help), and the job beside it on the same browser is read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dom_too_deep_to_lay_out_ends_resource_limit_and_spares_its_neighbour() {
+    let env = Env::with_config(PoolConfig {
+        pages_per_browser: 2,
+        max_pages_per_browser: Some(2),
+        ..pool_config()
+    })
+    .await;
+    for (depth, says) in [
+        (100_000, "stopped answering for 8 s"),
+        (20_000, "stopped answering"),
+        (3_000, "crashed its renderer on each of 3 attempts"),
+    ] {
+        let path = format!("/deep-dom?depth={depth}");
+        let mut deep = env.spec(&path);
+        deep.retry_count = 2;
+        deep.timeout_ms = 45_000;
+        let neighbour = env.spec(ARTICLE_PATHS[0]);
+        let (deep, neighbour) = tokio::join!(
+            fetch_page(&env.pool, &env.policy, &deep),
+            fetch_page(&env.pool, &env.policy, &neighbour)
+        );
+        let err = deep.expect_err(&path);
+        assert_eq!(err.kind, ErrorKind::ResourceLimit, "{depth}: {err}");
+        assert!(err.message.contains(says), "{depth}: {err}");
+        let neighbour = neighbour.unwrap_or_else(|e| panic!("{depth}: the neighbour failed: {e}"));
+        assert!(!neighbour.result.markdown.is_empty());
+    }
+    let again = fetch_page(&env.pool, &env.policy, &env.spec(ARTICLE_PATHS[1]))
+        .await
+        .unwrap();
+    assert!(!again.result.markdown.is_empty());
+}

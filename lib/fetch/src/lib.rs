@@ -111,6 +111,7 @@ pub async fn fetch_page_if(
         return Err(EngineError::policy(spec.url.as_str(), &source).into());
     }
     let mut attempt = 0u32;
+    let mut renderer_crashes = 0u32;
     loop {
         attempt += 1;
         match attempt::fetch_once(engine, policy, spec, &actions, validators).await {
@@ -121,11 +122,26 @@ pub async fn fetch_page_if(
                 return Ok(Some(out));
             }
             Err(mut err) => {
+                if err.kind == ErrorKind::BrowserCrashed && err.message.contains("renderer crashed") {
+                    renderer_crashes += 1;
+                }
                 if err.is_retryable() && attempt <= spec.retry_count {
                     let wait = backoff(spec.retry_delay_ms, attempt - 1);
                     tracing::debug!(attempt, error = %err, wait_ms = wait.as_millis() as u64, "fetch attempt failed; retrying");
                     tokio::time::sleep(wait).await;
                     continue;
+                }
+                // A page that crashed its renderer on every one of several
+                // attempts crashes it of its own content.
+                if attempt > 1 && renderer_crashes == attempt {
+                    err = JobError::new(
+                        ErrorKind::ResourceLimit,
+                        format!(
+                            "the page crashed its renderer on each of {attempt} attempts: its own content (a \
+                             document too deep to lay out, memory outside JavaScript) is more than a renderer \
+                             survives"
+                        ),
+                    );
                 }
                 err.attempts = attempt;
                 // Retries were asked for and not made: the message says why.
@@ -143,11 +159,18 @@ pub async fn fetch_page_if(
 
 /// How often a page's memory is read while a fetch waits on it.
 const MEMORY_EVERY: Duration = Duration::from_millis(100);
+/// How long a renderer may leave those reads unanswered before the page
+/// is given up as stuck.
+const UNRESPONSIVE: Duration = Duration::from_secs(8);
+/// A renderer that crashes after leaving the reads unanswered this long
+/// crashed of the page's own work (not retried), not of something passing.
+const STUCK_BEFORE_CRASH: Duration = Duration::from_secs(2);
 
 /// Runs `work` on `page` while its memory is read every [`MEMORY_EVERY`]:
 /// a page over its engine's per-job limit ends the work with a
-/// `resource_limit` error, and a renderer that died of V8's heap cap (a
-/// quarter above the limit) is one too, not a crash.
+/// `resource_limit` error, as does a renderer that leaves the reads
+/// unanswered for [`UNRESPONSIVE`], and a renderer that died of V8's heap
+/// cap (a quarter above the limit) is one too, not a crash.
 pub(crate) async fn within_memory<T, E>(
     page: &dyn oxwright_engine::Page,
     work: impl std::future::Future<Output = Result<T, E>>,
@@ -160,14 +183,34 @@ where
         return work.await;
     };
     let last = std::sync::Mutex::new(oxwright_engine::PageMemory::default());
+    let answered = std::sync::Mutex::new(Instant::now());
+    let since_answer = || answered.lock().expect("answered").elapsed();
     let watch = async {
         loop {
             tokio::time::sleep(MEMORY_EVERY).await;
-            if let Ok(m) = page.memory().await {
-                *last.lock().expect("memory") = m;
-                if let Some(why) = limit.exceeded_by(&m) {
-                    return JobError::new(ErrorKind::ResourceLimit, why);
+            // The renderer answers these reads even while a script runs; one
+            // that stops answering is stuck in work that never yields.
+            let wait = UNRESPONSIVE.saturating_sub(since_answer());
+            match tokio::time::timeout(wait, page.memory()).await {
+                Ok(Ok(m)) => {
+                    *answered.lock().expect("answered") = Instant::now();
+                    *last.lock().expect("memory") = m;
+                    if let Some(why) = limit.exceeded_by(&m) {
+                        return JobError::new(ErrorKind::ResourceLimit, why);
+                    }
                 }
+                Ok(Err(_)) => {}
+                Err(_) => {}
+            }
+            if since_answer() >= UNRESPONSIVE {
+                return JobError::new(
+                    ErrorKind::ResourceLimit,
+                    format!(
+                        "the page's renderer stopped answering for {} s: the page's own work never yields \
+                         (a document too deep or too large to lay out, or a script stuck outside JavaScript)",
+                        UNRESPONSIVE.as_secs()
+                    ),
+                );
             }
         }
     };
@@ -190,6 +233,17 @@ where
                  cap is a quarter above unless --js-flags set it)",
                 seen.heap_bytes / (1024 * 1024),
                 limit.heap_bytes / (1024 * 1024)
+            ),
+        ));
+    }
+    let silent = since_answer();
+    if err.kind == ErrorKind::BrowserCrashed && silent >= STUCK_BEFORE_CRASH {
+        return Err(JobError::new(
+            ErrorKind::ResourceLimit,
+            format!(
+                "the page's renderer stopped answering for {:.1} s, then crashed: the page's own work \
+                 (a document too deep or too large to lay out) is more than a renderer survives",
+                silent.as_secs_f64()
             ),
         ));
     }

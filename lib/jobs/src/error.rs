@@ -180,7 +180,7 @@ impl JobError {
             ErrorKind::StoreMismatch => {
                 Some("this worker writes to another artefact store than the submitter")
             }
-            ErrorKind::ResourceLimit => Some("the page needs more memory than one job may use"),
+            ErrorKind::ResourceLimit => Some("the page needs more than one job may use"),
             ErrorKind::StepFailed => Some("the step already used its attempts"),
             ErrorKind::Internal => Some("an internal error does not go away on its own"),
         }
