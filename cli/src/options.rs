@@ -49,6 +49,8 @@ pub enum FrameMode {
     Skip,
     /// Built and loaded as in a browser.
     Load,
+    /// Loaded, and each same-origin frame's content read in its place.
+    Inline,
 }
 
 /// Output formats as typed on the command line.
@@ -427,6 +429,7 @@ impl FetchArgs {
         spec.frames = match self.frames {
             FrameMode::Skip => Frames::Skip,
             FrameMode::Load => Frames::Load,
+            FrameMode::Inline => Frames::Inline,
         };
         spec.content = match self.content {
             Content::Main => ContentMode::Main,

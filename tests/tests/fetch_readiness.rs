@@ -255,3 +255,46 @@ async fn frames_are_skipped_unless_asked_for() {
         assert!(md.contains(markers::FRAME_CHILD_RAN), "round {round}: {md}");
     }
 }
+
+/// `frames: inline` reads each same-origin frame's visible content in place
+/// of its frame element, nested frames too; a cross-origin frame stays out,
+/// and `auto` renders such a fetch (only a browser loads frames).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_origin_frames_are_read_in_place_when_asked() {
+    let mut env = Env::start().await;
+    let port = env.site.addr().port();
+    env.policy = std::sync::Arc::new(oxwright_policy::UrlPolicy::allowing([
+        env.site.addr().to_string().parse().unwrap(),
+        format!("localhost:{port}").parse().unwrap(),
+    ]));
+    for render in [oxwright_jobs::Render::Always, oxwright_jobs::Render::Auto] {
+        let mut spec = full(&env, "/frames-inline");
+        spec.render = render;
+        spec.frames = Frames::Inline;
+        spec.wait_until = WaitUntil::Load;
+        let out = fetch_page(&env.pool, &env.policy, &spec).await.unwrap();
+        let md = &out.result.markdown;
+        let page = md.find("FRAMES-INLINE-PAGE").expect(md);
+        let framed = md.find("FRAME-ARTICLE-TEXT").expect(md);
+        assert!(
+            page < framed,
+            "the frame's content sits where the frame was: {md}"
+        );
+        assert!(md.contains("FRAME-NESTED-TEXT"), "{md}");
+        assert!(!md.contains("FRAME-HIDDEN-TEXT"), "{md}");
+        assert!(!md.contains("FRAME-PARTNER-TEXT"), "{md}");
+    }
+    // Loaded but not asked for: the frames' content stays out.
+    let mut spec = full(&env, "/frames-inline");
+    spec.frames = Frames::Load;
+    spec.wait_until = WaitUntil::Load;
+    let md = fetch_page(&env.pool, &env.policy, &spec)
+        .await
+        .unwrap()
+        .result
+        .markdown;
+    assert!(
+        md.contains("FRAMES-INLINE-PAGE") && !md.contains("FRAME-ARTICLE-TEXT"),
+        "{md}"
+    );
+}

@@ -273,6 +273,7 @@ async fn served_read(spec: &FetchSpec, text: &str, url: &url::Url) -> Result<Ext
         include: spec.include.clone(),
         exclude: spec.exclude.clone(),
         overlays: false,
+        frames: false,
     };
     let (text, url) = (text.to_owned(), url.clone());
     tokio::task::spawn_blocking(move || read_served(&text, &url, &opts))
@@ -392,6 +393,7 @@ async fn render_once(
         include: spec.include.clone(),
         exclude: spec.exclude.clone(),
         overlays: spec.content == ContentMode::Main && !spec.keep_overlays,
+        frames: spec.frames == oxwright_jobs::Frames::Inline,
     };
     let read = within_memory(page, extract_with(page, &read, EXTRACT_LIMIT)).await?;
     let extract_ms = ms(t2.elapsed());

@@ -69,6 +69,8 @@ pub fn needs_browser(spec: &FetchSpec) -> Option<&'static str> {
         Some("a screenshot")
     } else if !spec.headless {
         Some("a headed browser")
+    } else if spec.frames == oxwright_jobs::Frames::Inline {
+        Some("frames inline")
     } else {
         None
     }

@@ -44,6 +44,9 @@ pub struct ExtractOptions {
     pub exclude: Vec<String>,
     /// Removes cookie banners, consent walls and modal overlays.
     pub overlays: bool,
+    /// Reads each same-origin frame's visible content in place of its
+    /// frame element (`frames: inline`).
+    pub frames: bool,
 }
 
 #[derive(Deserialize)]
@@ -208,6 +211,29 @@ macro_rules! extract_fn {
   };
   let included = null;
   let visible = '';
+  // Same-origin frames (`frames: inline`): each frame element gives way to
+  // a section holding its document's visible body, nested frames first.
+  // A cross-origin frame's document is out of reach and stays out.
+  const inlineFrames = (doc, depth) => {
+    for (const f of [...doc.querySelectorAll('iframe, frame')]) {
+      let fd = null;
+      try { fd = f.contentDocument; } catch (e) { fd = null; }
+      if (!fd || !fd.body) continue;
+      if (depth < 3) inlineFrames(fd, depth + 1);
+      const gone = [];
+      const w = fd.createTreeWalker(fd.body, NodeFilter.SHOW_ELEMENT);
+      for (let n = w.nextNode(); n; n = w.nextNode()) {
+        if (/^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE)$/.test(n.tagName)
+          || (typeof n.checkVisibility === 'function' && !n.checkVisibility({ visibilityProperty: true }))) gone.push(n);
+      }
+      for (const n of gone) n.remove();
+      const section = doc.createElement('section');
+      section.setAttribute('data-frame', f.getAttribute('title') || f.getAttribute('src') || '');
+      section.innerHTML = fd.body.innerHTML;
+      f.replaceWith(section);
+    }
+  };
+  if (o.frames && d.body) inlineFrames(d, 1);
   // Open shadow roots (web components), nested ones included: their
   // content shows on the page, so it is walked and serialised too.
   const shadows = [];

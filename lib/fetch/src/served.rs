@@ -472,7 +472,7 @@ mod tests {
         let opts = ExtractOptions {
             include: vec!["article".into(), "article p".into()],
             exclude: vec![".ad".into()],
-            overlays: false,
+            ..ExtractOptions::default()
         };
         let read = read_served(PAGE, &url, &opts).unwrap();
         assert_eq!(read.included, Some(1));

@@ -136,6 +136,11 @@ pub enum Frames {
     /// Frames are built and loaded as in a browser (for pages whose
     /// scripts need them; the Markdown still leaves their content out).
     Load,
+    /// Frames are loaded, and each same-origin frame's visible content is
+    /// read in place of its frame element (nested ones too, three deep);
+    /// a cross-origin frame stays out (its document is not the page's to
+    /// read).
+    Inline,
 }
 
 impl Frames {

@@ -451,7 +451,8 @@ pub struct FetchArgs {
     #[serde(default, rename = "blockResources", alias = "block_resources")]
     pub block_resources: Vec<String>,
     /// The page's frames: `skip` (default: taken out of the document
-    /// before they load; their content is never in the Markdown) or `load`.
+    /// before they load; their content is never in the Markdown), `load`,
+    /// or `inline` (loaded, and same-origin frames' content read in place).
     #[serde(default)]
     pub frames: Option<String>,
     /// Extra milliseconds to wait after the page is ready, before reading.
