@@ -1,6 +1,6 @@
 //! A page that grows without end (a DOM of ever more links, a heap of kept
-//! arrays) ends its job with a typed `resource_limit` error at the
-//! per-job ceiling; a script allocating in one loop that never yields is
+//! arrays, canvases outside the heap) ends its job with a typed
+//! `resource_limit` error at the per-job ceiling; a script allocating in one loop that never yields is
 //! stopped by V8's cap a quarter above it (its renderer only). Either way
 //! the job beside it on the same browser is spared.
 
@@ -30,6 +30,8 @@ async fn a_page_over_the_job_memory_limit_ends_resource_limit_and_spares_its_nei
         ("dom", "DOM nodes"),
         ("heap", "MiB of JavaScript and DOM heap"),
         ("sync", "ran out of JavaScript heap"),
+        // Canvases the heap does not count: the renderer's own size stops it.
+        ("canvas", "proportional set size"),
     ] {
         let path = format!("/memory-hog?kind={kind}");
         let mut hog = env.spec(&path);

@@ -133,7 +133,17 @@ impl PoolConfig {
         oxwright_engine::MemoryLimit {
             heap_bytes: self.job_memory_mb.saturating_mul(1024 * 1024),
             dom_nodes: self.job_dom_nodes,
+            renderer_bytes: self.renderer_ceiling_mb().saturating_mul(1024 * 1024),
         }
+    }
+
+    /// The most memory (proportional set size) one job's renderer may
+    /// hold: half again `job_memory_mb` and 256 MiB for the renderer's own
+    /// code and caches. Above V8's heap cap, so a page that grows its
+    /// JavaScript heap meets the heap limit first; this one stops what the
+    /// heap does not count (canvases, images, layers).
+    pub fn renderer_ceiling_mb(&self) -> u64 {
+        self.job_memory_mb.saturating_mul(3) / 2 + 256
     }
 
     /// Returns how many pages the pool serves at once to begin with.

@@ -39,6 +39,8 @@ pub(crate) struct BrowserHandle {
     /// When a renderer last ran out of V8 heap (Unix ms; 0: never, or a
     /// remote browser whose stderr is not ours).
     oom: Arc<std::sync::atomic::AtomicU64>,
+    /// The last renderer killed over the per-job memory ceiling.
+    renderer_killed: Arc<crate::renderer_memory::Killed>,
 }
 
 /// Chromium bypasses the proxy for loopback unless told not to: `<-loopback>`
@@ -152,8 +154,19 @@ impl BrowserHandle {
         let oom = process
             .as_ref()
             .map_or_else(Arc::default, ChromiumProcess::oom_marker);
+        let renderer_killed = Arc::new(crate::renderer_memory::Killed::default());
+        // Only the renderers of a browser this pool launched are its to measure.
+        if let Some(p) = &process {
+            crate::renderer_memory::watch(
+                p.pid(),
+                cfg.renderer_ceiling_mb(),
+                alive.clone(),
+                renderer_killed.clone(),
+            );
+        }
         Ok(Arc::new(Self {
             oom,
+            renderer_killed,
             browser,
             alive,
             handler,
@@ -169,6 +182,12 @@ impl BrowserHandle {
     pub(crate) fn oom_within(&self, window: Duration) -> bool {
         let at = self.oom.load(Ordering::SeqCst);
         at != 0 && crate::process::unix_ms().saturating_sub(at) <= window.as_millis() as u64
+    }
+
+    /// The size (MiB) of a renderer of this browser killed over the
+    /// per-job memory ceiling within `window` before now.
+    pub(crate) fn renderer_killed_within(&self, window: Duration) -> Option<u64> {
+        self.renderer_killed.within(window)
     }
 
     /// Says whether the DevTools connection is still up.

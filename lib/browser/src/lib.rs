@@ -14,6 +14,7 @@ mod page;
 mod pool;
 pub mod process;
 mod ready;
+mod renderer_memory;
 mod tab;
 
 use std::sync::Arc;

@@ -315,6 +315,22 @@ impl Tab {
         false
     }
 
+    /// The size (MiB) of this page's renderer when the pool killed it for
+    /// its memory: after a crash, a renderer of the browser was killed over
+    /// the ceiling within the last few seconds.
+    pub async fn killed_for_memory(&self) -> Option<u64> {
+        if !self.crashed() {
+            return None;
+        }
+        for _ in 0..10 {
+            if let Some(mib) = self.browser.renderer_killed_within(Duration::from_secs(5)) {
+                return Some(mib);
+            }
+            tokio::time::sleep(Duration::from_millis(30)).await;
+        }
+        None
+    }
+
     /// What one job's page may use (the pool's settings).
     pub fn memory_limit(&self) -> oxwright_engine::MemoryLimit {
         self.browser.memory_limit

@@ -348,6 +348,10 @@ pub struct MemoryLimit {
     pub heap_bytes: u64,
     /// DOM nodes.
     pub dom_nodes: u64,
+    /// The renderer's memory as the system counts it (proportional set
+    /// size: heap, DOM, canvases, images, layers), where the engine
+    /// measures it; 0 when it does not.
+    pub renderer_bytes: u64,
 }
 
 impl MemoryLimit {
@@ -668,6 +672,13 @@ pub trait Page: Send + Sync + std::fmt::Debug {
     /// script engine's heap cap), as far as the engine can tell.
     async fn crashed_out_of_memory(&self) -> bool {
         false
+    }
+
+    /// The size (MiB) the page's renderer had grown to when the engine
+    /// killed it for holding more than [`MemoryLimit::renderer_bytes`],
+    /// when that is why it died.
+    async fn renderer_killed_for_memory(&self) -> Option<u64> {
+        None
     }
 
     /// The ceiling this engine holds one job's page to, if it holds one

@@ -223,6 +223,19 @@ where
     };
     let seen = *last.lock().expect("memory");
     if err.kind == ErrorKind::BrowserCrashed
+        && let Some(mib) = page.renderer_killed_for_memory().await
+    {
+        return Err(JobError::new(
+            ErrorKind::ResourceLimit,
+            format!(
+                "the page's renderer grew to {mib} MiB of memory and was stopped at the per-job ceiling of \
+                 {} MiB (its proportional set size: canvases, images and layers count, not only the \
+                 JavaScript heap; half again [browser] job_memory_mb and 256 MiB)",
+                limit.renderer_bytes / (1024 * 1024)
+            ),
+        ));
+    }
+    if err.kind == ErrorKind::BrowserCrashed
         && (seen.heap_bytes >= limit.heap_bytes / 2 || page.crashed_out_of_memory().await)
     {
         return Err(JobError::new(

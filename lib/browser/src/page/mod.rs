@@ -480,6 +480,10 @@ impl Page for ChromiumPage {
         self.lease.crashed_out_of_memory().await
     }
 
+    async fn renderer_killed_for_memory(&self) -> Option<u64> {
+        self.lease.killed_for_memory().await
+    }
+
     fn memory_limit(&self) -> Option<oxwright_engine::MemoryLimit> {
         Some(self.lease.memory_limit())
     }

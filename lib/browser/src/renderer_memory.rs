@@ -1,0 +1,98 @@
+//! The renderers' memory as the system counts it (proportional set size
+//! from `/proc`), which holds what the JavaScript heap and DOM counters do
+//! not: canvases, decoded images, layers, fonts. Each job's page has its
+//! own browser context and so its own renderer; a renderer over the
+//! per-job ceiling is killed (its job ends `resource_limit`, the jobs
+//! beside it go on), and the kill is remembered for the job to say why.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// How often the renderers are measured.
+const EVERY: Duration = Duration::from_millis(500);
+
+/// The last renderer killed for its memory: when (Unix ms) and its size.
+#[derive(Debug, Default)]
+pub(crate) struct Killed {
+    at_ms: AtomicU64,
+    mib: AtomicU64,
+}
+
+impl Killed {
+    /// The size (MiB) of a renderer killed within `window` before now.
+    pub(crate) fn within(&self, window: Duration) -> Option<u64> {
+        let at = self.at_ms.load(Ordering::SeqCst);
+        (at != 0 && crate::process::unix_ms().saturating_sub(at) <= window.as_millis() as u64)
+            .then(|| self.mib.load(Ordering::SeqCst))
+    }
+}
+
+/// The renderer processes of the browser whose process group is `pgid`,
+/// with their proportional set size in KiB (0 when it cannot be read).
+pub(crate) fn renderers(pgid: i32) -> Vec<(i32, u64)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    let rest = s[s.rfind(')')? + 2..].to_string();
+                    rest.split_whitespace().nth(2)?.parse::<i32>().ok()
+                })
+                == Some(pgid)
+        })
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.windows(15).any(|w| w == b"--type=renderer"))
+        })
+        .map(|pid| (pid, pss_kib(pid).unwrap_or(0)))
+        .collect()
+}
+
+fn pss_kib(pid: i32) -> Option<u64> {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    rollup
+        .lines()
+        .find_map(|l| l.strip_prefix("Pss:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Measures the renderers of `pgid` every [`EVERY`] while `alive`, and
+/// kills each one over `ceiling_mib`, noting it in `killed`.
+pub(crate) fn watch(pgid: i32, ceiling_mib: u64, alive: Arc<AtomicBool>, killed: Arc<Killed>) {
+    tokio::spawn(async move {
+        while alive.load(Ordering::SeqCst) {
+            tokio::time::sleep(EVERY).await;
+            let Ok(over) = tokio::task::spawn_blocking(move || {
+                renderers(pgid)
+                    .into_iter()
+                    .filter(|(_, kib)| kib / 1024 > ceiling_mib)
+                    .collect::<Vec<_>>()
+            })
+            .await
+            else {
+                continue;
+            };
+            for (pid, kib) in over {
+                // SAFETY: a renderer of the browser this pool launched.
+                if unsafe { libc::kill(pid, libc::SIGKILL) } == 0 {
+                    killed.mib.store(kib / 1024, Ordering::SeqCst);
+                    killed.at_ms.store(crate::process::unix_ms(), Ordering::SeqCst);
+                    tracing::warn!(
+                        pid,
+                        mib = kib / 1024,
+                        ceiling_mib,
+                        "renderer over the per-job memory ceiling killed"
+                    );
+                }
+            }
+        }
+    });
+}
