@@ -28,9 +28,13 @@ impl Killed {
     }
 }
 
-/// The renderer processes of the browser whose process group is `pgid`,
-/// with their proportional set size in KiB (0 when it cannot be read).
-pub(crate) fn renderers(pgid: i32) -> Vec<(i32, u64)> {
+/// The renderer processes of the browser whose process group is `pgid`
+/// holding more than `over_kib` (their proportional set size in KiB).
+/// The resident size, cheap to read, is an upper bound of the
+/// proportional one, which costs the kernel a walk of the process's
+/// mappings (~3 ms a renderer): only a renderer resident over the ceiling
+/// is measured that way.
+pub(crate) fn renderers_over(pgid: i32, over_kib: u64) -> Vec<(i32, u64)> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -49,8 +53,19 @@ pub(crate) fn renderers(pgid: i32) -> Vec<(i32, u64)> {
             std::fs::read(format!("/proc/{pid}/cmdline"))
                 .is_ok_and(|c| c.windows(15).any(|w| w == b"--type=renderer"))
         })
-        .map(|pid| (pid, pss_kib(pid).unwrap_or(0)))
+        .filter(|pid| rss_kib(*pid).is_some_and(|rss| rss > over_kib))
+        .filter_map(|pid| Some((pid, pss_kib(pid)?)))
+        .filter(|(_, pss)| *pss > over_kib)
         .collect()
+}
+
+fn rss_kib(pid: i32) -> Option<u64> {
+    // statm: size, resident, … in pages.
+    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    Some(pages * page / 1024)
 }
 
 fn pss_kib(pid: i32) -> Option<u64> {
@@ -70,13 +85,8 @@ pub(crate) fn watch(pgid: i32, ceiling_mib: u64, alive: Arc<AtomicBool>, killed:
     tokio::spawn(async move {
         while alive.load(Ordering::SeqCst) {
             tokio::time::sleep(EVERY).await;
-            let Ok(over) = tokio::task::spawn_blocking(move || {
-                renderers(pgid)
-                    .into_iter()
-                    .filter(|(_, kib)| kib / 1024 > ceiling_mib)
-                    .collect::<Vec<_>>()
-            })
-            .await
+            let Ok(over) =
+                tokio::task::spawn_blocking(move || renderers_over(pgid, ceiling_mib * 1024)).await
             else {
                 continue;
             };
