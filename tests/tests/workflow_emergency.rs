@@ -144,11 +144,7 @@ async fn a_step_that_stalls_for_30_seconds_switches_to_the_large_model() {
         "{}",
         lines[2]["emergency"]
     );
-    let models: Vec<String> = llm
-        .received()
-        .iter()
-        .map(|c| c.json()["model"].as_str().unwrap_or_default().to_string())
-        .collect();
+    let models = llm.models();
     assert_eq!(models[3], "scripted-large", "{models:?}");
 }
 
@@ -201,10 +197,6 @@ async fn low_confidence_over_five_decisions_switches_to_the_large_model() {
         "{}",
         lines[5]["emergency"]
     );
-    let models: Vec<String> = llm
-        .received()
-        .iter()
-        .map(|c| c.json()["model"].as_str().unwrap_or_default().to_string())
-        .collect();
+    let models = llm.models();
     assert_eq!(models[11], "scripted-large", "{models:?}");
 }

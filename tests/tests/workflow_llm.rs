@@ -225,10 +225,7 @@ async fn step_that_never_completes_fails_after_emergency_mode_on(playwright_mcp:
     let calls = llm.received();
     assert_eq!(calls.len(), 11, "no call after the failed step");
     // The server saw the switch: decisions and judgements of attempts 4 and 5 name the large model.
-    let models: Vec<String> = calls
-        .iter()
-        .map(|c| c.json()["model"].as_str().unwrap_or_default().to_string())
-        .collect();
+    let models = llm.models();
     assert!(models[..7].iter().all(|m| m == "scripted-small"), "{models:?}");
     assert!(models[7..].iter().all(|m| m == "scripted-large"), "{models:?}");
     let light_dom = calls[7].prompt();

@@ -93,6 +93,10 @@ pub(crate) struct JobDoc {
     pub(crate) error_reported: bool,
 }
 
+/// How long before a renderer's crash a recorded cause (V8 out of heap,
+/// a kill over the memory ceiling) counts as that crash's.
+const CRASH_WINDOW: Duration = Duration::from_secs(5);
+
 impl Tab {
     pub(crate) fn new(
         page: Page,
@@ -301,30 +305,30 @@ impl Tab {
 
     /// Says whether this page's renderer died of V8 running out of heap:
     /// after a crash, a renderer of the browser reported it within the last
-    /// few seconds (its report can trail the crash a little).
+    /// few seconds.
     pub async fn crashed_out_of_memory(&self) -> bool {
-        if !self.crashed() {
-            return false;
-        }
-        for _ in 0..10 {
-            if self.browser.oom_within(Duration::from_secs(5)) {
-                return true;
-            }
-            tokio::time::sleep(Duration::from_millis(30)).await;
-        }
-        false
+        self.after_crash(|b| b.oom_within(CRASH_WINDOW).then_some(()))
+            .await
+            .is_some()
     }
 
     /// The size (MiB) of this page's renderer when the pool killed it for
     /// its memory: after a crash, a renderer of the browser was killed over
     /// the ceiling within the last few seconds.
     pub async fn killed_for_memory(&self) -> Option<u64> {
+        self.after_crash(|b| b.renderer_killed_within(CRASH_WINDOW)).await
+    }
+
+    /// After this page's renderer crashed, what `why` finds of the cause
+    /// on its browser, asked for ~300 ms (the cause's record can trail the
+    /// crash a little); `None` when the renderer did not crash.
+    async fn after_crash<T>(&self, why: impl Fn(&BrowserHandle) -> Option<T>) -> Option<T> {
         if !self.crashed() {
             return None;
         }
         for _ in 0..10 {
-            if let Some(mib) = self.browser.renderer_killed_within(Duration::from_secs(5)) {
-                return Some(mib);
+            if let Some(found) = why(&self.browser) {
+                return Some(found);
             }
             tokio::time::sleep(Duration::from_millis(30)).await;
         }

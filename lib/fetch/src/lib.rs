@@ -191,16 +191,12 @@ where
             // The renderer answers these reads even while a script runs; one
             // that stops answering is stuck in work that never yields.
             let wait = UNRESPONSIVE.saturating_sub(since_answer());
-            match tokio::time::timeout(wait, page.memory()).await {
-                Ok(Ok(m)) => {
-                    *answered.lock().expect("answered") = Instant::now();
-                    *last.lock().expect("memory") = m;
-                    if let Some(why) = limit.exceeded_by(&m) {
-                        return JobError::new(ErrorKind::ResourceLimit, why);
-                    }
+            if let Ok(Ok(m)) = tokio::time::timeout(wait, page.memory()).await {
+                *answered.lock().expect("answered") = Instant::now();
+                *last.lock().expect("memory") = m;
+                if let Some(why) = limit.exceeded_by(&m) {
+                    return JobError::new(ErrorKind::ResourceLimit, why);
                 }
-                Ok(Err(_)) => {}
-                Err(_) => {}
             }
             if since_answer() >= UNRESPONSIVE {
                 return JobError::new(
