@@ -20,8 +20,9 @@ it has them:
 Two shims, neither a download: crawl4ai has no option for the browser
 binary (`BrowserConfig` passes `channel`, never `executable_path`, to
 Playwright's `chromium.launch`), so `BrowserManager._build_browser_args`
-is wrapped to add `executable_path=/usr/bin/chromium` (Debian's Chromium;
-`crawl4ai-setup` / `playwright install` are never run); and
+is wrapped to add `executable_path` (`$PEERS_CHROMIUM`, else Debian's
+`/usr/bin/chromium`; `crawl4ai-setup` / `playwright install` are never
+run); and
 `create_browser_context` is wrapped to abort image, font and media requests
 as the other peers do (crawl4ai only blocks them in `text_mode`, which also
 changes other settings).
@@ -33,6 +34,7 @@ per failure.
 """
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -42,7 +44,7 @@ from crawl4ai.browser_manager import BrowserManager
 from crawl4ai.content_filter_strategy import PruningContentFilterLXML
 from crawl4ai.markdown_generation_strategy import DefaultMarkdownGenerator
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = os.environ.get("PEERS_CHROMIUM") or "/usr/bin/chromium"
 BLOCKED = {"image", "font", "media"}
 
 _build_args = BrowserManager._build_browser_args

@@ -8,7 +8,10 @@ One HTTP server in this process serves them on loopback (`/<id>.html` only,
 the same Content-Type rule as `oxwright-bench quality`; anything else is 404).
 
 The same conditions for every peer:
-- the same browser: Debian's /usr/bin/chromium, headless;
+- the same browser, headless: `--chromium` (default Debian's
+  /usr/bin/chromium; /usr/bin/chromium-headless-shell is the headless-only
+  build that Playwright runs headless), passed to crawl4ai and the
+  Playwright script as `$PEERS_CHROMIUM` and to oxwright as `chrome_path`;
 - the same Chromium flags, added to each tool's own (CHROMIUM_FLAGS below):
   `--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1`, so a lookup
   of any host but the loopback server fails at once (the pages reference
@@ -420,7 +423,7 @@ def toml_list(xs) -> str:
 
 
 def oxwright_config(a, v: dict) -> str:
-    lines = ["[browser]", f"chrome_path = {json.dumps(CHROMIUM)}", "browsers = 1",
+    lines = ["[browser]", f"chrome_path = {json.dumps(a.chromium)}", "browsers = 1",
              f"extra_args = {toml_list(CHROMIUM_FLAGS)}"]
     if not v["adaptive"]:
         lines += [f"pages_per_browser = {a.concurrency}", f"max_pages_per_browser = {a.concurrency}"]
@@ -534,7 +537,7 @@ def versions(a, peers: dict) -> dict:
         except (OSError, ValueError, KeyError):
             return ""
 
-    v = {"chromium": sh([CHROMIUM, "--version"])}
+    v = {"chromium": sh([a.chromium, "--version"])}
     if any(p.startswith("oxwright-") for p in peers):
         v["oxwright"] = sh([a.oxwright, "--version"])
     if "crawl4ai" in peers:
@@ -585,11 +588,14 @@ def main():
     p.add_argument("--python", default=None, help="Python of a venv with bench/peers/requirements.txt "
                    "(needed for the crawl4ai peer)")
     p.add_argument("--node", default="node")
+    p.add_argument("--chromium", default=CHROMIUM, help="the Chromium every peer runs (e.g. "
+                   "/usr/bin/chromium-headless-shell, the headless-only build Playwright uses headless)")
     p.add_argument("--work", default=None, help="scratch dir (default: a new one under the system temp dir)")
     p.add_argument("--run-timeout", type=float, default=0, help="kill a run after this many seconds (0: never)")
     p.add_argument("--json", default=None, help="results JSON (e.g. bench/results/peers.json)")
     a = p.parse_args()
     a.corpus = Path(a.corpus).resolve()
+    os.environ["PEERS_CHROMIUM"] = a.chromium  # crawl4ai_run.py, playwright_run.mjs
     peers = expand_peers(a)
     if "crawl4ai" in peers and not a.python:
         sys.exit("the crawl4ai peer needs --python <venv>/bin/python (bench/peers/requirements.txt)")
@@ -638,7 +644,7 @@ def run_all(a, peers: dict) -> None:
         "corpus_split": {c: sum(t["corpus"] == c for t in pages) for c in sorted({t["corpus"] for t in pages})},
         "concurrency": a.concurrency,
         "in_flight": {n: cap for n, (_, cap) in peers.items()},
-        "chromium": CHROMIUM,
+        "chromium": a.chromium,
         "chromium_flags": CHROMIUM_FLAGS,
         "cpu_source": f"cgroup v2 ({a.cgroup_parent})" if a.cgroup_parent else "getrusage(RUSAGE_CHILDREN)",
         "work": str(work),

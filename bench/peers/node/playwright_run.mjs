@@ -1,5 +1,6 @@
 // The plain Playwright peer of bench/peers/peers.py: what a user writes
-// first. One Debian Chromium (no browser download), one context, N pages in
+// first. One Debian Chromium (`$PEERS_CHROMIUM`, else /usr/bin/chromium; no
+// browser download), one context, N pages in
 // flight (default 4), each job `newPage` + `goto` (default `load` wait,
 // 30 s) + `page.content()` + turndown; images, fonts and media aborted by a
 // route. The Chromium flags given after the concurrency (peers.py passes
@@ -24,7 +25,7 @@ mkdirSync(out, { recursive: true });
 const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
 turndown.remove(['script', 'style', 'noscript', 'template']);
 
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: flags });
+const browser = await chromium.launch({ executablePath: process.env.PEERS_CHROMIUM || '/usr/bin/chromium', headless: true, args: flags });
 const context = await browser.newContext();
 const blocked = new Set(['image', 'font', 'media']);
 await context.route('**/*', (route) =>
