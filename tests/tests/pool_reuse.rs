@@ -140,31 +140,6 @@ async fn fetches_reuse_one_context_until_its_budget() {
     );
 }
 
-/// A job's capacity comes back before its context's reset ends; the
-/// next job waits for that context rather than open one of its own.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn back_to_back_jobs_take_the_context_being_reset() {
-    let env = single_page_env(10).await;
-    for i in 0..5 {
-        let r = fetch_page(
-            &env.pool,
-            &env.policy,
-            &env.spec(oxwright_fixtures::ARTICLE_PATHS[i]),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("fetch {i}: {e}"))
-        .result;
-        assert_eq!(r.status, 200, "fetch {i}");
-    }
-    wait_idle(&env).await;
-    let stats = env.pool.stats();
-    assert_eq!(
-        (stats.leases, stats.contexts, stats.reused),
-        (5, 1, 4),
-        "{stats:?}"
-    );
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fresh_context_per_job_when_reuse_is_off() {
     let env = single_page_env(1).await;

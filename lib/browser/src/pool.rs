@@ -17,7 +17,7 @@
 use std::ops::Deref;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 
@@ -49,10 +49,6 @@ struct Slot {
     jobs: u32,
     /// Reset pages of `handle`, ready for the next lease.
     idle: Vec<Tab>,
-    /// Pages of `handle` being reset after their job: their leases'
-    /// capacity is already back, and the next lease waits for one of them
-    /// rather than open a context of its own.
-    resetting: usize,
 }
 
 #[derive(Debug)]
@@ -69,13 +65,7 @@ struct Group {
     /// The fewest and the most pages admitted at once.
     min: usize,
     max: usize,
-    /// Woken when a page's reset ends (parked or not).
-    reset_done: tokio::sync::Notify,
 }
-
-/// How long a lease waits for a page being reset before it opens one of
-/// its own (a reset takes ~90 ms on real pages).
-const RESET_WAIT: Duration = Duration::from_secs(2);
 
 /// Counts a lease waiting for a permit while it waits (cancel-safe).
 struct Waiting<'a>(&'a AtomicUsize);
@@ -140,7 +130,10 @@ impl Drop for Lease {
         let pool = self.pool.clone();
         let (headless, slot) = (self.group_headless, self.slot);
         let permit = self.permit.take();
-        let release = async move { pool.release(headless, slot, tab, permit).await };
+        let release = async move {
+            pool.release(headless, slot, tab).await;
+            drop(permit);
+        };
         match tokio::runtime::Handle::try_current() {
             Ok(rt) => {
                 rt.spawn(release);
@@ -172,7 +165,6 @@ impl Group {
             permits,
             reserve: std::sync::Mutex::new(reserve),
             waiting: AtomicUsize::new(0),
-            reset_done: tokio::sync::Notify::new(),
             // Never below the start: a lease may be held for long (an MCP
             // tab, a workflow), and a limit taken below it could starve
             // the next one while the CPU is busy.
@@ -420,35 +412,20 @@ impl BrowserPool {
         let mut last = None;
         for _ in 0..2 {
             let handle = self.ensure_browser(group, idx).await?;
-            let waited_for_reset = Instant::now();
-            loop {
-                // Registered before the slot is looked at, so that a reset
-                // ending in between still wakes this lease.
-                let done = group.reset_done.notified();
-                tokio::pin!(done);
-                done.as_mut().enable();
+            {
                 let mut slot = group.slots[idx].lock().await;
-                if !slot.handle.as_ref().is_some_and(|h| Arc::ptr_eq(h, &handle)) {
-                    break;
-                }
-                while let Some(tab) = slot.idle.pop() {
-                    // A renderer may have crashed while the page was parked.
-                    if tab.reusable() && Arc::ptr_eq(tab.browser(), &handle) {
-                        slot.jobs += 1;
-                        tab.jobs.fetch_add(1, Ordering::Relaxed);
-                        self.inner.reused.fetch_add(1, Ordering::Relaxed);
-                        return Ok(tab);
+                if slot.handle.as_ref().is_some_and(|h| Arc::ptr_eq(h, &handle)) {
+                    while let Some(tab) = slot.idle.pop() {
+                        // A renderer may have crashed while the page was parked.
+                        if tab.reusable() && Arc::ptr_eq(tab.browser(), &handle) {
+                            slot.jobs += 1;
+                            tab.jobs.fetch_add(1, Ordering::Relaxed);
+                            self.inner.reused.fetch_add(1, Ordering::Relaxed);
+                            return Ok(tab);
+                        }
+                        tokio::spawn(tab.close());
                     }
-                    tokio::spawn(tab.close());
                 }
-                // A page being reset will be free in a moment: wait for it
-                // rather than start another renderer, within reason.
-                let left = RESET_WAIT.saturating_sub(waited_for_reset.elapsed());
-                if slot.resetting == 0 || left.is_zero() {
-                    break;
-                }
-                drop(slot);
-                let _ = tokio::time::timeout(left, done).await;
             }
             match handle
                 .new_tab(self.inner.cfg.isolation == Isolation::Shared)
@@ -505,12 +482,8 @@ impl BrowserPool {
     }
 
     /// Takes a page back: resets and parks it for the next job when it
-    /// may serve another, disposes its context otherwise. A page that is
-    /// reset gives its lease's capacity back before its reset (the next
-    /// job's page loads while this one's data is cleared: ~90 ms a job
-    /// off the critical path on real pages); a page that is closed gives
-    /// it back once its context is gone.
-    async fn release(&self, headless: bool, idx: usize, tab: Tab, permit: Option<OwnedSemaphorePermit>) {
+    /// may serve another, disposes its context otherwise.
+    async fn release(&self, headless: bool, idx: usize, tab: Tab) {
         let group = self.group(headless).await;
         let crashed = tab.crashed();
         let current = |slot: &Slot| {
@@ -520,17 +493,9 @@ impl BrowserPool {
                 && slot.jobs < self.inner.cfg.recycle_after
         };
         let keep = tab.reusable() && tab.jobs.load(Ordering::Relaxed) < self.inner.cfg.context_reuse && {
-            let mut slot = group.slots[idx].lock().await;
-            let keep = current(&slot);
-            if keep {
-                slot.resetting += 1;
-            }
-            keep
+            let slot = group.slots[idx].lock().await;
+            current(&slot)
         };
-        let mut permit = permit;
-        if keep {
-            drop(permit.take());
-        }
         let parked = if keep {
             let reset_started = Instant::now();
             let reset = match self.inner.cfg.isolation {
@@ -544,10 +509,9 @@ impl BrowserPool {
                     Ok(())
                 }
             };
-            let mut slot = group.slots[idx].lock().await;
-            slot.resetting -= 1;
-            let parked = match reset {
+            match reset {
                 Ok(()) => {
+                    let mut slot = group.slots[idx].lock().await;
                     let room = slot.idle.len() < self.inner.cfg.pages_per_browser.max(1);
                     if current(&slot) && room && !group.permits.is_closed() {
                         slot.idle.push(tab);
@@ -560,17 +524,13 @@ impl BrowserPool {
                     tracing::debug!(error = %err, "page reset failed; disposing its context");
                     Some(tab)
                 }
-            };
-            drop(slot);
-            group.reset_done.notify_waiters();
-            parked
+            }
         } else {
             Some(tab)
         };
         if let Some(tab) = parked {
             tab.close().await;
         }
-        drop(permit);
         group.active.lock().expect("active counts")[idx] -= 1;
         let mut slot = group.slots[idx].lock().await;
         // A renderer crash leaves the browser usable; a dead connection does not.
