@@ -131,7 +131,7 @@ def main():
     wall = time.monotonic() - t0
     stop.set()
     th.join()
-    peers.reap_all()
+    peers.reap_all(None)
 
     (out / "samples.tsv").write_text("".join(
         f"{t:.1f}\t{s[0]:.0f}\t{s[1]:.0f}\t{s[2]}\t{s[3]}\n" for t, s in zip(times, samples)))

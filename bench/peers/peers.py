@@ -304,6 +304,15 @@ class Sampler(threading.Thread):
             self.stop.wait(0.2)
 
 
+def emit(res: dict, results) -> None:
+    """Prints a run's JSON line and appends it to `results` when given
+    (soak.py, chromium_pss.py)."""
+    print(json.dumps(res))
+    if results:
+        with open(results, "a") as f:
+            f.write(json.dumps(res) + "\n")
+
+
 def reap_all(cg: "RunCgroup | None", deadline_s: float = 20.0) -> int:
     """Waits for every remaining child (re-parented orphans) and member of
     the run's cgroup; kills what lingers past the deadline."""

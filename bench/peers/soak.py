@@ -158,6 +158,9 @@ def main():
                  "chromium_processes": len(chromium), "threads": threads(pid)}
             s.update(admission.read())
             samples.append(s)
+            # Written as taken: a run that dies late keeps its samples.
+            with open(out / "samples.jsonl", "a") as f:
+                f.write(json.dumps(s) + "\n")
             stop.wait(2.0)
 
     with open(out / "log.txt", "wb") as log:
@@ -168,8 +171,7 @@ def main():
     wall = time.monotonic() - t0
     stop.set()
     th.join()
-    peers.reap_all()
-    (out / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+    peers.reap_all(None)
 
     n = done(store)
     ok = sum(1 for m in store.glob("batches/*/manifest.jsonl")
