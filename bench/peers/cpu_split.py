@@ -151,11 +151,7 @@ def main():
     urls = work / "urls.txt"
     urls.write_text("".join(f"http://127.0.0.1:{server.port}/{t['id']}.html\n" for t in pages))
     cfg = work / "oxwright.toml"
-    cfg.write_text("\n".join([
-        "[browser]", f"chrome_path = {json.dumps(a.chromium)}", "browsers = 1",
-        f"extra_args = {json.dumps(peers.CHROMIUM_FLAGS)}",
-        f"pages_per_browser = {a.concurrency}", f"max_pages_per_browser = {a.concurrency}",
-    ]) + "\n")
+    cfg.write_text(peers.oxwright_config(a, peers.parse_variant("always")))
     runs = []
     for r in range(a.rounds):
         order = binaries if r % 2 == 0 else list(reversed(binaries))

@@ -9,8 +9,8 @@ the same Content-Type rule as `oxwright-bench quality`; anything else is 404).
 
 The same conditions for every peer:
 - the same browser, headless: `--chromium` (default Debian's
-  /usr/bin/chromium; /usr/bin/chromium-headless-shell is the headless-only
-  build that Playwright runs headless), passed to crawl4ai and the
+  /usr/bin/chromium; /usr/lib/chromium/chromium-headless-shell is the
+  headless-only build that Playwright runs headless), passed to crawl4ai and the
   Playwright script as `$PEERS_CHROMIUM` and to oxwright as `chrome_path`;
 - the same Chromium flags, added to each tool's own (CHROMIUM_FLAGS below):
   `--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1`, so a lookup
@@ -598,7 +598,8 @@ def main():
                    "(needed for the crawl4ai peer)")
     p.add_argument("--node", default="node")
     p.add_argument("--chromium", default=CHROMIUM, help="the Chromium every peer runs (e.g. "
-                   "/usr/bin/chromium-headless-shell, the headless-only build Playwright uses headless)")
+                   "/usr/lib/chromium/chromium-headless-shell, the headless-only build Playwright "
+                   "runs headless)")
     p.add_argument("--work", default=None, help="scratch dir (default: a new one under the system temp dir)")
     p.add_argument("--run-timeout", type=float, default=0, help="kill a run after this many seconds (0: never)")
     p.add_argument("--json", default=None, help="results JSON (e.g. bench/results/peers.json)")
