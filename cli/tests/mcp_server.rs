@@ -167,6 +167,8 @@ fn tail(s: &str, n: usize) -> &str {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_over_stdio_through_every_tool() {
     let site = FixtureServer::start().await.unwrap();
+    // A second port of the fixture host, for a frame of another origin.
+    let second = FixtureServer::start().await.unwrap();
     let (dir, mut args) = workdir(&site);
     let base = format!("http://{}", site.addr());
     // One plain-language run_workflow with site profiles and sitemap hints.
@@ -193,6 +195,7 @@ async fn python_sdk_over_stdio_through_every_tool() {
         &[
             ("OXWRIGHT_MCP_ARGS", serde_json::to_string(&args).unwrap()),
             ("OXWRIGHT_DRIVE_LLM", "1".into()),
+            ("OXWRIGHT_DRIVE_SECOND_PORT", second.addr().port().to_string()),
         ],
     );
     let calls = llm.received();

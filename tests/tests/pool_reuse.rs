@@ -115,6 +115,49 @@ async fn reused_context_shows_nothing_of_the_previous_job() {
     );
 }
 
+/// A frame of another site renders in a process of its own (site
+/// isolation) and stores under a partition of the page's site, out of the
+/// reset's reach: the context it ran in is disposed, not reused, and the
+/// next job sees nothing it stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reused_context_shows_nothing_a_frame_of_another_site_stored() {
+    let mut env = single_page_env(50).await;
+    let port = env.site.addr().port();
+    env.policy = std::sync::Arc::new(oxwright_browser::UrlPolicy::allowing([
+        env.site.addr().to_string().parse().unwrap(),
+        format!("localhost:{port}").parse().unwrap(),
+    ]));
+    let url: url::Url = env.site.url("/app/xstate").parse().unwrap();
+    let seen = "document.getElementById('seen').textContent";
+    for job in ["A", "B"] {
+        let lease = env.pool.acquire(true).await.expect("lease");
+        lease.navigate(&url, &nav(&env)).await.expect("the job navigates");
+        let mut text = String::new();
+        for _ in 0..100 {
+            text = lease
+                .evaluate(seen, LIMIT)
+                .await
+                .expect("reads the page")
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            if text.starts_with("frame saw") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        drop(lease);
+        wait_idle(&env).await;
+        assert_eq!(text, "frame saw local=null idb=none", "job {job}");
+    }
+    let stats = env.pool.stats();
+    assert_eq!(
+        (stats.leases, stats.contexts, stats.reused),
+        (2, 2, 0),
+        "{stats:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fetches_reuse_one_context_until_its_budget() {
     let env = single_page_env(3).await;

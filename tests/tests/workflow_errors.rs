@@ -191,3 +191,67 @@ async fn failure_screenshot_blacks_out_secret_fields() {
     .await;
     assert_eq!(left, 0);
 }
+
+/// A password field the page filled (nothing typed it, so no element is
+/// marked) in a frame of another site (a renderer of its own) and in a
+/// frame of another port (cross-origin, the page's process) is blacked out
+/// of a masked screenshot too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn passwords_in_frames_of_other_origins_are_blacked_out() {
+    use oxwright_engine::{ScreenshotOptions, WaitCondition};
+    let mut wf = Wf::start().await;
+    let second = oxwright_fixtures::FixtureServer::start()
+        .await
+        .expect("second fixture server");
+    let port = wf.site.addr().port();
+    wf.policy = std::sync::Arc::new(oxwright_policy::UrlPolicy::allowing([
+        wf.site.addr().to_string().parse().unwrap(),
+        format!("localhost:{port}").parse().unwrap(),
+        second.addr().to_string().parse().unwrap(),
+    ]));
+    let page = wf.page().await;
+    for query in [
+        "inner=login".to_string(),
+        format!("inner=login&host=127.0.0.1&port={}", second.addr().port()),
+    ] {
+        let url = format!("http://{}/app/xframe?{query}", wf.site.addr());
+        page.goto(
+            &url.parse().unwrap(),
+            &oxwright_engine::GotoOptions::load(Duration::from_secs(15)),
+        )
+        .await
+        .expect("goto");
+        page.wait_for(
+            &WaitCondition::Text("Partner password".into()),
+            Duration::from_secs(10),
+        )
+        .await
+        .expect("the frame shows its field");
+        let shot = page
+            .screenshot(&ScreenshotOptions {
+                mask_secrets: true,
+                ..ScreenshotOptions::default()
+            })
+            .await
+            .expect("screenshot");
+        let png = Png::decode(&shot);
+        // The field sits 10 px into the frame's viewport.
+        let frame = page_text(
+            page.as_ref(),
+            "(() => { const f = document.getElementById('partner'); const r = f.getBoundingClientRect(); \
+             return [r.left + f.clientLeft, r.top + f.clientTop]; })()",
+        )
+        .await;
+        let (x, y) = (frame[0].as_f64().unwrap(), frame[1].as_f64().unwrap());
+        assert!(
+            png.black(x + 10.0, y + 10.0, 200.0, 30.0),
+            "the password in the frame of {query} is not blacked out"
+        );
+        // Beside the field, the frame is not.
+        assert_ne!(
+            png.rgb((x + 250.0) as usize, (y + 20.0) as usize),
+            [0, 0, 0],
+            "{query}"
+        );
+    }
+}

@@ -371,23 +371,44 @@ async fn a_dropdown_that_ignores_the_pick_and_a_canvas_target_fail_typed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn structured_steps_reach_a_shadow_root_and_a_cross_origin_iframe() {
-    let mut wf = Wf::start().await;
-    let port = wf.site.addr().port();
-    // The frame comes from another origin of the same server, allowed too.
-    wf.policy = std::sync::Arc::new(oxwright_policy::UrlPolicy::allowing([
-        wf.site.addr().to_string().parse().unwrap(),
-        format!("localhost:{port}").parse().unwrap(),
-    ]));
+async fn structured_steps_reach_a_shadow_root() {
+    let wf = Wf::start().await;
     let text = r#"fill: textbox "Display name" = Ada
 click: button "Save"
 expect: text status = "Saved Ada"
-goto: /app/xframe
-fill: textbox "Email address" = ada@example.com
-click: button "Subscribe"
-expect: text "Subscribed"
 "#;
-    let (result, _lease) = wf.run("deep", "/app/shadow", text, None).await;
+    let (result, _page) = wf.run("deep", "/app/shadow", text, None).await;
+    assert_eq!(result.status, RunStatus::Completed, "{result:#?}");
+    assert_eq!(result.totals.steps_ok, 3);
+}
+
+/// A form in a frame of another site (`localhost` in a page of
+/// `127.0.0.1`: with site isolation on, a renderer of its own) and in a
+/// frame of another origin of the same site (a second loopback port),
+/// filled and submitted by structured steps.
+async fn forms_in_frames_of_another_site_and_another_port(playwright_mcp: bool) {
+    let mut wf = Wf::start_on(playwright_mcp).await;
+    let second = oxwright_fixtures::FixtureServer::start()
+        .await
+        .expect("second fixture server");
+    let port = wf.site.addr().port();
+    wf.policy = std::sync::Arc::new(oxwright_policy::UrlPolicy::allowing([
+        wf.site.addr().to_string().parse().unwrap(),
+        format!("localhost:{port}").parse().unwrap(),
+        second.addr().to_string().parse().unwrap(),
+    ]));
+    let text = format!(
+        r#"fill: textbox "Email address" = ada@example.com
+click: button "Subscribe"
+expect: text "Subscribed ada@example.com"
+goto: /app/xframe?host=127.0.0.1&port={}
+fill: textbox "Email address" = bob@example.com
+click: button "Subscribe"
+expect: text "Subscribed bob@example.com"
+"#,
+        second.addr().port()
+    );
+    let (result, page) = wf.run("frames", "/app/xframe", &text, None).await;
     assert_eq!(
         result.status,
         RunStatus::Completed,
@@ -395,14 +416,70 @@ expect: text "Subscribed"
         wf.console_text()
     );
     assert_eq!(result.totals.steps_ok, 7);
-    // The form really was served from the other origin.
-    assert!(
-        wf.site.requests().iter().any(|r| r.path == "/app/frame/inner"
-            && r.headers
+    // Each form came from where it should.
+    let hosts: Vec<String> = wf
+        .site
+        .requests()
+        .iter()
+        .chain(second.requests().iter())
+        .filter(|r| r.path == "/app/frame/inner")
+        .flat_map(|r| {
+            r.headers
                 .iter()
-                .any(|(k, v)| k == "host" && v.starts_with("localhost"))),
-        "the frame did not come from localhost"
+                .filter(|(k, _)| k == "host")
+                .map(|(_, v)| v.clone())
+        })
+        .collect();
+    assert!(hosts.iter().any(|h| h.starts_with("localhost:")), "{hosts:?}");
+    assert!(
+        hosts.contains(&second.addr().to_string()),
+        "the second form did not come from the second port: {hosts:?}"
     );
+    if !playwright_mcp {
+        // Site isolation is on: the frame of another site rendered in a
+        // process of its own (a target of its own, out of the page's).
+        use chromiumoxide::cdp::browser_protocol::target::GetTargetsParams;
+        let chromium = page
+            .as_any()
+            .downcast_ref::<oxwright_browser::ChromiumPage>()
+            .expect("a Chromium page");
+        page.goto(
+            &format!("http://{}/app/xframe", wf.site.addr()).parse().unwrap(),
+            &oxwright_engine::GotoOptions::load(std::time::Duration::from_secs(15)),
+        )
+        .await
+        .expect("goto");
+        page.wait_for(
+            &oxwright_engine::WaitCondition::Text("Subscribe".into()),
+            std::time::Duration::from_secs(10),
+        )
+        .await
+        .expect("the frame's form shows");
+        let targets = chromium
+            .lease()
+            .expect("a lease")
+            .call(GetTargetsParams::default())
+            .await
+            .expect("targets");
+        assert!(
+            targets
+                .target_infos
+                .iter()
+                .any(|t| t.r#type == "iframe" && t.url.contains(&format!("localhost:{port}/app/frame/inner"))),
+            "the frame of another site is not out of process: {:?}",
+            targets.target_infos.iter().map(|t| (&t.r#type, &t.url)).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forms_in_frames_of_another_site_and_another_port_are_filled_and_submitted() {
+    forms_in_frames_of_another_site_and_another_port(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forms_in_frames_of_another_site_and_another_port_on_playwright_mcp() {
+    forms_in_frames_of_another_site_and_another_port(true).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -419,6 +419,22 @@ async def crash_and_replace(c, base):
     check("/app/search" in t, "the replaced page navigates", t)
 
 
+async def frames(c, base, second_port):
+    """Forms in a frame of another site (a renderer of its own under site
+    isolation) and in a frame of another port: typed into and submitted."""
+    for query, who in [("", "ada@example.com"), (f"?host=127.0.0.1&port={second_port}", "bob@example.com")]:
+        await call(c, "browser_navigate", {"url": base + "/app/xframe" + query})
+        await call(c, "browser_wait_for", {"text": "Subscribe"})
+        _, snap = await call(c, "browser_snapshot")
+        box = find_ref(snap, r'textbox "Email address"')
+        button = find_ref(snap, r'button "Subscribe"')
+        await call(c, "browser_type", {"element": "Email address", "target": box, "text": who})
+        await call(c, "browser_click", {"element": "Subscribe", "target": button})
+        await call(c, "browser_wait_for", {"text": "Subscribed " + who})
+        _, snap = await call(c, "browser_snapshot")
+        check("Subscribed " + who in snap, f"the form in the frame of {query or 'another site'} was submitted", snap)
+
+
 async def isolation(make_client, base):
     """Two clients at once see separate cookies and tabs."""
     async with make_client() as a, make_client() as b:
@@ -455,6 +471,7 @@ async def main():
     async with make() as c:
         await every_tool(c, base, workdir)
         if mode == "stdio":
+            await frames(c, base, os.environ["OXWRIGHT_DRIVE_SECOND_PORT"])
             await crash_and_replace(c, base)
     await isolation(make, base)
     print(f"mcp {mode}: {CHECKS} checks ok")

@@ -26,6 +26,8 @@ use crate::{BrowserError, PoolConfig};
 #[derive(Debug)]
 pub(crate) struct BrowserHandle {
     browser: Browser,
+    /// The browser's DevTools endpoint (what a page's frame link connects to).
+    pub(crate) ws_url: String,
     alive: Arc<AtomicBool>,
     handler: JoinHandle<()>,
     process: std::sync::Mutex<Option<ChromiumProcess>>,
@@ -168,6 +170,7 @@ impl BrowserHandle {
             oom,
             renderer_killed,
             browser,
+            ws_url,
             alive,
             handler,
             process: std::sync::Mutex::new(process),

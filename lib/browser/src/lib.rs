@@ -6,6 +6,7 @@
 mod admission;
 mod config;
 mod error;
+mod frame_link;
 mod frames;
 mod handle;
 mod intercept;

@@ -80,15 +80,10 @@ const BASE_FLAGS: &[&str] = &[
     // Everything else goes through the egress proxy (`--proxy-server`, set
     // per browser and per context in handle.rs).
     //
-    // Site isolation is off (IsolateOrigins, site-per-process and the
-    // trials): cross-origin iframes render in their page's process, so one
-    // DevTools session reads their accessibility trees, resolves their
-    // elements and intercepts their requests (snapshots and actions reach
-    // into them), and a page costs one renderer, not one per site. The
-    // trade-off: a compromised renderer could read a cross-site frame of the
-    // same page; each job has its own context, and the renderer still sits
-    // inside Chromium's OS sandbox wherever that can run (`sandbox.rs` in
-    // oxwright-owned).
+    // Site isolation stays on (Chromium's default): a frame of another
+    // site renders in a process of its own, so a renderer a hostile page
+    // compromised holds that site's documents only. Snapshots and actions
+    // reach such frames through their own DevTools sessions (`frame_link`).
     //
     // The omnibox's WebUI popups (WebUIOmniboxPopup, -AimPopup, -FullPopup)
     // and top-chrome WebUI preloading: Chromium 156's headless mode opens a
@@ -96,8 +91,7 @@ const BASE_FLAGS: &[&str] = &[
     // popup (`chrome://omnibox-popup.top-chrome/`) in a WebUI renderer of its
     // own: 4 pages in flight in 4 contexts ran 9 renderers, not 4, ~200 MiB
     // of Chromium's median PSS on real pages (BENCHMARKS.md §3).
-    "--disable-site-isolation-trials",
-    "--disable-features=IsolateOrigins,site-per-process,Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider,BackForwardCache,SpareRendererForSitePerProcess,Prerender2,SpeculationRules,SpeculationRulesPrefetchFuture,PrefetchProxy,NoStatePrefetch,LoadingPredictorPrefetch,LoadingPredictorUseLocalPredictions,LoadingPredictorUseOptimizationGuide,NavigationPredictor,PreconnectToSearch,SearchEnginePreconnector,WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup,PreloadTopChromeWebUI",
+    "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions,CalculateNativeWinOcclusion,HttpsUpgrades,DialMediaRouteProvider,BackForwardCache,SpareRendererForSitePerProcess,Prerender2,SpeculationRules,SpeculationRulesPrefetchFuture,PrefetchProxy,NoStatePrefetch,LoadingPredictorPrefetch,LoadingPredictorUseLocalPredictions,LoadingPredictorUseOptimizationGuide,NavigationPredictor,PreconnectToSearch,SearchEnginePreconnector,WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup,PreloadTopChromeWebUI",
     "--dns-prefetch-disable",
     "--metrics-recording-only",
     "--password-store=basic",

@@ -18,7 +18,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
     ResetNavigationHistoryParams, StopLoadingParams,
 };
 use chromiumoxide::cdp::browser_protocol::storage::ClearDataForOriginParams;
-use chromiumoxide::cdp::browser_protocol::target::SetAutoAttachParams;
+use chromiumoxide::cdp::browser_protocol::target::{EventAttachedToTarget, SetAutoAttachParams};
 use chromiumoxide::cdp::js_protocol::heap_profiler::CollectGarbageParams;
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use futures::StreamExt;
@@ -83,6 +83,15 @@ pub struct Tab {
         std::sync::Mutex<Option<chromiumoxide::cdp::browser_protocol::page::ScriptIdentifier>>,
     /// Whether [`Tab::prepare`] ran.
     pub(crate) prepared: AtomicBool,
+    /// Set when a frame of another site rendered in a process of its own
+    /// (site isolation) during this tab's life: its storage is partitioned
+    /// under the page's site and the reset does not reach it, so the
+    /// context is disposed rather than reused.
+    other_site_frames: Arc<AtomicBool>,
+    /// Watches for such frames from [`Tab::prepare`] on.
+    frames_watch: std::sync::Mutex<Option<JoinHandle<()>>>,
+    /// The page's link to its out-of-process frames, opened when first needed.
+    frame_link: tokio::sync::Mutex<Option<Arc<crate::frame_link::FrameLink>>>,
 }
 
 /// The current job's interceptor record and what of it was reported.
@@ -140,6 +149,9 @@ impl Tab {
             job_doc: std::sync::Mutex::new(None),
             frames_script: std::sync::Mutex::new(None),
             prepared: AtomicBool::new(false),
+            other_site_frames: Arc::new(AtomicBool::new(false)),
+            frames_watch: std::sync::Mutex::new(None),
+            frame_link: tokio::sync::Mutex::new(None),
         }
     }
 
@@ -157,11 +169,45 @@ impl Tab {
             return Ok(());
         }
         self.track_work().await?;
+        // Listening before the first frame can attach.
+        let mut attached = self
+            .page
+            .event_listener::<EventAttachedToTarget>()
+            .await
+            .map_err(|e| cdp("Target.attachedToTarget", e))?;
+        let flag = self.other_site_frames.clone();
+        let watch = tokio::spawn(async move {
+            while let Some(ev) = attached.next().await {
+                if ev.target_info.r#type == "iframe" {
+                    flag.store(true, Ordering::SeqCst);
+                    break;
+                }
+            }
+        });
+        if let Some(old) = self.frames_watch.lock().expect("frames watch").replace(watch) {
+            old.abort();
+        }
         let mut attach = SetAutoAttachParams::new(true, false);
         attach.flatten = Some(true);
         self.call_own(attach).await?;
         self.prepared.store(true, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// The page's link to its out-of-process frames (opened on first use,
+    /// again after its connection closed). Opening one taints the tab.
+    pub(crate) async fn frame_link(&self) -> Result<Arc<crate::frame_link::FrameLink>, BrowserError> {
+        let mut slot = self.frame_link.lock().await;
+        if let Some(link) = slot.as_ref().filter(|l| !l.closed()) {
+            return Ok(link.clone());
+        }
+        self.taint();
+        let target = self.page.target_id().as_ref().to_string();
+        let link =
+            crate::frame_link::FrameLink::open(&self.browser.ws_url, &target, self.call_timeout).await?;
+        let link = Arc::new(link);
+        *slot = Some(link.clone());
+        Ok(link)
     }
 
     /// A tab for the popup `id` this tab's page opened: same browser,
@@ -285,7 +331,10 @@ impl Tab {
 
     /// Says whether the pool may reset this tab and give it to another job.
     pub(crate) fn reusable(&self) -> bool {
-        !self.crashed() && !self.failed.load(Ordering::SeqCst) && !self.tainted.load(Ordering::SeqCst)
+        !self.crashed()
+            && !self.failed.load(Ordering::SeqCst)
+            && !self.tainted.load(Ordering::SeqCst)
+            && !self.other_site_frames.load(Ordering::SeqCst)
     }
 
     /// Returns the browser this tab lives in.
@@ -660,7 +709,13 @@ impl Tab {
             egress.set_upstream(None);
             egress.drain_refusals();
         }
-        let origins = std::mem::take(&mut *self.origins.lock().expect("origins"));
+        let mut origins = std::mem::take(&mut *self.origins.lock().expect("origins"));
+        // What the page's session did not see: the requests of its frames
+        // in other processes (site isolation) and of its workers. The
+        // context's egress proxy saw them all.
+        if let Some(egress) = &self.egress {
+            origins.extend(egress.drain_origins());
+        }
         // Session storage belongs to the tab, not to the storage partition,
         // and DevTools reaches it only through a live frame of its origin:
         // clear it before leaving, with scripts stopped so no unload handler
@@ -730,5 +785,8 @@ impl Drop for Tab {
     fn drop(&mut self) {
         self.stop_job_tasks();
         self.watcher.abort();
+        if let Some(watch) = self.frames_watch.lock().expect("frames watch").take() {
+            watch.abort();
+        }
     }
 }

@@ -247,6 +247,7 @@ async fn judge_and_connect(
             return None;
         }
     };
+    shared.reach(url);
     let connected = match shared.upstream() {
         Some(upstream) if plain && upstream.takes_plain_http() => upstream
             .open(shared.limits.connect_timeout)

@@ -52,6 +52,9 @@ impl Default for EgressLimits {
     }
 }
 
+/// How many origins one proxy remembers between drains.
+const MAX_REACHED: usize = 4096;
+
 /// One request the proxy refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
@@ -81,6 +84,9 @@ pub(crate) struct Shared {
     pub(crate) resolver: Arc<dyn Resolver>,
     pub(crate) limits: EgressLimits,
     refusals: Mutex<Vec<Refusal>>,
+    /// Origins let through since the last drain (at most
+    /// [`MAX_REACHED`]; past that, new ones are not kept).
+    reached: Mutex<std::collections::BTreeSet<String>>,
     accepted: AtomicU64,
     pub(crate) forwarded: AtomicU64,
     refused: AtomicU64,
@@ -93,6 +99,14 @@ impl Shared {
 
     pub(crate) fn upstream(&self) -> Option<Arc<Upstream>> {
         self.upstream.read().expect("upstream lock").clone()
+    }
+
+    /// Records that a connection to `url`'s origin was let through.
+    pub(crate) fn reach(&self, url: &url::Url) {
+        let mut reached = self.reached.lock().expect("reached origins");
+        if reached.len() < MAX_REACHED {
+            reached.insert(url.origin().ascii_serialization());
+        }
     }
 
     pub(crate) fn refuse(&self, target: String, error: PolicyError) {
@@ -135,6 +149,7 @@ impl EgressProxy {
             resolver,
             limits,
             refusals: Mutex::new(Vec::new()),
+            reached: Mutex::new(std::collections::BTreeSet::new()),
             accepted: AtomicU64::new(0),
             forwarded: AtomicU64::new(0),
             refused: AtomicU64::new(0),
@@ -184,6 +199,16 @@ impl EgressProxy {
     /// Takes every refusal recorded since the last drain.
     pub fn drain_refusals(&self) -> Vec<Refusal> {
         std::mem::take(&mut *self.shared.refusals.lock().expect("refusal log"))
+    }
+
+    /// Takes the origins (`scheme://host[:port]`) of every request and
+    /// tunnel let through since the last drain: what a page of this proxy's
+    /// browser context reached, its frames in other processes and its
+    /// workers included.
+    pub fn drain_origins(&self) -> Vec<String> {
+        std::mem::take(&mut *self.shared.reached.lock().expect("reached origins"))
+            .into_iter()
+            .collect()
     }
 
     /// Returns the proxy's counters.

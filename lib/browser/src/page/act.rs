@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use oxwright_engine::{Act, EngineError, EngineErrorKind, Modifier, MouseButton};
 use serde_json::{Value, json};
 
-use super::raw::{call, call_on, resolve};
+use super::raw::{Remote, call, call_node, call_on, frame_origin, resolve, split};
 use crate::{BrowserError, Tab};
 
 /// Poll interval of auto-waits.
@@ -300,13 +300,9 @@ pub(crate) async fn perform(
             Ok(false)
         }
         Act::ScrollIntoView => {
-            call(
-                tab,
-                "DOM.scrollIntoViewIfNeeded",
-                json!({ "backendNodeId": backend }),
-            )
-            .await
-            .map_err(act_error)?;
+            call_node(tab, "DOM.scrollIntoViewIfNeeded", backend, json!({}))
+                .await
+                .map_err(act_error)?;
             Ok(false)
         }
         Act::Focus => {
@@ -321,7 +317,7 @@ pub(crate) async fn perform(
 async fn actionable_point(
     tab: &Tab,
     backend: i64,
-    obj: &str,
+    obj: &Remote,
     deadline: Instant,
     timeout: Duration,
 ) -> Result<(f64, f64), EngineError> {
@@ -338,12 +334,7 @@ async fn actionable_point(
                 ));
             }
             Some("ok") => {
-                let _ = call(
-                    tab,
-                    "DOM.scrollIntoViewIfNeeded",
-                    json!({ "backendNodeId": backend }),
-                )
-                .await;
+                let _ = call_node(tab, "DOM.scrollIntoViewIfNeeded", backend, json!({})).await;
                 let a = center(tab, backend).await;
                 next_frame(tab).await;
                 let b = center(tab, backend).await;
@@ -449,7 +440,7 @@ impl Press {
 async fn click(
     tab: &Tab,
     backend: i64,
-    obj: &str,
+    obj: &Remote,
     deadline: Instant,
     timeout: Duration,
     press: &Press,
@@ -572,16 +563,20 @@ async fn mouse(tab: &Tab, kind: &str, x: f64, y: f64, buttons: u32) -> Result<()
     .map_err(act_error)
 }
 
+/// The centre of the node `backend`'s first box in the page's viewport
+/// (a node of an out-of-process frame is measured in its frame's viewport,
+/// which is then placed in the page's).
 pub(crate) async fn center(tab: &Tab, backend: i64) -> Option<(f64, f64)> {
-    let q = call(tab, "DOM.getContentQuads", json!({ "backendNodeId": backend }))
+    let q = call_node(tab, "DOM.getContentQuads", backend, json!({}))
         .await
         .ok()?;
+    let (dx, dy) = frame_origin(tab, split(backend).0).await?;
     let quad: Vec<f64> = q["quads"].as_array()?.iter().find_map(|quad| {
         let pts: Vec<f64> = quad.as_array()?.iter().filter_map(Value::as_f64).collect();
         (pts.len() == 8).then_some(pts)
     })?;
-    let x = (quad[0] + quad[2] + quad[4] + quad[6]) / 4.0;
-    let y = (quad[1] + quad[3] + quad[5] + quad[7]) / 4.0;
+    let x = (quad[0] + quad[2] + quad[4] + quad[6]) / 4.0 + dx;
+    let y = (quad[1] + quad[3] + quad[5] + quad[7]) / 4.0 + dy;
     Some((x, y))
 }
 
@@ -594,7 +589,7 @@ async fn next_frame(tab: &Tab) {
         .await;
 }
 
-async fn fill(tab: &Tab, obj: &str, value: &str) -> Result<bool, EngineError> {
+async fn fill(tab: &Tab, obj: &Remote, value: &str) -> Result<bool, EngineError> {
     let state = call_on(tab, obj, FOCUS_FOR_FILL_JS, vec![])
         .await
         .map_err(act_error)?;
@@ -683,7 +678,7 @@ pub(crate) async fn inspect(tab: &Tab, backend: i64) -> Result<oxwright_engine::
     })
 }
 
-async fn select(tab: &Tab, obj: &str, values: &[String]) -> Result<(), EngineError> {
+async fn select(tab: &Tab, obj: &Remote, values: &[String]) -> Result<(), EngineError> {
     let out = call_on(tab, obj, SELECT_JS, vec![json!(values)])
         .await
         .map_err(act_error)?;

@@ -462,7 +462,8 @@ impl Page for ChromiumPage {
             return self.capture(opts).await;
         }
         let masked = self.snapshots.lock().await.masked();
-        let covers = screenshot::cover(&self.lease, &masked).await?;
+        let frames = self.cross_origin_frame_contexts().await;
+        let covers = screenshot::cover(&self.lease, &masked, frames).await?;
         let shot = self.capture(opts).await;
         covers.remove(&self.lease).await;
         shot
@@ -656,10 +657,11 @@ impl Page for ChromiumPage {
             ));
         }
         let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        raw::call(
+        raw::call_node(
             &self.lease,
             "DOM.setFileInputFiles",
-            json!({ "files": files, "backendNodeId": backend }),
+            backend,
+            json!({ "files": files }),
         )
         .await?;
         Ok(())

@@ -51,12 +51,42 @@ const UNCOVER_PASSWORDS: &str = r#"(() => {
 
 /// The boxes drawn for one capture; [`Covers::remove`] takes them away.
 pub(super) struct Covers {
-    objects: Vec<String>,
+    objects: Vec<raw::Remote>,
+    /// Where password fields were covered: the page's main world, and an
+    /// isolated world of each frame of another origin (whatever process it
+    /// renders in).
+    worlds: Vec<(crate::frame_link::Slot, Option<i64>)>,
+}
+
+/// Runs `expression` in the page and in each of `worlds`; a frame that
+/// went away has nothing left to show, only the page's own failure counts.
+async fn run_in(
+    tab: &Tab,
+    worlds: &[(crate::frame_link::Slot, Option<i64>)],
+    expression: &str,
+) -> Result<(), crate::BrowserError> {
+    for &(slot, context) in worlds {
+        let mut params = serde_json::json!({ "expression": expression, "returnByValue": true });
+        if let Some(id) = context {
+            params["contextId"] = serde_json::json!(id);
+        }
+        let ran = raw::call_in(tab, slot, "Runtime.evaluate", params).await;
+        if slot == 0 && context.is_none() {
+            ran?;
+        }
+    }
+    Ok(())
 }
 
 /// Draws boxes over the elements `masked` (backend node ids; those gone
-/// with their document are skipped) and over filled password fields.
-pub(super) async fn cover(tab: &Tab, masked: &[i64]) -> Result<Covers, crate::BrowserError> {
+/// with their document are skipped) and over filled password fields of
+/// the page and of every frame in `frames` (isolated worlds of the frames
+/// of other origins, by slot).
+pub(super) async fn cover(
+    tab: &Tab,
+    masked: &[i64],
+    frames: Vec<(crate::frame_link::Slot, i64)>,
+) -> Result<Covers, crate::BrowserError> {
     let mut objects = Vec::new();
     for &backend in masked {
         let Ok(object) = raw::resolve(tab, backend).await else {
@@ -66,13 +96,10 @@ pub(super) async fn cover(tab: &Tab, masked: &[i64]) -> Result<Covers, crate::Br
             objects.push(object);
         }
     }
-    raw::call(
-        tab,
-        "Runtime.evaluate",
-        serde_json::json!({ "expression": COVER_PASSWORDS, "returnByValue": true }),
-    )
-    .await?;
-    Ok(Covers { objects })
+    let mut worlds = vec![(0, None)];
+    worlds.extend(frames.into_iter().map(|(slot, context)| (slot, Some(context))));
+    run_in(tab, &worlds, COVER_PASSWORDS).await?;
+    Ok(Covers { objects, worlds })
 }
 
 impl Covers {
@@ -81,12 +108,7 @@ impl Covers {
         for object in &self.objects {
             let _ = raw::call_on(tab, object, UNCOVER_ONE, Vec::new()).await;
         }
-        let _ = raw::call(
-            tab,
-            "Runtime.evaluate",
-            serde_json::json!({ "expression": UNCOVER_PASSWORDS, "returnByValue": true }),
-        )
-        .await;
+        let _ = run_in(tab, &self.worlds, UNCOVER_PASSWORDS).await;
     }
 }
 
@@ -99,22 +121,23 @@ impl ChromiumPage {
         let clip = match &opts.element {
             Some(target) => {
                 let backend = self.resolve(target).await?;
-                let _ = raw::call(
-                    &self.lease,
-                    "DOM.scrollIntoViewIfNeeded",
-                    json!({ "backendNodeId": backend }),
-                )
-                .await;
-                let model = raw::call(
-                    &self.lease,
-                    "DOM.getBoxModel",
-                    json!({ "backendNodeId": backend }),
-                )
-                .await
-                .map_err(act::act_error)?;
+                let _ = raw::call_node(&self.lease, "DOM.scrollIntoViewIfNeeded", backend, json!({})).await;
+                let model = raw::call_node(&self.lease, "DOM.getBoxModel", backend, json!({}))
+                    .await
+                    .map_err(act::act_error)?;
+                // A node of an out-of-process frame is measured in its frame.
+                let (dx, dy) = raw::frame_origin(&self.lease, raw::split(backend).0)
+                    .await
+                    .ok_or_else(|| act::interactable("the element's frame left the page"))?;
                 let b: Vec<f64> = model["model"]["border"]
                     .as_array()
-                    .map(|a| a.iter().filter_map(Value::as_f64).collect())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Value::as_f64)
+                            .enumerate()
+                            .map(|(i, v)| v + if i % 2 == 0 { dx } else { dy })
+                            .collect()
+                    })
                     .unwrap_or_default();
                 if b.len() != 8 {
                     return Err(act::interactable("the element has no box to capture"));

@@ -5,16 +5,18 @@
 use serde_json::json;
 
 use super::*;
+use crate::frame_link::Slot;
 
 impl ChromiumPage {
     pub(super) async fn script_targets(&self, script: &str) -> Result<Vec<i64>, EngineError> {
-        let mut targets = self.script_targets_in(script, None).await?;
+        let mut targets = self.script_targets_in(script, 0, None).await?;
         // The script walks same-origin frames itself; a frame of another
-        // origin is closed to it, so it runs again inside each such frame.
-        for context in self.cross_origin_frame_contexts().await {
-            for backend in self.script_targets_in(script, Some(context)).await? {
-                if !targets.contains(&backend) {
-                    targets.push(backend);
+        // origin is closed to it, so it runs again inside each such frame,
+        // and inside each frame another process renders.
+        for (slot, context) in self.cross_origin_frame_contexts().await {
+            for id in self.script_targets_in(script, slot, Some(context)).await? {
+                if !targets.contains(&id) {
+                    targets.push(id);
                 }
             }
         }
@@ -22,51 +24,66 @@ impl ChromiumPage {
     }
 
     /// Execution contexts (isolated worlds) of the frames whose origin is
-    /// not the main frame's, in frame-tree order.
-    pub(super) async fn cross_origin_frame_contexts(&self) -> Vec<i64> {
+    /// not the main frame's, in frame-tree order, and of every frame an
+    /// other process renders (with the frames of other origins inside it),
+    /// each with its frame's slot.
+    pub(super) async fn cross_origin_frame_contexts(&self) -> Vec<(Slot, i64)> {
         let tab = &*self.lease;
-        let Ok(tree) = raw::call(tab, "Page.getFrameTree", json!({})).await else {
-            return Vec::new();
-        };
-        let main_origin = tree["frameTree"]["frame"]["securityOrigin"]
-            .as_str()
-            .unwrap_or("")
-            .to_string();
-        let mut frames = Vec::new();
-        let mut stack: Vec<&Value> = tree["frameTree"]["childFrames"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .collect();
-        while let Some(node) = stack.pop() {
-            let origin = node["frame"]["securityOrigin"].as_str().unwrap_or("");
-            if origin != main_origin
-                && let Some(id) = node["frame"]["id"].as_str()
+        let mut contexts = Vec::new();
+        let mut slots = vec![0];
+        if let Ok(link) = tab.frame_link().await {
+            link.settle(tab.call_timeout()).await;
+            slots.extend(link.frames().into_iter().map(|(slot, _)| slot));
+        }
+        for slot in slots {
+            let Ok(tree) = raw::call_in(tab, slot, "Page.getFrameTree", json!({})).await else {
+                continue;
+            };
+            let root = &tree["frameTree"]["frame"];
+            let root_origin = root["securityOrigin"].as_str().unwrap_or("").to_string();
+            let mut frames = Vec::new();
+            // The root of another process's frames runs the script too.
+            if slot != 0
+                && let Some(id) = root["id"].as_str()
             {
                 frames.push(id.to_string());
             }
-            stack.extend(node["childFrames"].as_array().into_iter().flatten());
-        }
-        let mut contexts = Vec::new();
-        for frame in frames {
-            let world = raw::call(
-                tab,
-                "Page.createIsolatedWorld",
-                json!({ "frameId": frame, "worldName": "oxwright-locate" }),
-            )
-            .await;
-            if let Some(id) = world.ok().and_then(|w| w["executionContextId"].as_i64()) {
-                contexts.push(id);
+            let mut stack: Vec<&Value> = tree["frameTree"]["childFrames"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .collect();
+            while let Some(node) = stack.pop() {
+                let origin = node["frame"]["securityOrigin"].as_str().unwrap_or("");
+                if origin != root_origin
+                    && let Some(id) = node["frame"]["id"].as_str()
+                {
+                    frames.push(id.to_string());
+                }
+                stack.extend(node["childFrames"].as_array().into_iter().flatten());
+            }
+            for frame in frames {
+                let world = raw::call_in(
+                    tab,
+                    slot,
+                    "Page.createIsolatedWorld",
+                    json!({ "frameId": frame, "worldName": "oxwright-locate" }),
+                )
+                .await;
+                if let Some(id) = world.ok().and_then(|w| w["executionContextId"].as_i64()) {
+                    contexts.push((slot, id));
+                }
             }
         }
         contexts
     }
 
-    /// Runs a locator script in the main frame, or in `context`, and
-    /// returns the backend nodes of the elements it returned.
+    /// Runs a locator script in the main frame, or in `context` of the
+    /// frame in `slot`, and returns the node ids of the elements it returned.
     pub(super) async fn script_targets_in(
         &self,
         script: &str,
+        slot: Slot,
         context: Option<i64>,
     ) -> Result<Vec<i64>, EngineError> {
         let tab = &*self.lease;
@@ -74,7 +91,7 @@ impl ChromiumPage {
         if let Some(id) = context {
             params["contextId"] = json!(id);
         }
-        let out = raw::call(tab, "Runtime.evaluate", params).await?;
+        let out = raw::call_in(tab, slot, "Runtime.evaluate", params).await?;
         if let Some(ex) = out.get("exceptionDetails") {
             let text = ex["exception"]["description"]
                 .as_str()
@@ -92,8 +109,9 @@ impl ChromiumPage {
         let Some(array) = out["result"]["objectId"].as_str() else {
             return Ok(Vec::new());
         };
-        let props = raw::call(
+        let props = raw::call_in(
             tab,
+            slot,
             "Runtime.getProperties",
             json!({ "objectId": array, "ownProperties": true }),
         )
@@ -104,10 +122,19 @@ impl ChromiumPage {
             let Some(obj) = p["value"]["objectId"].as_str().filter(|_| is_index) else {
                 continue;
             };
-            let node = raw::call(tab, "DOM.describeNode", json!({ "objectId": obj })).await?;
+            let node = raw::call_in(tab, slot, "DOM.describeNode", json!({ "objectId": obj })).await?;
             if let Some(backend) = node["node"]["backendNodeId"].as_i64() {
-                targets.push(backend);
+                targets.push(raw::node_id(slot, backend));
             }
+        }
+        if slot != 0 {
+            let _ = raw::call_in(
+                tab,
+                slot,
+                "Runtime.releaseObjectGroup",
+                json!({ "objectGroup": "oxwright" }),
+            )
+            .await;
         }
         Ok(targets)
     }

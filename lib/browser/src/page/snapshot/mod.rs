@@ -17,7 +17,8 @@ use std::time::Instant;
 use oxwright_engine::{ElementId, Snapshot, SnapshotElement, SnapshotLine, normalize};
 use serde_json::{Value, json};
 
-use super::raw::call;
+use super::raw::{call, call_in, node_id};
+use crate::frame_link::Slot;
 use crate::{BrowserError, Tab};
 use roles::{Shape, interactive, opaque, shape, shows_value};
 
@@ -133,7 +134,7 @@ impl Snapshotter {
         let missing = children.into_iter().filter(|id| !frames.contains_key(id));
         let read = missing.map(|frame_id| async move {
             let (frame, owner) = tokio::join!(
-                read_frame(tab, Some(&frame_id)),
+                read_frame(tab, 0, Some(&frame_id)),
                 call(tab, "DOM.getFrameOwner", json!({ "frameId": frame_id }))
             );
             (frame_id, frame, owner)
@@ -149,6 +150,7 @@ impl Snapshotter {
             }
             frames.insert(frame_id, frame);
         }
+        out_of_process(tab, source, &mut frames, &mut owners).await;
         let ctx = Ctx {
             page_url: main["url"].as_str().and_then(|u| url::Url::parse(u).ok()),
             frames: &frames,
@@ -386,6 +388,72 @@ async fn untransformed(tab: &Tab) -> HashMap<String, String> {
     map.into_iter().filter_map(|(k, v)| Some((k, v?))).collect()
 }
 
+/// Adds the frames other processes render (site isolation puts a frame of
+/// another site in a renderer of its own, out of the page's capture): each
+/// is read in its own session, as the page is, its nodes named with its
+/// slot, and hung under its `<iframe>`. A frame that cannot be read is
+/// left out.
+async fn out_of_process(
+    tab: &Tab,
+    source: SnapshotSource,
+    frames: &mut HashMap<String, Frame>,
+    owners: &mut HashMap<i64, String>,
+) {
+    let Ok(link) = tab.frame_link().await else {
+        return;
+    };
+    link.settle(tab.call_timeout()).await;
+    let read = link.frames().into_iter().map(|(slot, frame)| async move {
+        let captured = match source {
+            SnapshotSource::Dom => {
+                let params = json!({ "computedStyles": dom::STYLES, "includeDOMRects": false });
+                call_in(tab, slot, "DOMSnapshot.captureSnapshot", params)
+                    .await
+                    .ok()
+                    .as_ref()
+                    .and_then(dom::frames)
+                    .filter(|c| c.frames.contains_key(&frame.frame_id))
+            }
+            SnapshotSource::AccessibilityTree => None,
+        };
+        let captured = match captured {
+            Some(c) => Some((c.frames, c.owners)),
+            None => read_frame(tab, slot, None)
+                .await
+                .ok()
+                .map(|f| (HashMap::from([(frame.frame_id.clone(), f)]), HashMap::new())),
+        };
+        let owner = call_in(
+            tab,
+            frame.parent,
+            "DOM.getFrameOwner",
+            json!({ "frameId": frame.frame_id }),
+        )
+        .await
+        .ok()
+        .and_then(|o| o["backendNodeId"].as_i64())
+        .map(|b| node_id(frame.parent, b));
+        (slot, frame.frame_id, captured, owner)
+    });
+    for (slot, frame_id, captured, owner) in futures::future::join_all(read).await {
+        let Some((captured, inner_owners)) = captured else {
+            continue;
+        };
+        for (id, mut frame) in captured {
+            for node in frame.nodes.values_mut() {
+                node.backend = node.backend.map(|b| node_id(slot, b));
+            }
+            frames.insert(id, frame);
+        }
+        for (backend, sub) in inner_owners {
+            owners.insert(node_id(slot, backend), sub);
+        }
+        if let Some(owner) = owner {
+            owners.insert(owner, frame_id);
+        }
+    }
+}
+
 fn collect_children(node: &Value, out: &mut Vec<String>) {
     for child in node["childFrames"].as_array().into_iter().flatten() {
         if let Some(id) = child["frame"]["id"].as_str() {
@@ -400,7 +468,7 @@ fn collect_children(node: &Value, out: &mut Vec<String>) {
 /// (Chromium's tree says "SIGN IN" for a "Sign in" in capitals; Playwright,
 /// and the locators, go by the DOM's text).
 async fn accessibility_main(tab: &Tab) -> Result<Frame, BrowserError> {
-    let (frame, originals) = tokio::join!(read_frame(tab, None), untransformed(tab));
+    let (frame, originals) = tokio::join!(read_frame(tab, 0, None), untransformed(tab));
     let mut frame = frame?;
     if !originals.is_empty() {
         for node in frame.nodes.values_mut() {
@@ -416,12 +484,12 @@ async fn accessibility_main(tab: &Tab) -> Result<Frame, BrowserError> {
     Ok(frame)
 }
 
-async fn read_frame(tab: &Tab, frame_id: Option<&str>) -> Result<Frame, BrowserError> {
+async fn read_frame(tab: &Tab, slot: Slot, frame_id: Option<&str>) -> Result<Frame, BrowserError> {
     let params = match frame_id {
         Some(id) => json!({ "frameId": id }),
         None => json!({}),
     };
-    let raw = call(tab, "Accessibility.getFullAXTree", params).await?;
+    let raw = call_in(tab, slot, "Accessibility.getFullAXTree", params).await?;
     let mut nodes = HashMap::new();
     let mut root = None;
     for n in raw["nodes"].as_array().into_iter().flatten() {
