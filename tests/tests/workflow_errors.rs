@@ -200,15 +200,7 @@ async fn failure_screenshot_blacks_out_secret_fields() {
 async fn passwords_in_frames_of_other_origins_are_blacked_out() {
     use oxwright_engine::{ScreenshotOptions, WaitCondition};
     let mut wf = Wf::start().await;
-    let second = oxwright_fixtures::FixtureServer::start()
-        .await
-        .expect("second fixture server");
-    let port = wf.site.addr().port();
-    wf.policy = std::sync::Arc::new(oxwright_policy::UrlPolicy::allowing([
-        wf.site.addr().to_string().parse().unwrap(),
-        format!("localhost:{port}").parse().unwrap(),
-        second.addr().to_string().parse().unwrap(),
-    ]));
+    let second = wf.second_origin().await;
     let page = wf.page().await;
     for query in [
         "inner=login".to_string(),

@@ -388,15 +388,7 @@ expect: text status = "Saved Ada"
 /// filled and submitted by structured steps.
 async fn forms_in_frames_of_another_site_and_another_port(playwright_mcp: bool) {
     let mut wf = Wf::start_on(playwright_mcp).await;
-    let second = oxwright_fixtures::FixtureServer::start()
-        .await
-        .expect("second fixture server");
-    let port = wf.site.addr().port();
-    wf.policy = std::sync::Arc::new(oxwright_policy::UrlPolicy::allowing([
-        wf.site.addr().to_string().parse().unwrap(),
-        format!("localhost:{port}").parse().unwrap(),
-        second.addr().to_string().parse().unwrap(),
-    ]));
+    let second = wf.second_origin().await;
     let text = format!(
         r#"fill: textbox "Email address" = ada@example.com
 click: button "Subscribe"
@@ -462,12 +454,15 @@ expect: text "Subscribed bob@example.com"
             .await
             .expect("targets");
         assert!(
+            targets.target_infos.iter().any(|t| t.r#type == "iframe"
+                && t.url
+                    .contains(&format!("localhost:{}/app/frame/inner", wf.site.addr().port()))),
+            "the frame of another site is not out of process: {:?}",
             targets
                 .target_infos
                 .iter()
-                .any(|t| t.r#type == "iframe" && t.url.contains(&format!("localhost:{port}/app/frame/inner"))),
-            "the frame of another site is not out of process: {:?}",
-            targets.target_infos.iter().map(|t| (&t.r#type, &t.url)).collect::<Vec<_>>()
+                .map(|t| (&t.r#type, &t.url))
+                .collect::<Vec<_>>()
         );
     }
 }

@@ -117,6 +117,22 @@ impl Wf {
     }
 
     /// Opens a page of the engine under the fixture policy.
+    /// Starts a second fixture server (another port of the fixture host:
+    /// another origin of the same site) and lets pages reach it and the
+    /// fixture site as `localhost` (another site).
+    pub async fn second_origin(&mut self) -> oxwright_fixtures::FixtureServer {
+        let second = oxwright_fixtures::FixtureServer::start()
+            .await
+            .expect("second fixture server");
+        let port = self.site.addr().port();
+        self.policy = Arc::new(UrlPolicy::allowing([
+            self.site.addr().to_string().parse().unwrap(),
+            format!("localhost:{port}").parse().unwrap(),
+            second.addr().to_string().parse().unwrap(),
+        ]));
+        second
+    }
+
     pub async fn page(&self) -> Box<dyn Page> {
         self.engine
             .open(&OpenOptions::new(self.policy.clone()))
