@@ -168,3 +168,57 @@ async fn spec_of_the_structured_controls_flow_passes_and_a_broken_one_is_kept_as
         "a failing spec is not published"
     );
 }
+
+/// The last match (`nth -1`), every match (`each`), a step with an `else`
+/// and `if present then stop`: the run completes on Chromium, the steps
+/// after the stop are not run, and the spec does the same in Playwright.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_every_else_and_stop_run_and_their_spec_passes() {
+    let wf = Wf::start().await;
+    let text = r#"check: each checkbox "Done"
+expect: text status = "3 of 3 done"
+click: button "Delete" nth -1
+expect: text status = "Deleted Task 3"
+expect: count listitem = 2
+fill: textbox "Coupon" = SAVE10 else click: button "Cancel"
+expect: text status = "Coupon cancelled"
+click: tab "Shipping" if present then stop
+click: button "Never on the page"
+"#;
+    let (result, page) = wf.run("tasks", "/app/tasks", text, None).await;
+    assert_eq!(
+        result.status,
+        RunStatus::Completed,
+        "{result:#?}\n{}",
+        wf.console_text()
+    );
+    assert_eq!(result.totals.steps_ok, 8, "{result:#?}");
+    assert_eq!(
+        result.steps[8].status,
+        RunStatus::Skipped,
+        "the step after the stop ran: {result:#?}"
+    );
+    assert_eq!(
+        wf::page_text(page.as_ref(), "document.getElementById('tab').textContent").await,
+        "Shipping"
+    );
+    let lines = wf.jsonl("tasks", "steps.jsonl").await;
+    let coupon = lines.iter().find(|l| l["stepNumber"] == 6).expect("step 6");
+    assert!(
+        coupon["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("`else` step ran")),
+        "{coupon:#}"
+    );
+    let code = spec_passes(&wf, "tasks").await;
+    for call in [
+        "for (const el of await page.getByRole('checkbox', { name: 'Done' }).all()) await el.check();",
+        ".nth(-1).click()",
+        "try {",
+        "} catch {",
+        "return; }",
+    ] {
+        assert!(code.contains(call), "{call} missing from:\n{code}");
+    }
+    assert!(!code.contains("Never on the page"), "{code}");
+}

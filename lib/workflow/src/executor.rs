@@ -279,11 +279,12 @@ impl<'a> Executor<'a> {
     }
 
     /// Polls `locator` until it matches exactly one element (with `nth`:
-    /// until its `nth` match, 0-based, exists) or `limit` passes.
+    /// until its `nth` match, 0-based or negative from the last, exists) or
+    /// `limit` passes.
     pub async fn wait_for_target(
         &self,
         locator: &Locator,
-        nth: Option<usize>,
+        nth: Option<i64>,
         limit: Duration,
     ) -> Result<ElementId, AttemptError> {
         let started = Instant::now();
@@ -328,9 +329,13 @@ impl<'a> Executor<'a> {
                 }
             }
             match nth {
-                Some(n) if n < found.len() => return Ok(found.swap_remove(n)),
+                Some(n) => {
+                    if let Some(at) = crate::steps::pick_nth(n, found.len()) {
+                        return Ok(found.swap_remove(at));
+                    }
+                }
                 None if found.len() == 1 => return Ok(found.into_iter().next().expect("one element")),
-                _ => {}
+                None => {}
             }
             if Instant::now() >= deadline {
                 if found.is_empty() {
@@ -338,7 +343,7 @@ impl<'a> Executor<'a> {
                 }
                 if let Some(n) = nth {
                     return Err(AttemptError::Action(format!(
-                        "{locator} matched {} elements, so it has no nth {n} (0 is the first)",
+                        "{locator} matched {} elements, so it has no nth {n} (0 is the first, -1 the last)",
                         found.len()
                     )));
                 }
@@ -485,9 +490,9 @@ impl<'a> Executor<'a> {
 
     /// Checks `assertion` once: `None` when it holds, else why not.
     async fn check_once(&self, assertion: &Assertion) -> Result<Option<String>, EngineError> {
-        let one = |locator: &Locator, nth: Option<usize>, found: usize| -> Option<String> {
+        let one = |locator: &Locator, nth: Option<i64>, found: usize| -> Option<String> {
             match nth {
-                Some(n) if n < found => None,
+                Some(n) if crate::steps::pick_nth(n, found).is_some() => None,
                 Some(n) => Some(format!(
                     "{locator} matched {found} elements, so it has no nth {n}"
                 )),
@@ -495,7 +500,9 @@ impl<'a> Executor<'a> {
                 None => Some(format!("{locator} matched {found} elements, not exactly one")),
             }
         };
-        let pick = |found: &[ElementId], nth: Option<usize>| found.get(nth.unwrap_or(0)).cloned();
+        let pick = |found: &[ElementId], nth: Option<i64>| {
+            crate::steps::pick_nth(nth.unwrap_or(0), found.len()).and_then(|at| found.get(at).cloned())
+        };
         Ok(match assertion {
             Assertion::Visible { locator, nth } => one(locator, *nth, self.locate(locator).await?.len()),
             Assertion::Hidden(locator) => {

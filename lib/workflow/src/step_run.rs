@@ -29,8 +29,11 @@ pub struct StepTrace {
     pub precheck: Option<usize>,
     /// Set once the action ran: whether it navigated, when known.
     pub acted: Option<Option<bool>>,
-    /// Why the step was skipped (`if present` with nothing there).
+    /// Why the step was skipped (`if present` with nothing there), or
+    /// why its `else` step ran.
     pub skipped: Option<String>,
+    /// The step ran and ends the workflow (`if present then stop`).
+    pub stop: bool,
     /// Where the attempt's time went.
     pub durations: Durations,
 }
@@ -143,6 +146,8 @@ pub async fn attempt_step(
             action,
             value,
             if_present,
+            each,
+            then_stop,
         } => {
             trace.decision = Some(act_decision(locator, *action, value.as_ref()));
             if *if_present && !present(exec, locator, wait).await? {
@@ -151,7 +156,33 @@ pub async fn attempt_step(
                 trace.skipped = Some(format!("skipped: {locator} matched nothing (if present)"));
                 Ok(())
             } else {
-                act(exec, locator, *nth, *action, value.as_ref(), wait, trace).await?
+                let done = if *each {
+                    act_each(exec, locator, *action, value.as_ref(), wait, trace).await?
+                } else {
+                    act(exec, locator, *nth, *action, value.as_ref(), wait, trace).await?
+                };
+                trace.stop = *then_stop && done.is_ok();
+                done
+            }
+        }
+        StepAction::Else { first, otherwise } => {
+            let tried = StructuredStep {
+                action: (**first).clone(),
+                ..step.clone()
+            };
+            match Box::pin(attempt_step(exec, &tried, start_url, wait, sanitizer, trace)).await? {
+                Ok(()) => Ok(()),
+                Err(failed) => {
+                    let fallback = StructuredStep {
+                        action: (**otherwise).clone(),
+                        ..step.clone()
+                    };
+                    *trace = StepTrace::default();
+                    let done =
+                        Box::pin(attempt_step(exec, &fallback, start_url, wait, sanitizer, trace)).await?;
+                    trace.skipped = Some(format!("the first step failed ({failed}); its `else` step ran"));
+                    done
+                }
             }
         }
         StepAction::PressKey(key) => {
@@ -231,11 +262,55 @@ async fn present(exec: &Executor<'_>, locator: &Locator, wait: Duration) -> Resu
     }
 }
 
+/// Waits for at least one match of `locator` and acts on every match in
+/// turn (`each`), in document order.
+async fn act_each(
+    exec: &mut Executor<'_>,
+    locator: &Locator,
+    action: Action,
+    value: Option<&ActionValue>,
+    wait: Duration,
+    trace: &mut StepTrace,
+) -> Result<Result<(), AttemptError>, WorkflowError> {
+    let t = Instant::now();
+    let deadline = t + wait;
+    let found = loop {
+        match exec.locate(locator).await {
+            Ok(found) if !found.is_empty() => break found,
+            Ok(_) => {}
+            Err(e) if e.is_fatal() => return Err(e.into()),
+            Err(e) => return Ok(Err(AttemptError::from_engine(&e, e.to_string()))),
+        }
+        if Instant::now() >= deadline {
+            trace.precheck = Some(0);
+            return Ok(Err(exec.no_match(locator).await));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    trace.durations.precheck_ms = ms(t.elapsed());
+    trace.precheck = Some(found.len());
+    let mut navigated = false;
+    for id in found {
+        match exec.perform(&Target::Element(id), action, value).await {
+            Ok(acted) => {
+                trace.durations.action_ms += ms(acted.action);
+                trace.durations.settle_ms += ms(acted.settle);
+                navigated |= acted.navigated;
+            }
+            Err(ActError::Workflow(e)) => return Err(e),
+            Err(ActError::Engine(e)) => return Err(e.into()),
+            Err(e) => return Ok(Err(e.attempt())),
+        }
+    }
+    trace.acted = Some(Some(navigated));
+    Ok(Ok(()))
+}
+
 /// Waits for exactly one match of `locator` (or its `nth`) and acts on it.
 pub(crate) async fn act(
     exec: &mut Executor<'_>,
     locator: &Locator,
-    nth: Option<usize>,
+    nth: Option<i64>,
     action: Action,
     value: Option<&ActionValue>,
     wait: Duration,
@@ -349,11 +424,13 @@ pub async fn run_steps<'a>(
     let wait = attempt_wait(action_timeout);
     for (i, step) in steps.iter().enumerate() {
         let mut last = None;
+        let mut stop = false;
         for attempt in 1..=MAX_ATTEMPTS {
             let mut trace = StepTrace::default();
             match attempt_step(&mut exec, step, start_url, wait, &sanitizer, &mut trace).await {
                 Ok(Ok(())) => {
                     last = None;
+                    stop = trace.stop;
                     break;
                 }
                 Ok(Err(reason)) => {
@@ -379,6 +456,10 @@ pub async fn run_steps<'a>(
                 attempts,
                 reason,
             });
+        }
+        if stop {
+            // `if present then stop`: the rest is not run.
+            break;
         }
     }
     Ok(exec)

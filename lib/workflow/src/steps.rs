@@ -9,6 +9,10 @@
 //! click: button "Accept cookies" if present
 //! select: combobox "Country" = Japan
 //! click: button "Add to cart" nth 1
+//! click: button "Delete" nth -1
+//! check: each checkbox "Done"
+//! click: tab "Shipping" if present then stop
+//! fill: textbox "Coupon" = SAVE10 else click: button "Cancel"
 //! dblclick: text "Rename"
 //! hover: menuitem "Account"
 //! scroll: bottom
@@ -22,10 +26,15 @@
 //! expect: url includes /app/search
 //! ```
 //!
-//! A target is `KIND ["NAME"] [exact] [nth N]`: KIND is an ARIA role
+//! A target is `[each] KIND ["NAME"] [exact] [nth N]`: KIND is an ARIA role
 //! (`button "Sign in"`) or `text`, `testid`, `label`, `placeholder`,
 //! `css`, `xpath` with a quoted argument; `nth N` picks the N-th match
-//! (0-based, as Playwright's `nth`) instead of requiring exactly one. A
+//! (0-based, as Playwright's `nth`; `nth -1` is the last) instead of
+//! requiring exactly one, and `each` acts on every match in turn. A step
+//! ending `if present` is skipped when nothing matches; `if present then
+//! stop` ends the workflow (completed) once it ran. `STEP else STEP`
+//! runs the second step when the first fails, and the step counts as done
+//! when the second succeeds. A
 //! file is structured when any line starts with `word:` where the word is
 //! a verb or a near miss of one (`clik:`), so a typo is reported as an
 //! unknown verb instead of sending the file to the LLM as plain language;
@@ -51,14 +60,26 @@ pub enum StepAction {
     Act {
         /// The target.
         locator: Locator,
-        /// Which match (0-based) when several are expected.
-        nth: Option<usize>,
+        /// Which match (0-based; negative counts from the last) when
+        /// several are expected.
+        nth: Option<i64>,
         /// The action.
         action: Action,
         /// The value for fill, select and press.
         value: Option<ActionValue>,
         /// Skip the step when nothing matches (`if present`).
         if_present: bool,
+        /// Act on every match in turn (`each`).
+        each: bool,
+        /// End the workflow once this step ran (`if present then stop`).
+        then_stop: bool,
+    },
+    /// Run `first`; when it fails, run `otherwise` instead (`STEP else STEP`).
+    Else {
+        /// The step tried first.
+        first: Box<StepAction>,
+        /// The step run when it fails.
+        otherwise: Box<StepAction>,
     },
     /// Press a key on the focused element (the page's body when none is).
     PressKey(String),
@@ -112,7 +133,7 @@ pub enum Assertion {
         /// The target.
         locator: Locator,
         /// Which match.
-        nth: Option<usize>,
+        nth: Option<i64>,
     },
     /// No visible element matches.
     Hidden(Locator),
@@ -121,7 +142,7 @@ pub enum Assertion {
         /// The target.
         locator: Locator,
         /// Which match.
-        nth: Option<usize>,
+        nth: Option<i64>,
         /// The text expected.
         expected: String,
     },
@@ -130,7 +151,7 @@ pub enum Assertion {
         /// The target.
         locator: Locator,
         /// Which match.
-        nth: Option<usize>,
+        nth: Option<i64>,
         /// The value expected.
         expected: ActionValue,
     },
@@ -139,7 +160,7 @@ pub enum Assertion {
         /// The target.
         locator: Locator,
         /// Which match.
-        nth: Option<usize>,
+        nth: Option<i64>,
         /// Checked or not.
         checked: bool,
     },
@@ -305,24 +326,46 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
 
 /// Parses one structured line.
 pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
+    if let Some(at) = else_at(line).filter(|&at| looks_structured(&line[at + " else ".len()..])) {
+        let first = parse_step(line[..at].trim())?;
+        let second = line[at + " else ".len()..].trim();
+        if else_at(second).is_some() {
+            return Err("one `else` per step".into());
+        }
+        let otherwise = parse_step(second).map_err(|e| format!("after `else`: {e}"))?;
+        return Ok(StepAction::Else {
+            first: Box::new(first),
+            otherwise: Box::new(otherwise),
+        });
+    }
     let (verb, rest) = line
         .split_once(':')
         .ok_or_else(|| format!("expected `verb: …`, one of {}", VERBS.join(", ")))?;
     let verb = verb.trim().to_ascii_lowercase();
     let rest = rest.trim();
     let target_only = |action: Action| -> Result<StepAction, String> {
-        let (locator, nth, tail) = parse_target(rest)?;
-        let if_present = match tail.trim() {
-            "" => false,
-            "if present" => true,
+        let (each, target) = match word_prefix(rest, "each") {
+            Some(after) => (true, after),
+            None => (false, rest),
+        };
+        let (locator, nth, tail) = parse_target(target)?;
+        let (if_present, then_stop) = match tail.trim() {
+            "" => (false, false),
+            "if present" => (true, false),
+            "if present then stop" => (true, true),
             other => return Err(format!("unexpected {other:?} after the target")),
         };
+        if each && nth.is_some() {
+            return Err("`each` acts on every match: it takes no nth".into());
+        }
         Ok(StepAction::Act {
             locator,
             nth,
             action,
             value: None,
             if_present,
+            each,
+            then_stop,
         })
     };
     match verb.as_str() {
@@ -359,7 +402,14 @@ pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
                 }
                 return Ok(StepAction::PressKey(key));
             }
-            let (locator, nth, tail) = parse_target(rest)?;
+            let (each, target) = match word_prefix(rest, "each") {
+                Some(after) => (true, after),
+                None => (false, rest),
+            };
+            let (locator, nth, tail) = parse_target(target)?;
+            if each && nth.is_some() {
+                return Err("`each` acts on every match: it takes no nth".into());
+            }
             let value = tail
                 .trim()
                 .strip_prefix('=')
@@ -374,6 +424,8 @@ pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
                 action,
                 value: Some(ActionValue::from_text(&value)),
                 if_present: false,
+                each,
+                then_stop: false,
             })
         }
         "wait" => {
@@ -423,7 +475,7 @@ fn parse_assertion(rest: &str) -> Result<Assertion, String> {
             Err(format!("unexpected {:?} after the target", tail.trim()))
         }
     };
-    let with_value = |what: &str| -> Result<(Locator, Option<usize>, String), String> {
+    let with_value = |what: &str| -> Result<(Locator, Option<i64>, String), String> {
         let (locator, nth, tail) = parse_target(after)?;
         let value = tail
             .trim()
@@ -530,7 +582,7 @@ fn parse_duration(s: &str) -> Option<Duration> {
 
 /// Parses a target at the start of `s`: `KIND ["NAME"] [exact] [nth N]`.
 /// Returns the locator, the `nth` and what follows the target.
-fn parse_target(s: &str) -> Result<(Locator, Option<usize>, &str), String> {
+fn parse_target(s: &str) -> Result<(Locator, Option<i64>, &str), String> {
     let s = s.trim();
     let kind_end = s
         .find(|c: char| c.is_whitespace() || c == '"' || c == '=')
@@ -570,9 +622,9 @@ fn parse_target(s: &str) -> Result<(Locator, Option<usize>, &str), String> {
             rest = after;
         } else if let Some(after) = word_prefix(rest, "nth") {
             let end = after.find(char::is_whitespace).unwrap_or(after.len());
-            let n = after[..end].parse::<usize>().map_err(|_| {
+            let n = after[..end].parse::<i64>().map_err(|_| {
                 format!(
-                    "nth needs a number (0 is the first match), got {:?}",
+                    "nth needs a number (0 is the first match, -1 the last), got {:?}",
                     &after[..end]
                 )
             })?;
@@ -610,6 +662,29 @@ fn parse_target(s: &str) -> Result<(Locator, Option<usize>, &str), String> {
         },
     };
     Ok((locator, nth, rest))
+}
+
+/// Where ` else ` splits `line` into two steps, outside quotes.
+fn else_at(line: &str) -> Option<usize> {
+    let mut quoted = false;
+    let mut escaped = false;
+    for (i, c) in line.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            ' ' if !quoted && line[i..].starts_with(" else ") => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Picks the `nth` of `len` matches: 0-based, negative from the last.
+pub fn pick_nth(nth: i64, len: usize) -> Option<usize> {
+    let len = i64::try_from(len).ok()?;
+    let at = if nth < 0 { len + nth } else { nth };
+    usize::try_from(at).ok().filter(|&i| (i as i64) < len)
 }
 
 /// Returns what follows `word` at the start of `s` when it is a whole word.

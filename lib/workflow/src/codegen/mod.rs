@@ -85,8 +85,21 @@ pub fn generate(result: &Value, records: &[StepRecord], sanitizer: &Sanitizer) -
         .and_then(Value::as_str)
         .ok_or_else(|| CodegenError::Unusable("result.json has no start_url".into()))?;
     let structured = result.get("mode").and_then(Value::as_str) == Some("structured");
-    let steps = result.get("steps").and_then(Value::as_array).map_or(0, Vec::len);
-    let completed: Vec<&StepRecord> = (1..=steps as u32)
+    // Steps a `then stop` left unrun have no record and no line.
+    let ran: Vec<u32> = result
+        .get("steps")
+        .and_then(Value::as_array)
+        .map(|steps| {
+            steps
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.get("status").and_then(Value::as_str) != Some("skipped"))
+                .map(|(i, _)| i as u32 + 1)
+                .collect()
+        })
+        .unwrap_or_default();
+    let completed: Vec<&StepRecord> = ran
+        .into_iter()
         .map(|n| {
             records
                 .iter()
@@ -334,26 +347,60 @@ fn step_from_line(
             action,
             value,
             if_present,
+            each,
+            then_stop,
         } => {
             let recorded = value.as_ref().map(StepValue::from);
             check_secret_field(Some(locator), recorded.as_ref())?;
             let target = ts::locator(locator, *nth, &mut g.env);
+            // `each`: the action on every match, one after the other.
+            let acted = if *each { "el" } else { target.as_str() };
             let line = match recorded.as_ref().and_then(|v| several(locator, v.text())) {
                 Some(options) if *action == crate::Action::Select => {
-                    format!("await {target}.selectOption({});", ts::array(&options))
+                    format!("await {acted}.selectOption({});", ts::array(&options))
                 }
-                _ => act(
-                    g,
-                    &target,
-                    action.as_str(),
-                    recorded.as_ref().map(StepValue::text),
-                )?,
+                _ => act(g, acted, action.as_str(), recorded.as_ref().map(StepValue::text))?,
             };
-            if *if_present {
-                g.push(format!("if ((await {target}.count()) > 0) {line}"));
+            let line = if *each {
+                format!("for (const el of await {target}.all()) {line}")
             } else {
-                g.push(line);
+                line
+            };
+            match (*if_present, *then_stop) {
+                (true, true) => g.push(format!("if ((await {target}.count()) > 0) {{ {line} return; }}")),
+                (true, false) => g.push(format!("if ((await {target}.count()) > 0) {line}")),
+                _ => g.push(line),
             }
+        }
+        StepAction::Else { first, otherwise } => {
+            // The first step in a `try`, the `else` step in its `catch`.
+            let at = g.lines.len();
+            step_from_line(g, first, rec, start)?;
+            // A fill failed in the run when the field did not keep the
+            // text; Playwright's fill does not check that, so the spec does.
+            if let StepAction::Act {
+                locator,
+                nth,
+                action: crate::Action::Fill,
+                value: Some(value),
+                each: false,
+                ..
+            } = &**first
+            {
+                let target = ts::locator(locator, *nth, &mut g.env);
+                let text = ts::value(value.text(), &mut g.env);
+                g.push(format!(
+                    "await expect({target}).toHaveValue({text}, {{ timeout: 1000 }});"
+                ));
+            }
+            let tried: Vec<String> = g.lines.drain(at..).collect();
+            step_from_line(g, otherwise, rec, start)?;
+            let fallback: Vec<String> = g.lines.drain(at..).collect();
+            g.push("try {".into());
+            g.lines.extend(tried.into_iter().map(|l| format!("  {l}")));
+            g.push("} catch {".into());
+            g.lines.extend(fallback.into_iter().map(|l| format!("  {l}")));
+            g.push("}".into());
         }
         StepAction::Expect(a) => {
             let line = assertion(g, a)?;

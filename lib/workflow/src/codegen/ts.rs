@@ -76,8 +76,9 @@ fn exact_opt(exact: bool) -> &'static str {
     if exact { ", { exact: true }" } else { "" }
 }
 
-/// `page.getByRole(…)` and friends for `locator`, with `.nth(n)`.
-pub fn locator(locator: &Locator, nth: Option<usize>, names: &mut Vec<String>) -> String {
+/// `page.getByRole(…)` and friends for `locator`, with `.nth(n)` (a
+/// negative `n` counts from the last, as in Playwright).
+pub fn locator(locator: &Locator, nth: Option<i64>, names: &mut Vec<String>) -> String {
     let mut out = match locator {
         Locator::Role { role, name, exact } => match name {
             Some(n) => format!(

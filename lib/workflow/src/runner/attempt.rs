@@ -26,6 +26,18 @@ pub(super) fn llm_decision(d: &ActionDecision, locator: &Locator) -> StepDecisio
 }
 
 pub(super) fn structured_meta(step: &StructuredStep, number: u32) -> (Vec<String>, Value) {
+    if let StepAction::Else { first, .. } = &step.action {
+        // Recorded as the step tried first, marked as having a fallback.
+        let tried = StructuredStep {
+            action: (**first).clone(),
+            ..step.clone()
+        };
+        let (mut keys, mut meta) = structured_meta(&tried, number);
+        meta["originalInstruction"] = json!(step.text);
+        meta["else"] = json!(true);
+        keys.push("else".into());
+        return (keys, meta);
+    }
     let mut meta =
         json!({ "id": format!("step_{number}_1"), "originalInstruction": step.text, "attempt": 1 });
     let mut keys = vec!["intent".to_string()];
@@ -36,6 +48,8 @@ pub(super) fn structured_meta(step: &StructuredStep, number: u32) -> (Vec<String
             action,
             value,
             if_present,
+            each,
+            then_stop,
         } => {
             meta["intent"] = json!(action.as_str());
             meta["target"] = serde_json::to_value(locator).unwrap_or(Value::Null);
@@ -47,6 +61,14 @@ pub(super) fn structured_meta(step: &StructuredStep, number: u32) -> (Vec<String
             if *if_present {
                 meta["ifPresent"] = json!(true);
                 keys.push("ifPresent".into());
+            }
+            if *each {
+                meta["each"] = json!(true);
+                keys.push("each".into());
+            }
+            if *then_stop {
+                meta["thenStop"] = json!(true);
+                keys.push("thenStop".into());
             }
             if let Some(v) = value {
                 meta["value"] = json!(v.text());
@@ -92,6 +114,7 @@ pub(super) fn structured_meta(step: &StructuredStep, number: u32) -> (Vec<String
             meta["value"] = json!(format!("{to:?}").to_lowercase());
             keys.push("value".into());
         }
+        StepAction::Else { .. } => {}
     }
     (keys, meta)
 }

@@ -142,6 +142,8 @@ impl WorkflowOptions {
 
 struct Run<'a> {
     exec: Executor<'a>,
+    /// The step (1-based) that ended the run with `if present then stop`.
+    stopped_at: Option<u32>,
     llm: Option<Arc<dyn ChatModel>>,
     log: SessionLog,
     sanitizer: Sanitizer,
@@ -209,6 +211,7 @@ pub async fn run_workflow(
         opts: opts.clone(),
         checklist: Vec::new(),
         outcomes: Vec::new(),
+        stopped_at: None,
         totals: WorkflowTotals::default(),
         history: Vec::new(),
         kind: StepKind::Llm,
@@ -246,7 +249,10 @@ pub async fn run_workflow(
             instruction: run.checklist[i].clone(),
             status: RunStatus::Skipped,
             attempts: 0,
-            reasons: Vec::new(),
+            reasons: run
+                .stopped_at
+                .map(|n| vec![format!("not run: step {n} ran and said `then stop`")])
+                .unwrap_or_default(),
             prompt_tokens: 0,
             completion_tokens: 0,
             duration_ms: 0.0,
@@ -254,7 +260,9 @@ pub async fn run_workflow(
             source: None,
         });
     }
-    let status = if error.is_none() && run.totals.steps_ok == run.totals.steps {
+    // A run that stopped early completed every step it ran.
+    let ran = run.stopped_at.unwrap_or(run.totals.steps);
+    let status = if error.is_none() && run.totals.steps_ok == ran {
         RunStatus::Completed
     } else {
         RunStatus::Failed
@@ -381,7 +389,17 @@ impl Run<'_> {
                 self.checklist = steps.iter().map(|s| format!("[] {}", s.text)).collect();
                 for (i, step) in steps.iter().enumerate() {
                     let span = tracing::info_span!("workflow_step", step = i + 1, instruction = %self.sanitizer.clean(&step.text));
-                    self.structured_step(i, step).instrument(span).await?;
+                    if self.structured_step(i, step).instrument(span).await? {
+                        self.stopped_at = Some(i as u32 + 1);
+                        let left = steps.len() - i - 1;
+                        if left > 0 {
+                            self.log.say(&format!(
+                                "step {} ran and says `then stop`: the {left} step(s) after it are not run",
+                                i + 1
+                            ));
+                        }
+                        break;
+                    }
                 }
             }
         }

@@ -14,11 +14,13 @@ use crate::steps::{StepAction, StructuredStep};
 use crate::{AttemptError, WorkflowError};
 
 impl Run<'_> {
+    /// Runs one structured step; `Ok(true)` when it ends the workflow
+    /// (`if present then stop`, and it ran).
     pub(super) async fn structured_step(
         &mut self,
         index: usize,
         step: &StructuredStep,
-    ) -> Result<(), WorkflowError> {
+    ) -> Result<bool, WorkflowError> {
         let number = index as u32 + 1;
         self.log
             .say(&format!("step {number}/{}: {}", self.checklist.len(), step.text));
@@ -28,6 +30,7 @@ impl Run<'_> {
             StepAction::Sleep(_) => StepKind::Sleep,
             StepAction::Expect(_) => StepKind::Expect,
             StepAction::Act { .. }
+            | StepAction::Else { .. }
             | StepAction::PressKey(_)
             | StepAction::Dialog { .. }
             | StepAction::ScrollPage(_) => StepKind::Act,
@@ -37,6 +40,7 @@ impl Run<'_> {
         let mut completed = false;
         let mut attempt = 0;
         let mut give_up = false;
+        let mut stop = false;
         // Auto-waits share the action deadline across the attempts.
         let wait = attempt_wait(self.exec.timeout());
         let (keys, meta) = structured_meta(step, number);
@@ -67,6 +71,7 @@ impl Run<'_> {
             match outcome {
                 Ok(()) => {
                     completed = true;
+                    stop = trace.stop;
                     line.completed = true;
                     if line.result.is_none() {
                         line.succeeded(None);
@@ -88,6 +93,7 @@ impl Run<'_> {
             self.exec.snapshot().await.map(|s| s.text).unwrap_or_default()
         };
         self.close_step(index, completed, attempt, reasons, 0, 0, step_started, &snapshot)
-            .await
+            .await?;
+        Ok(stop)
     }
 }

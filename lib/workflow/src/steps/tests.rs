@@ -27,6 +27,8 @@ fn parses_structured_files() {
             action: Action::Fill,
             value: Some(ActionValue::Placeholder("{{LOGIN_ID}}".into())),
             if_present: false,
+            each: false,
+            then_stop: false,
         }
     );
     assert!(matches!(
@@ -77,6 +79,8 @@ fn quoted_values_after_a_nameless_target_parse() {
             action: Action::Fill,
             value: Some(ActionValue::Literal("hello".into())),
             if_present: false,
+            each: false,
+            then_stop: false,
         }
     );
     assert!(matches!(
@@ -121,6 +125,8 @@ fn the_grown_grammar_parses() {
             action: Action::Click,
             value: None,
             if_present: false,
+            each: false,
+            then_stop: false,
         }
     );
     assert!(matches!(
@@ -255,4 +261,90 @@ fn a_typo_in_the_first_verb_is_an_unknown_verb() {
     assert_eq!(edit_distance("expct", "expect"), 1);
     assert_eq!(nearest_verb("clcik"), Some("click"));
     assert_eq!(nearest_verb("note"), None);
+}
+
+#[test]
+fn the_last_match_every_match_a_stop_and_an_else() {
+    assert!(matches!(
+        step(r#"click: button "Delete" nth -1"#),
+        StepAction::Act {
+            nth: Some(-1),
+            each: false,
+            ..
+        }
+    ));
+    assert!(matches!(
+        step(r#"check: each checkbox "Done""#),
+        StepAction::Act {
+            action: Action::Check,
+            each: true,
+            nth: None,
+            ..
+        }
+    ));
+    assert!(matches!(
+        step(r#"fill: each textbox "Note" = ok"#),
+        StepAction::Act {
+            action: Action::Fill,
+            each: true,
+            ..
+        }
+    ));
+    assert!(matches!(
+        step(r#"click: tab "Shipping" if present then stop"#),
+        StepAction::Act {
+            if_present: true,
+            then_stop: true,
+            ..
+        }
+    ));
+    let StepAction::Else { first, otherwise } =
+        step(r#"fill: textbox "Coupon" = SAVE10 else click: button "Cancel""#)
+    else {
+        panic!("an else step");
+    };
+    assert!(
+        matches!(*first, StepAction::Act { action: Action::Fill, value: Some(ActionValue::Literal(ref v)), .. } if v == "SAVE10")
+    );
+    assert!(matches!(
+        *otherwise,
+        StepAction::Act {
+            action: Action::Click,
+            ..
+        }
+    ));
+    // ` else ` inside quotes, or not followed by a step, is text.
+    assert!(matches!(
+        step(r#"click: button "Save or else" "#),
+        StepAction::Act { .. }
+    ));
+    assert!(matches!(
+        step(r#"fill: textbox "Note" = now or else later"#),
+        StepAction::Act { value: Some(ActionValue::Literal(ref v)), .. } if v == "now or else later"
+    ));
+    for (line, why) in [
+        (r#"click: each button "Go" nth 1"#, "takes no nth"),
+        (r#"click: button "Go" nth last"#, "-1 the last"),
+        (
+            r#"click: button "A" else click: button "B" else click: button "C""#,
+            "one `else`",
+        ),
+        (r#"click: button "A" else clack: button "B""#, "after `else`"),
+        (r#"click: button "A" then stop"#, "unexpected"),
+    ] {
+        let err = parse_step(line).expect_err(line);
+        assert!(err.contains(why), "{line}: {err}");
+    }
+}
+
+#[test]
+fn nth_counts_from_the_first_or_from_the_last() {
+    use crate::steps::pick_nth;
+    assert_eq!(pick_nth(0, 3), Some(0));
+    assert_eq!(pick_nth(2, 3), Some(2));
+    assert_eq!(pick_nth(3, 3), None);
+    assert_eq!(pick_nth(-1, 3), Some(2));
+    assert_eq!(pick_nth(-3, 3), Some(0));
+    assert_eq!(pick_nth(-4, 3), None);
+    assert_eq!(pick_nth(-1, 0), None);
 }
