@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 pub use errors::explain;
 pub use screenshots::{ScreenshotError, ScreenshotStore};
 pub use server::{McpConfig, McpServices, OxwrightMcp, Shared};
-pub use tools::catalogue;
+pub use tools::{ToolName, catalogue};
 
 /// Serves one client over standard input and output until it disconnects
 /// or `cancel` fires.

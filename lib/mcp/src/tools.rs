@@ -8,7 +8,79 @@ use schemars::JsonSchema;
 
 use crate::args::*;
 
-fn tool<T: JsonSchema>(name: &'static str, description: &'static str, read_only: bool) -> Tool {
+/// Declares [`ToolName`]: each tool's variant and the name clients call it by.
+macro_rules! tool_names {
+    ($($variant:ident => $name:literal,)*) => {
+        /// Every tool the server has: the one list the catalogue
+        /// ([`catalogue`]: each entry made from its variant, the order
+        /// checked by a test) and the server's dispatch (an exhaustive
+        /// match, so a tool without a handler does not compile) are made
+        /// from.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum ToolName {
+            $(
+                #[doc = $name]
+                $variant,
+            )*
+        }
+
+        impl ToolName {
+            /// Every tool, in catalogue order.
+            pub const ALL: &'static [ToolName] = &[$(ToolName::$variant,)*];
+
+            /// The name clients call the tool by.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(ToolName::$variant => $name,)*
+                }
+            }
+
+            /// The tool called `name`, if there is one.
+            pub fn from_name(name: &str) -> Option<Self> {
+                Self::ALL.iter().copied().find(|t| t.name() == name)
+            }
+        }
+    };
+}
+
+tool_names! {
+    BrowserNavigate => "browser_navigate",
+    BrowserNavigateBack => "browser_navigate_back",
+    BrowserSnapshot => "browser_snapshot",
+    BrowserClick => "browser_click",
+    BrowserDrag => "browser_drag",
+    BrowserType => "browser_type",
+    BrowserFillForm => "browser_fill_form",
+    BrowserSelectOption => "browser_select_option",
+    BrowserHover => "browser_hover",
+    BrowserPressKey => "browser_press_key",
+    BrowserWaitFor => "browser_wait_for",
+    BrowserEvaluate => "browser_evaluate",
+    BrowserTakeScreenshot => "browser_take_screenshot",
+    BrowserConsoleMessages => "browser_console_messages",
+    BrowserNetworkRequests => "browser_network_requests",
+    BrowserNetworkRequest => "browser_network_request",
+    BrowserFind => "browser_find",
+    BrowserHandleDialog => "browser_handle_dialog",
+    BrowserFileUpload => "browser_file_upload",
+    BrowserTabs => "browser_tabs",
+    BrowserResize => "browser_resize",
+    BrowserClose => "browser_close",
+    PlaywrightNavigate => "playwright_navigate",
+    PlaywrightScreenshot => "playwright_screenshot",
+    PlaywrightClick => "playwright_click",
+    PlaywrightFill => "playwright_fill",
+    PlaywrightSelect => "playwright_select",
+    PlaywrightHover => "playwright_hover",
+    PlaywrightEvaluate => "playwright_evaluate",
+    PlaywrightGetContent => "playwright_get_content",
+    PlaywrightGetConsoleLogs => "playwright_get_console_logs",
+    FetchMarkdown => "fetch_markdown",
+    LoadSitemap => "load_sitemap",
+    RunWorkflow => "run_workflow",
+}
+
+fn tool<T: JsonSchema>(name: ToolName, description: &'static str, read_only: bool) -> Tool {
     let schema = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| s.inline_subschemas = true)
         .into_generator()
@@ -31,7 +103,7 @@ fn tool<T: JsonSchema>(name: &'static str, description: &'static str, read_only:
     annotations.read_only_hint = Some(read_only);
     annotations.destructive_hint = Some(false);
     annotations.open_world_hint = Some(true);
-    Tool::new(name, description, Arc::new(object)).with_annotations(annotations)
+    Tool::new(name.name(), description, Arc::new(object)).with_annotations(annotations)
 }
 
 /// Rewrites schemars' output into the JSON Schema every MCP client and
@@ -73,150 +145,162 @@ fn portable(schema: &mut serde_json::Value) {
 pub fn catalogue() -> Vec<Tool> {
     vec![
         tool::<NavigateArgs>(
-            "browser_navigate",
+            ToolName::BrowserNavigate,
             "Navigate to a URL (the URL policy applies to it and to every request the page makes).",
             false,
         ),
-        tool::<BackArgs>("browser_navigate_back", "Go back to the previous page.", false),
+        tool::<BackArgs>(
+            ToolName::BrowserNavigateBack,
+            "Go back to the previous page.",
+            false,
+        ),
         tool::<SnapshotArgs>(
-            "browser_snapshot",
+            ToolName::BrowserSnapshot,
             "Accessibility snapshot of the page: roles, names and refs (e12) to target. Capped in size (text goes before controls); diff: true returns only what changed since the last snapshot; scope: a ref returns only that region; find: a text returns only the matching lines with what they sit under.",
             true,
         ),
         tool::<ClickArgs>(
-            "browser_click",
+            ToolName::BrowserClick,
             "Click an element (target: a snapshot ref or a unique selector).",
             false,
         ),
         tool::<DragArgs>(
-            "browser_drag",
+            ToolName::BrowserDrag,
             "Drag one element onto another (HTML drag and drop, or a pointer-driven drag such as a \
              sortable list or a slider).",
             false,
         ),
         tool::<TypeArgs>(
-            "browser_type",
+            ToolName::BrowserType,
             "Type text into an editable element (replaces its content; slowly: key by key). {{NAME}} stands for a secret.",
             false,
         ),
-        tool::<FillFormArgs>("browser_fill_form", "Fill several form fields in order.", false),
+        tool::<FillFormArgs>(
+            ToolName::BrowserFillForm,
+            "Fill several form fields in order.",
+            false,
+        ),
         tool::<SelectArgs>(
-            "browser_select_option",
+            ToolName::BrowserSelectOption,
             "Select options in a dropdown (replaces the selection).",
             false,
         ),
-        tool::<HoverArgs>("browser_hover", "Hover over an element.", false),
+        tool::<HoverArgs>(ToolName::BrowserHover, "Hover over an element.", false),
         tool::<PressKeyArgs>(
-            "browser_press_key",
+            ToolName::BrowserPressKey,
             "Press a key on the focused element (or the page).",
             false,
         ),
         tool::<WaitForArgs>(
-            "browser_wait_for",
+            ToolName::BrowserWaitFor,
             "Wait for text to appear or disappear, or for a number of seconds.",
             true,
         ),
         tool::<EvaluateArgs>(
-            "browser_evaluate",
+            ToolName::BrowserEvaluate,
             "Evaluate a JavaScript function on the page (or on the element a CSS selector target names) and return its JSON result.",
             false,
         ),
         tool::<ScreenshotArgs>(
-            "browser_take_screenshot",
+            ToolName::BrowserTakeScreenshot,
             "Take a PNG screenshot of the viewport, the full page or one element; saved under the server's screenshot directory and returned as an image.",
             true,
         ),
         tool::<ConsoleArgs>(
-            "browser_console_messages",
+            ToolName::BrowserConsoleMessages,
             "The page's console messages and uncaught errors.",
             true,
         ),
         tool::<NetworkArgs>(
-            "browser_network_requests",
+            ToolName::BrowserNetworkRequests,
             "Requests the page made since it loaded, and those the URL policy refused.",
             true,
         ),
         tool::<RequestArgs>(
-            "browser_network_request",
+            ToolName::BrowserNetworkRequest,
             "One request of browser_network_requests' numbered list in full: headers and body sent, \
              status, headers and body received (or one `part`). Cookies and tokens come back masked.",
             true,
         ),
         tool::<FindArgs>(
-            "browser_find",
+            ToolName::BrowserFind,
             "Search the page's accessibility snapshot for text or a regular expression: the matching \
              lines, each under the lines it sits in, with refs to act on. Cheaper than a whole snapshot \
              when you know what you look for.",
             true,
         ),
         tool::<DialogArgs>(
-            "browser_handle_dialog",
+            ToolName::BrowserHandleDialog,
             "Set how the page's alert/confirm/prompt dialogs are answered (they never block: each is answered as it opens).",
             false,
         ),
         tool::<UploadArgs>(
-            "browser_file_upload",
+            ToolName::BrowserFileUpload,
             "Set the files of a file input (files only from the server's upload directory).",
             false,
         ),
         tool::<TabsArgs>(
-            "browser_tabs",
+            ToolName::BrowserTabs,
             "List, open, select or close this session's tabs.",
             false,
         ),
-        tool::<ResizeArgs>("browser_resize", "Resize the viewport.", false),
+        tool::<ResizeArgs>(ToolName::BrowserResize, "Resize the viewport.", false),
         tool::<NoArgs>(
-            "browser_close",
+            ToolName::BrowserClose,
             "Close this session's tabs (the next tool opens a fresh page).",
             false,
         ),
         // The seed's (executeautomation) names, for prompts written for that server.
-        tool::<NavigateArgs>("playwright_navigate", "Alias of browser_navigate.", false),
+        tool::<NavigateArgs>(ToolName::PlaywrightNavigate, "Alias of browser_navigate.", false),
         tool::<ScreenshotArgs>(
-            "playwright_screenshot",
+            ToolName::PlaywrightScreenshot,
             "Alias of browser_take_screenshot (name, width, height).",
             true,
         ),
         tool::<SelectorArgs>(
-            "playwright_click",
+            ToolName::PlaywrightClick,
             "Click the element a CSS selector names.",
             false,
         ),
-        tool::<SelectorValueArgs>("playwright_fill", "Fill the input a CSS selector names.", false),
         tool::<SelectorValueArgs>(
-            "playwright_select",
+            ToolName::PlaywrightFill,
+            "Fill the input a CSS selector names.",
+            false,
+        ),
+        tool::<SelectorValueArgs>(
+            ToolName::PlaywrightSelect,
             "Select an option of the dropdown a CSS selector names.",
             false,
         ),
         tool::<SelectorArgs>(
-            "playwright_hover",
+            ToolName::PlaywrightHover,
             "Hover over the element a CSS selector names.",
             false,
         ),
         tool::<EvaluateArgs>(
-            "playwright_evaluate",
+            ToolName::PlaywrightEvaluate,
             "Alias of browser_evaluate (script).",
             false,
         ),
-        tool::<NoArgs>("playwright_get_content", "The page's rendered HTML.", true),
+        tool::<NoArgs>(ToolName::PlaywrightGetContent, "The page's rendered HTML.", true),
         tool::<ConsoleArgs>(
-            "playwright_get_console_logs",
+            ToolName::PlaywrightGetConsoleLogs,
             "Alias of browser_console_messages.",
             true,
         ),
         // oxwright's own.
         tool::<FetchArgs>(
-            "fetch_markdown",
+            ToolName::FetchMarkdown,
             "Fetch a page in a fresh isolated page and return it as LLM-ready Markdown (main content or full page), with title, status and token counts.",
             true,
         ),
         tool::<SitemapArgs>(
-            "load_sitemap",
+            ToolName::LoadSitemap,
             "Discover and load a site's sitemaps; returns the URLs.",
             true,
         ),
         tool::<WorkflowArgs>(
-            "run_workflow",
+            ToolName::RunWorkflow,
             "Run a workflow (plain-language instructions or structured steps) in this session's current tab; returns the run's result and its artefact keys.",
             false,
         ),
@@ -226,6 +310,17 @@ pub fn catalogue() -> Vec<Tool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_catalogue_lists_every_tool_name_once_in_order() {
+        let listed: Vec<String> = catalogue().iter().map(|t| t.name.to_string()).collect();
+        let declared: Vec<String> = ToolName::ALL.iter().map(|t| t.name().to_string()).collect();
+        assert_eq!(listed, declared);
+        for t in ToolName::ALL {
+            assert_eq!(ToolName::from_name(t.name()), Some(*t));
+        }
+        assert_eq!(ToolName::from_name("browser_nope"), None);
+    }
 
     #[test]
     fn every_tool_has_an_object_schema() {

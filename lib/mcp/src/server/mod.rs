@@ -28,7 +28,7 @@ use crate::args::*;
 use crate::errors::explain;
 use crate::screenshots::ScreenshotStore;
 use crate::session::{Session, Tab};
-use crate::tools::catalogue;
+use crate::tools::{ToolName, catalogue};
 use util::*;
 
 mod browser;
@@ -214,12 +214,17 @@ impl OxwrightMcp {
     }
 
     async fn dispatch(&self, name: &str, args: Value) -> Result<Reply, String> {
-        match name {
-            "browser_navigate" | "playwright_navigate" => {
+        let Some(tool) = ToolName::from_name(name) else {
+            return Err(format!(
+                "no tool named {name:?}; call tools/list for the tools this server has"
+            ));
+        };
+        match tool {
+            ToolName::BrowserNavigate | ToolName::PlaywrightNavigate => {
                 let a: NavigateArgs = parse(name, args)?;
                 self.navigate(&a.url, a.snap.snapshot).await
             }
-            "browser_navigate_back" => {
+            ToolName::BrowserNavigateBack => {
                 let a: BackArgs = parse(name, args)?;
                 let t = self.config().navigation_timeout;
                 self.with_tab(a.snap.snapshot, move |tab| {
@@ -230,11 +235,11 @@ impl OxwrightMcp {
                 })
                 .await
             }
-            "browser_snapshot" => {
+            ToolName::BrowserSnapshot => {
                 let a: SnapshotArgs = parse(name, args)?;
                 self.snapshot(a).await
             }
-            "browser_click" => {
+            ToolName::BrowserClick => {
                 let a: ClickArgs = parse(name, args)?;
                 let button = a.button.map(MouseButton::from).unwrap_or_default();
                 let act = match (button, a.modifiers.is_empty(), a.double_click) {
@@ -248,38 +253,38 @@ impl OxwrightMcp {
                 };
                 self.act(&a.el, act, a.snap.snapshot).await
             }
-            "playwright_click" => {
+            ToolName::PlaywrightClick => {
                 let a: SelectorArgs = parse(name, args)?;
                 self.act(&selector(&a.selector), Act::Click, false).await
             }
-            "browser_hover" => {
+            ToolName::BrowserHover => {
                 let a: HoverArgs = parse(name, args)?;
                 self.act(&a.el, Act::Hover, a.snap.snapshot).await
             }
-            "playwright_hover" => {
+            ToolName::PlaywrightHover => {
                 let a: SelectorArgs = parse(name, args)?;
                 self.act(&selector(&a.selector), Act::Hover, false).await
             }
-            "browser_type" => {
+            ToolName::BrowserType => {
                 let a: TypeArgs = parse(name, args)?;
                 self.type_text(&a).await
             }
-            "playwright_fill" => {
+            ToolName::PlaywrightFill => {
                 let a: SelectorValueArgs = parse(name, args)?;
                 let (value, secret) = self.resolve_secrets(&a.value).await?;
                 self.act(&selector(&a.selector), Act::Fill { value, secret }, false)
                     .await
             }
-            "browser_fill_form" => {
+            ToolName::BrowserFillForm => {
                 let a: FillFormArgs = parse(name, args)?;
                 self.fill_form(a).await
             }
-            "browser_select_option" => {
+            ToolName::BrowserSelectOption => {
                 let a: SelectArgs = parse(name, args)?;
                 self.act(&a.el, Act::Select { values: a.values }, a.snap.snapshot)
                     .await
             }
-            "playwright_select" => {
+            ToolName::PlaywrightSelect => {
                 let a: SelectorValueArgs = parse(name, args)?;
                 self.act(
                     &selector(&a.selector),
@@ -290,23 +295,23 @@ impl OxwrightMcp {
                 )
                 .await
             }
-            "browser_press_key" => {
+            ToolName::BrowserPressKey => {
                 let a: PressKeyArgs = parse(name, args)?;
                 self.press_key(a.key, a.snap.snapshot).await
             }
-            "browser_wait_for" => {
+            ToolName::BrowserWaitFor => {
                 let a: WaitForArgs = parse(name, args)?;
                 self.wait_for(a).await
             }
-            "browser_evaluate" | "playwright_evaluate" => {
+            ToolName::BrowserEvaluate | ToolName::PlaywrightEvaluate => {
                 let a: EvaluateArgs = parse(name, args)?;
                 self.evaluate(a).await
             }
-            "browser_take_screenshot" | "playwright_screenshot" => {
+            ToolName::BrowserTakeScreenshot | ToolName::PlaywrightScreenshot => {
                 let a: ScreenshotArgs = parse(name, args)?;
                 self.screenshot(a).await
             }
-            "browser_console_messages" | "playwright_get_console_logs" => {
+            ToolName::BrowserConsoleMessages | ToolName::PlaywrightGetConsoleLogs => {
                 let a: ConsoleArgs = parse(name, args)?;
                 let least = match (a.level, a.only_errors) {
                     (Some(level), _) => level,
@@ -315,7 +320,7 @@ impl OxwrightMcp {
                 };
                 self.console(least).await
             }
-            "browser_network_requests" => {
+            ToolName::BrowserNetworkRequests => {
                 let a: NetworkArgs = parse(name, args)?;
                 let filter = match a.filter.as_deref().map(str::trim).filter(|f| !f.is_empty()) {
                     Some(f) => Some(pattern(f)?),
@@ -323,31 +328,31 @@ impl OxwrightMcp {
                 };
                 self.network(a.include_static, filter).await
             }
-            "browser_drag" => {
+            ToolName::BrowserDrag => {
                 let a: DragArgs = parse(name, args)?;
                 self.drag(&a).await
             }
-            "browser_network_request" => {
+            ToolName::BrowserNetworkRequest => {
                 let a: RequestArgs = parse(name, args)?;
                 self.network_request(a).await
             }
-            "browser_find" => {
+            ToolName::BrowserFind => {
                 let a: FindArgs = parse(name, args)?;
                 self.find(a).await
             }
-            "browser_handle_dialog" => {
+            ToolName::BrowserHandleDialog => {
                 let a: DialogArgs = parse(name, args)?;
                 self.handle_dialog(a).await
             }
-            "browser_file_upload" => {
+            ToolName::BrowserFileUpload => {
                 let a: UploadArgs = parse(name, args)?;
                 self.upload(a).await
             }
-            "browser_tabs" => {
+            ToolName::BrowserTabs => {
                 let a: TabsArgs = parse(name, args)?;
                 self.tabs(a).await
             }
-            "browser_resize" => {
+            ToolName::BrowserResize => {
                 let a: ResizeArgs = parse(name, args)?;
                 self.with_tab(false, move |tab| {
                     Box::pin(async move {
@@ -357,33 +362,30 @@ impl OxwrightMcp {
                 })
                 .await
             }
-            "browser_close" => {
+            ToolName::BrowserClose => {
                 let _: NoArgs = parse(name, args)?;
                 self.session.lock().await.close_all();
                 Ok(Reply::text(
                     "Closed the browser tabs of this session; the next tool opens a new page.",
                 ))
             }
-            "playwright_get_content" => {
+            ToolName::PlaywrightGetContent => {
                 let _: NoArgs = parse(name, args)?;
                 self.with_tab_raw(|tab| Box::pin(async move { Ok(Reply::text(tab.page.html().await?)) }))
                     .await
             }
-            "fetch_markdown" => {
+            ToolName::FetchMarkdown => {
                 let a: FetchArgs = parse(name, args)?;
                 self.fetch_markdown(a).await
             }
-            "load_sitemap" => {
+            ToolName::LoadSitemap => {
                 let a: SitemapArgs = parse(name, args)?;
                 self.load_sitemap(a).await
             }
-            "run_workflow" => {
+            ToolName::RunWorkflow => {
                 let a: WorkflowArgs = parse(name, args)?;
                 self.run_workflow(a).await
             }
-            other => Err(format!(
-                "no tool named {other:?}; call tools/list for the tools this server has"
-            )),
         }
     }
 
