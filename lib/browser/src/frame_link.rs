@@ -20,7 +20,7 @@
 //! so they load as they would without a link. Closing the link (dropping
 //! it) detaches every session.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -59,9 +59,9 @@ struct State {
     pending: HashMap<u64, Reply>,
     /// The page's session on this link.
     page_session: String,
-    /// `Target.setAutoAttach` calls not yet answered: while any is out, a
-    /// frame may still be on its way.
-    attaching: usize,
+    /// The ids of the frames' `Target.setAutoAttach` calls not yet
+    /// answered: while any is out, a frame may still be on its way.
+    attaching: HashSet<u64>,
     closed: bool,
 }
 
@@ -71,7 +71,7 @@ pub(crate) struct FrameLink {
     state: Arc<Mutex<State>>,
     out: mpsc::UnboundedSender<String>,
     next_id: Arc<AtomicU64>,
-    /// Ticks whenever `attaching` falls or the link closes.
+    /// Ticks whenever an attach call is answered or the link closes.
     settled: watch::Receiver<u64>,
     tasks: [JoinHandle<()>; 2],
 }
@@ -167,27 +167,18 @@ impl FrameLink {
             .as_str()
             .ok_or_else(|| unavailable("attaching to the page gave no session".into()))?
             .to_string();
-        {
-            let mut st = link.state.lock().expect("frame link");
-            st.page_session = session.clone();
-            st.attaching += 1;
-        }
-        let asked = link
-            .send(
-                Some(&session),
-                "Target.setAutoAttach",
-                auto_attach_params(),
-                limit,
-            )
-            .await;
-        link.attach_answered();
-        asked?;
+        link.state.lock().expect("frame link").page_session = session.clone();
+        // The page's frames attach before this answer comes; theirs are
+        // waited for by `settle`.
+        link.send(
+            Some(&session),
+            "Target.setAutoAttach",
+            auto_attach_params(),
+            limit,
+        )
+        .await?;
         link.settle(limit).await;
         Ok(link)
-    }
-
-    fn attach_answered(&self) {
-        attach_answered(&self.state);
     }
 
     /// Waits (at most `limit`) until no frame is still being attached.
@@ -198,7 +189,7 @@ impl FrameLink {
             limit,
             settled.wait_for(move |_| {
                 let st = state.lock().expect("frame link");
-                st.attaching == 0 || st.closed
+                st.attaching.is_empty() || st.closed
             }),
         )
         .await;
@@ -296,22 +287,23 @@ fn slot_of(index: usize) -> Slot {
     Slot::try_from(index + 1).unwrap_or(Slot::MAX)
 }
 
-fn attach_answered(state: &Mutex<State>) {
-    let mut st = state.lock().expect("frame link");
-    st.attaching = st.attaching.saturating_sub(1);
-}
-
 /// Handles one message from the browser: an answer, a frame attached or
 /// detached.
 fn on_message(
-    state: &Arc<Mutex<State>>,
+    state: &Mutex<State>,
     out: &mpsc::UnboundedSender<String>,
     next_id: &AtomicU64,
     tick: &watch::Sender<u64>,
     value: Value,
 ) {
     if let Some(id) = value["id"].as_u64() {
-        let reply = state.lock().expect("frame link").pending.remove(&id);
+        let (reply, attached) = {
+            let mut st = state.lock().expect("frame link");
+            (st.pending.remove(&id), st.attaching.remove(&id))
+        };
+        if attached {
+            tick.send_modify(|n| *n += 1);
+        }
         if let Some(reply) = reply {
             let answer = match value.get("error") {
                 Some(err) => Err(err["message"].as_str().unwrap_or("error").to_string()),
@@ -335,7 +327,6 @@ fn on_message(
             }
             let from = value["sessionId"].as_str().unwrap_or_default();
             let id = next_id.fetch_add(1, Ordering::SeqCst);
-            let (reply, answered) = oneshot::channel();
             {
                 let mut st = state.lock().expect("frame link");
                 let parent = if from == st.page_session {
@@ -352,8 +343,7 @@ fn on_message(
                     parent,
                     alive: true,
                 });
-                st.attaching += 1;
-                st.pending.insert(id, reply);
+                st.attaching.insert(id);
             }
             // The frame's own frames, in turn; the frame is settled when
             // its answer comes (its frames' attachments come first).
@@ -363,13 +353,6 @@ fn on_message(
                 "Target.setAutoAttach",
                 auto_attach_params(),
             ));
-            let state = state.clone();
-            let tick = tick.clone();
-            tokio::spawn(async move {
-                let _ = answered.await;
-                attach_answered(&state);
-                tick.send_modify(|n| *n += 1);
-            });
         }
         Some("Target.detachedFromTarget") => {
             if let Some(session) = value["params"]["sessionId"].as_str() {

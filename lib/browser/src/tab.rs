@@ -184,9 +184,7 @@ impl Tab {
                 }
             }
         });
-        if let Some(old) = self.frames_watch.lock().expect("frames watch").replace(watch) {
-            old.abort();
-        }
+        *self.frames_watch.lock().expect("frames watch") = Some(watch);
         let mut attach = SetAutoAttachParams::new(true, false);
         attach.flatten = Some(true);
         self.call_own(attach).await?;
@@ -208,6 +206,20 @@ impl Tab {
         let link = Arc::new(link);
         *slot = Some(link.clone());
         Ok(link)
+    }
+
+    /// The out-of-process frames attached now, by slot, once those on
+    /// their way arrived; none when the link cannot be opened.
+    pub(crate) async fn frame_slots(
+        &self,
+    ) -> Vec<(crate::frame_link::Slot, crate::frame_link::FrameSession)> {
+        match self.frame_link().await {
+            Ok(link) => {
+                link.settle(self.call_timeout).await;
+                link.frames()
+            }
+            Err(_) => Vec::new(),
+        }
     }
 
     /// A tab for the popup `id` this tab's page opened: same browser,

@@ -29,40 +29,14 @@ impl ChromiumPage {
     /// each with its frame's slot.
     pub(super) async fn cross_origin_frame_contexts(&self) -> Vec<(Slot, i64)> {
         let tab = &*self.lease;
-        let mut contexts = Vec::new();
         let mut slots = vec![0];
-        if let Ok(link) = tab.frame_link().await {
-            link.settle(tab.call_timeout()).await;
-            slots.extend(link.frames().into_iter().map(|(slot, _)| slot));
-        }
+        slots.extend(tab.frame_slots().await.into_iter().map(|(slot, _)| slot));
+        let mut contexts = Vec::new();
         for slot in slots {
             let Ok(tree) = raw::call_in(tab, slot, "Page.getFrameTree", json!({})).await else {
                 continue;
             };
-            let root = &tree["frameTree"]["frame"];
-            let root_origin = root["securityOrigin"].as_str().unwrap_or("").to_string();
-            let mut frames = Vec::new();
-            // The root of another process's frames runs the script too.
-            if slot != 0
-                && let Some(id) = root["id"].as_str()
-            {
-                frames.push(id.to_string());
-            }
-            let mut stack: Vec<&Value> = tree["frameTree"]["childFrames"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .collect();
-            while let Some(node) = stack.pop() {
-                let origin = node["frame"]["securityOrigin"].as_str().unwrap_or("");
-                if origin != root_origin
-                    && let Some(id) = node["frame"]["id"].as_str()
-                {
-                    frames.push(id.to_string());
-                }
-                stack.extend(node["childFrames"].as_array().into_iter().flatten());
-            }
-            for frame in frames {
+            for frame in frames_of_other_origins(&tree, slot != 0) {
                 let world = raw::call_in(
                     tab,
                     slot,
@@ -194,4 +168,33 @@ impl ChromiumPage {
             }
         }
     }
+}
+
+/// The frames of a frame tree whose origin is not its root's, in tree
+/// order, after the root itself when `with_root` (the root of frames
+/// another process renders: the page's script does not reach it).
+fn frames_of_other_origins(tree: &Value, with_root: bool) -> Vec<String> {
+    let root = &tree["frameTree"]["frame"];
+    let root_origin = root["securityOrigin"].as_str().unwrap_or("");
+    let mut frames: Vec<String> = root["id"]
+        .as_str()
+        .filter(|_| with_root)
+        .map(str::to_owned)
+        .into_iter()
+        .collect();
+    let mut stack: Vec<&Value> = tree["frameTree"]["childFrames"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
+    while let Some(node) = stack.pop() {
+        let origin = node["frame"]["securityOrigin"].as_str().unwrap_or("");
+        if origin != root_origin
+            && let Some(id) = node["frame"]["id"].as_str()
+        {
+            frames.push(id.to_string());
+        }
+        stack.extend(node["childFrames"].as_array().into_iter().flatten());
+    }
+    frames
 }

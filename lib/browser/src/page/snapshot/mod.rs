@@ -399,42 +399,42 @@ async fn out_of_process(
     frames: &mut HashMap<String, Frame>,
     owners: &mut HashMap<i64, String>,
 ) {
-    let Ok(link) = tab.frame_link().await else {
-        return;
-    };
-    link.settle(tab.call_timeout()).await;
-    let read = link.frames().into_iter().map(|(slot, frame)| async move {
-        let captured = match source {
-            SnapshotSource::Dom => {
-                let params = json!({ "computedStyles": dom::STYLES, "includeDOMRects": false });
-                call_in(tab, slot, "DOMSnapshot.captureSnapshot", params)
+    let read = tab
+        .frame_slots()
+        .await
+        .into_iter()
+        .map(|(slot, frame)| async move {
+            let captured = match source {
+                SnapshotSource::Dom => {
+                    let params = json!({ "computedStyles": dom::STYLES, "includeDOMRects": false });
+                    call_in(tab, slot, "DOMSnapshot.captureSnapshot", params)
+                        .await
+                        .ok()
+                        .as_ref()
+                        .and_then(dom::frames)
+                        .filter(|c| c.frames.contains_key(&frame.frame_id))
+                }
+                SnapshotSource::AccessibilityTree => None,
+            };
+            let captured = match captured {
+                Some(c) => Some((c.frames, c.owners)),
+                None => read_frame(tab, slot, None)
                     .await
                     .ok()
-                    .as_ref()
-                    .and_then(dom::frames)
-                    .filter(|c| c.frames.contains_key(&frame.frame_id))
-            }
-            SnapshotSource::AccessibilityTree => None,
-        };
-        let captured = match captured {
-            Some(c) => Some((c.frames, c.owners)),
-            None => read_frame(tab, slot, None)
-                .await
-                .ok()
-                .map(|f| (HashMap::from([(frame.frame_id.clone(), f)]), HashMap::new())),
-        };
-        let owner = call_in(
-            tab,
-            frame.parent,
-            "DOM.getFrameOwner",
-            json!({ "frameId": frame.frame_id }),
-        )
-        .await
-        .ok()
-        .and_then(|o| o["backendNodeId"].as_i64())
-        .map(|b| node_id(frame.parent, b));
-        (slot, frame.frame_id, captured, owner)
-    });
+                    .map(|f| (HashMap::from([(frame.frame_id.clone(), f)]), HashMap::new())),
+            };
+            let owner = call_in(
+                tab,
+                frame.parent,
+                "DOM.getFrameOwner",
+                json!({ "frameId": frame.frame_id }),
+            )
+            .await
+            .ok()
+            .and_then(|o| o["backendNodeId"].as_i64())
+            .map(|b| node_id(frame.parent, b));
+            (slot, frame.frame_id, captured, owner)
+        });
     for (slot, frame_id, captured, owner) in futures::future::join_all(read).await {
         let Some((captured, inner_owners)) = captured else {
             continue;
