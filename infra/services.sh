@@ -22,6 +22,7 @@
 #   OXWRIGHT_S3_ACCESS_KEY  s3s-fs access key          oxwright
 #   OXWRIGHT_S3_SECRET_KEY  s3s-fs secret key          oxwright-secret
 #   OXWRIGHT_RABBIT_NODE    Erlang node name           rabbit@localhost
+#   OXWRIGHT_RABBIT_START_S seconds a broker may boot  180
 #   OXWRIGHT_S3_BUCKET      bucket created at start    oxwright
 #
 # A second, private broker (tests that stop the broker use one) needs its
@@ -35,6 +36,7 @@ S3_PORT="${OXWRIGHT_S3_PORT:-9000}"
 S3_ACCESS_KEY="${OXWRIGHT_S3_ACCESS_KEY:-oxwright}"
 S3_SECRET_KEY="${OXWRIGHT_S3_SECRET_KEY:-oxwright-secret}"
 RABBIT_NODE="${OXWRIGHT_RABBIT_NODE:-rabbit@localhost}"
+RABBIT_START_S="${OXWRIGHT_RABBIT_START_S:-180}"
 S3_BUCKET="${OXWRIGHT_S3_BUCKET:-oxwright}"
 S3S_VERSION="0.14.1"
 RABBIT_BIN=/usr/lib/rabbitmq/bin
@@ -100,6 +102,14 @@ install() {
   log "install done in $((SECONDS - started)) s"
 }
 
+# Says why the broker did not start, with the end of its own output, and
+# exits.
+rabbit_failed() {
+  log "error: $1; the end of $RMQ_DIR/stdout.log:"
+  tail -n 30 "$RMQ_DIR/stdout.log" >&2 2>/dev/null || true
+  exit 1
+}
+
 start_rabbitmq() {
   [ -x "$RABBIT_BIN/rabbitmq-server" ] || die "rabbitmq-server is not installed; run: $0 install"
   if pid_alive "$RMQ_PID" && port_open "$AMQP_PORT"; then
@@ -118,15 +128,19 @@ EOF
     rabbit_env
     # setsid: the broker outlives this script and its terminal.
     setsid "$RABBIT_BIN/rabbitmq-server" >"$RMQ_DIR/stdout.log" 2>&1 </dev/null &
+    echo $! >"$RMQ_DIR/launcher.pid"
   )
-  local deadline=$((SECONDS + 60))
+  # A node boots in ~3 s on an idle machine and in 20-40 s on two cores
+  # shared with busy browsers; a launcher that exits has failed.
+  local deadline=$((SECONDS + RABBIT_START_S))
   until port_open "$AMQP_PORT"; do
-    [ $SECONDS -lt $deadline ] || die "rabbitmq did not open port $AMQP_PORT within 60 s; see $RMQ_DIR/stdout.log"
+    pid_alive "$RMQ_DIR/launcher.pid" || rabbit_failed "rabbitmq-server exited before opening port $AMQP_PORT"
+    [ $SECONDS -lt $deadline ] || rabbit_failed "rabbitmq did not open port $AMQP_PORT within $RABBIT_START_S s"
     sleep 0.2
   done
   # The port opens (and `ping` answers) before the broker takes work.
-  (rabbit_env; timeout 60 "$RABBIT_BIN/rabbitmqctl" -q await_startup) \
-    || die "rabbitmqctl await_startup failed; see $RMQ_DIR/stdout.log"
+  (rabbit_env; timeout "$RABBIT_START_S" "$RABBIT_BIN/rabbitmqctl" -q await_startup) \
+    || rabbit_failed "rabbitmqctl await_startup failed"
   log "rabbitmq ready on 127.0.0.1:$AMQP_PORT (pid $(cat "$RMQ_PID"))"
 }
 
