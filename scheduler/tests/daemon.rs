@@ -496,6 +496,11 @@ impl ArtifactStore for SwitchedStore {
         self.inner.exists(key).await
     }
 
+    async fn delete(&self, key: &str) -> Result<(), oxwright_artifacts::ArtifactError> {
+        self.check(key)?;
+        self.inner.delete(key).await
+    }
+
     fn describe(&self) -> String {
         "switched memory store".into()
     }

@@ -78,6 +78,10 @@ impl ArtifactStore for FlakyStore {
         self.inner.exists(key).await
     }
 
+    async fn delete(&self, key: &str) -> Result<(), ArtifactError> {
+        self.inner.delete(key).await
+    }
+
     fn describe(&self) -> String {
         "flaky memory store".into()
     }

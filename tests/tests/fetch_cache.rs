@@ -239,6 +239,9 @@ impl ArtifactStore for ReadsFail {
     async fn exists(&self, key: &str) -> Result<bool, ArtifactError> {
         self.0.exists(key).await
     }
+    async fn delete(&self, key: &str) -> Result<(), ArtifactError> {
+        self.0.delete(key).await
+    }
     fn describe(&self) -> String {
         "a store whose reads fail".into()
     }

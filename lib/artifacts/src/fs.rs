@@ -181,6 +181,15 @@ impl ArtifactStore for FsStore {
         .await
     }
 
+    async fn delete(&self, key: &str) -> Result<(), ArtifactError> {
+        let path = self.path_of(key)?;
+        blocking(key, move || match fs::remove_file(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        })
+        .await
+    }
+
     fn describe(&self) -> String {
         format!("file store at {}", self.root.display())
     }

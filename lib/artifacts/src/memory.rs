@@ -101,6 +101,12 @@ impl ArtifactStore for MemoryStore {
         Ok(self.lock().contains_key(key))
     }
 
+    async fn delete(&self, key: &str) -> Result<(), ArtifactError> {
+        validate_key(key)?;
+        self.lock().remove(key);
+        Ok(())
+    }
+
     fn describe(&self) -> String {
         "in-memory store".to_owned()
     }

@@ -425,6 +425,19 @@ impl ArtifactStore for S3Store {
         Ok(keys)
     }
 
+    async fn delete(&self, key: &str) -> Result<(), ArtifactError> {
+        validate_key(key)?;
+        // S3 answers a delete of a missing key with success.
+        self.client
+            .delete_object()
+            .bucket(&self.config.bucket)
+            .key(self.full_key(key))
+            .send()
+            .await
+            .map_err(|e| backend_error(key, e))?;
+        Ok(())
+    }
+
     async fn exists(&self, key: &str) -> Result<bool, ArtifactError> {
         validate_key(key)?;
         match self

@@ -33,6 +33,9 @@ pub trait ArtifactStore: Send + Sync + std::fmt::Debug {
     /// Says whether an artefact is stored under `key`.
     async fn exists(&self, key: &str) -> Result<bool, ArtifactError>;
 
+    /// Removes the artefact under `key`; a missing one is no error.
+    async fn delete(&self, key: &str) -> Result<(), ArtifactError>;
+
     /// Describes the store for messages to users, e.g.
     /// `file store at ./oxwright-out`.
     fn describe(&self) -> String;

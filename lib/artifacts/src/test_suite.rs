@@ -29,6 +29,7 @@ fn fresh_prefix(name: &str) -> String {
 pub async fn run_all(store: &dyn ArtifactStore) {
     put_get_round_trip(store).await;
     put_overwrites(store).await;
+    delete_removes(store).await;
     append_keeps_order(store).await;
     list_by_prefix(store).await;
     not_found_is_typed(store).await;
@@ -61,6 +62,23 @@ pub async fn put_overwrites(store: &dyn ArtifactStore) {
         .unwrap();
     assert_eq!(store.get(&key).await.unwrap(), Bytes::from_static(b"second"));
     assert_eq!(store.list(&key).await.unwrap(), vec![key.clone()]);
+}
+
+/// Checks that `delete` removes an artefact, and that deleting a missing
+/// one is no error.
+pub async fn delete_removes(store: &dyn ArtifactStore) {
+    let key = format!("{}checkpoint.json", fresh_prefix("delete"));
+    store
+        .put(&key, Bytes::from_static(b"{}"), "application/json")
+        .await
+        .unwrap();
+    store.delete(&key).await.unwrap();
+    assert!(!store.exists(&key).await.unwrap(), "{key} exists after delete");
+    assert!(matches!(
+        store.get(&key).await,
+        Err(ArtifactError::NotFound { .. })
+    ));
+    store.delete(&key).await.unwrap();
 }
 
 /// Checks that appended lines come back in order, newline-terminated, and
