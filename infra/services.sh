@@ -81,6 +81,9 @@ rabbit_env() {
   export RABBITMQ_ENABLED_PLUGINS_FILE="$RMQ_DIR/enabled_plugins"
   export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
   export ERL_EPMD_ADDRESS=127.0.0.1
+  # A node that fails to start writes its crash dump here, not in the
+  # caller's directory.
+  export ERL_CRASH_DUMP="$RMQ_DIR/erl_crash.dump"
 }
 
 install() {

@@ -296,3 +296,79 @@ fn a_typo_in_the_first_verb_is_an_unknown_verb() {
     // Not sent to an LLM as plain language.
     assert!(!stderr.contains("need an LLM"), "{stderr}");
 }
+
+/// A run killed mid-way leaves its checkpoint; `run --resume SESSION`
+/// continues it at the next step with its storage restored, and nothing
+/// it had done is done again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_run_continues_by_hand_from_its_checkpoint() {
+    let site = FixtureServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let workflow = dir.path().join("ledger.steps");
+    std::fs::write(
+        &workflow,
+        "goto: /app/ledger?owner=owner-3c\nfill: textbox \"Entry\" = first\nclick: button \"Sign\"\n\
+         expect: text \"Signed: first\"\nwait: 5s\nfill: textbox \"Entry\" = second\nclick: button \"Sign\"\n\
+         expect: text \"Signed: second\"\nexpect: text \"Owner: owner-3c\"\n",
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let key = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    let command = |extra: &[&str]| {
+        let mut cmd = oxwright();
+        cmd.args(["--allow-host", &site.addr().to_string(), "--out"])
+            .arg(&out_dir)
+            .arg("run")
+            .arg(&workflow)
+            .args(["--url", &site.url("/app/ledger")])
+            .args(extra)
+            .env("OXWRIGHT_CHECKPOINT_KEY", key)
+            .env_remove("OXWRIGHT_LLM_BASE_URL")
+            .env_remove("OXWRIGHT_LLM_MODEL")
+            .stdin(std::process::Stdio::null());
+        cmd
+    };
+    let mut first = command(&["--session", "by-hand"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let checkpoint = out_dir.join("sessions/by-hand/checkpoint.json");
+    let started = std::time::Instant::now();
+    loop {
+        let next = std::fs::read(&checkpoint)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .map(|v| v["next_step"].clone());
+        if next == Some(serde_json::json!(4)) {
+            break;
+        }
+        assert!(started.elapsed().as_secs() < 60, "no checkpoint at the pause");
+        tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let output = tokio::task::spawn_blocking({
+        let mut cmd = command(&["--resume", "by-hand", "--json"]);
+        move || cmd.output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let result: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(result["status"], "completed", "{result:#}");
+    assert_eq!(result["resumed"][0]["reason"], "by_hand", "{result:#}");
+    assert_eq!(result["resumed"][0]["at_step"], 5, "{result:#}");
+    assert!(stderr.contains("resuming at step 5 of 9"), "{stderr}");
+    assert_eq!(site.ledger_entries(), ["first", "second"]);
+    assert!(!checkpoint.exists(), "the checkpoint outlived the run");
+    // Nothing to continue any more: a usage error that says why.
+    let again = command(&["--resume", "by-hand"]).output().unwrap();
+    assert_eq!(again.status.code(), Some(2), "{again:?}");
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("no checkpoint at sessions/by-hand/checkpoint.json"),
+        "{again:?}"
+    );
+}

@@ -31,13 +31,16 @@ pub enum FunctionError {
     /// give them one (no broker configured for retries).
     #[error("{0} message(s) of the batch need another attempt")]
     BatchRetry(usize),
+    /// The function's configuration is not usable (a malformed key).
+    #[error("configuration: {0}")]
+    Config(String),
 }
 
 impl FunctionError {
     /// Says whether the same event may succeed when invoked again.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::BadEvent(_) => false,
+            Self::BadEvent(_) | Self::Config(_) => false,
             Self::Job { error, .. } => error.is_retryable(),
             Self::Broker(_) | Self::Deadline(_) | Self::BatchRetry(_) | Self::Browser(_) => true,
         }
@@ -52,6 +55,7 @@ impl FunctionError {
             Self::Deadline(_) => "deadline".into(),
             Self::BatchRetry(_) => "batch".into(),
             Self::Browser(_) => "browser_unavailable".into(),
+            Self::Config(_) => "config".into(),
         }
     }
 }

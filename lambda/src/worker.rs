@@ -11,6 +11,7 @@ use futures::StreamExt as _;
 use oxwright_artifacts::ArtifactStore;
 use oxwright_jobs::{ErrorKind, JobError, JobKind, JobReport};
 use oxwright_queue::{AmqpNames, AmqpQueue, Delivery, JobQueue, MemoryQueue, Message};
+use oxwright_worker::handlers::workflow::STOP_BY;
 use oxwright_worker::{ConsumerOptions, HandlerContext, Setup, handle_delivery};
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
@@ -104,7 +105,8 @@ impl LambdaWorker {
                 oxwright_worker::metrics::observe_pool(&pool);
                 let mut ctx = HandlerContext::new(pool, self.setup.policy.clone(), self.store.clone());
                 ctx.workflow =
-                    oxwright_worker::handlers::workflow::WorkflowContext::from_env(&self.setup.env);
+                    oxwright_worker::handlers::workflow::WorkflowContext::from_env(&self.setup.env)
+                        .map_err(FunctionError::Config)?;
                 Ok(ctx)
             })
             .await
@@ -267,7 +269,9 @@ impl LambdaWorker {
         let opts = self.consumer_options(kind, source, ctx);
         let run = handle_delivery(ctx, self.queue.as_ref(), &opts, delivery).instrument(span);
         let report = match time_left(deadline) {
-            Some(left) => tokio::time::timeout(left, run)
+            // A workflow hands the rest of its run to a fresh invocation
+            // before the deadline; whatever still runs past it is cut.
+            Some(left) => tokio::time::timeout(left, STOP_BY.scope(std::time::Instant::now() + left, run))
                 .await
                 .map_err(|_| FunctionError::Deadline(format!("a {kind} job")))?,
             None => run.await,

@@ -1,16 +1,21 @@
 //! A workflow typing a real password, through every output: steps.jsonl,
-//! llm.jsonl, result.json, console lines, the requests the scripted LLM
-//! server received, the returned result, and every span and event field
-//! recorded by a tracing layer. The password must appear nowhere.
+//! llm.jsonl, result.json, every checkpoint written on the way, console
+//! lines, the requests the scripted LLM server received, the returned
+//! result, and every span and event field recorded by a tracing layer.
+//! The password must appear nowhere, and the checkpoints' browser state
+//! (the app's remember-me cookie and storage) is sealed.
 
 mod wf;
 
 use std::sync::{Arc, Mutex};
 
+use async_trait::async_trait;
+use bytes::Bytes;
+use oxwright_artifacts::{ArtifactError, ArtifactStore};
 use oxwright_fixtures::APP_PASSWORD;
 use oxwright_fixtures::llm::{Reply, ScriptedLlm};
 use oxwright_jobs::RunStatus;
-use oxwright_workflow::{FileSecrets, Workflow, run_workflow};
+use oxwright_workflow::{CheckpointKey, Checkpoints, FileSecrets, Workflow, run_workflow};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Subscriber};
@@ -59,6 +64,45 @@ async fn password_appears_in_no_output_on_playwright_mcp() {
     password_hidden(true).await;
 }
 
+/// A store that keeps a copy of every checkpoint written to it (the run
+/// deletes its checkpoint when it ends).
+#[derive(Debug)]
+struct KeepsCheckpoints {
+    inner: Arc<dyn ArtifactStore>,
+    written: Arc<Mutex<Vec<String>>>,
+}
+
+#[async_trait]
+impl ArtifactStore for KeepsCheckpoints {
+    async fn put(&self, key: &str, body: Bytes, content_type: &str) -> Result<(), ArtifactError> {
+        if key.ends_with("/checkpoint.json") {
+            self.written
+                .lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&body).into_owned());
+        }
+        self.inner.put(key, body, content_type).await
+    }
+    async fn get(&self, key: &str) -> Result<Bytes, ArtifactError> {
+        self.inner.get(key).await
+    }
+    async fn append(&self, key: &str, line: Bytes) -> Result<(), ArtifactError> {
+        self.inner.append(key, line).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, ArtifactError> {
+        self.inner.list(prefix).await
+    }
+    async fn exists(&self, key: &str) -> Result<bool, ArtifactError> {
+        self.inner.exists(key).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), ArtifactError> {
+        self.inner.delete(key).await
+    }
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+}
+
 async fn password_hidden(playwright_mcp: bool) {
     let capture = Capture::default();
     // Everything at DEBUG and below from every crate, our own crates at TRACE.
@@ -99,14 +143,18 @@ async fn password_hidden(playwright_mcp: bool) {
 
     let lease = wf.page().await;
     let workflow = Workflow::parse("Log in as {{LOGIN_ID}} with password {{PASSWORD}}, remember me").unwrap();
-    let result = run_workflow(
-        lease.as_ref(),
-        &workflow,
-        wf.deps(Some(&llm), secrets),
-        wf.options("secret", "/app/login"),
-    )
-    .await
-    .expect("the workflow runs");
+    let mut deps = wf.deps(Some(&llm), secrets);
+    let checkpoints = Arc::new(Mutex::new(Vec::new()));
+    deps.store = Arc::new(KeepsCheckpoints {
+        inner: deps.store.clone(),
+        written: checkpoints.clone(),
+    });
+    let mut opts = wf.options("secret", "/app/login");
+    let key = CheckpointKey::parse(&"7e".repeat(32)).unwrap();
+    opts.checkpoints = Some(Checkpoints::new(Some(key), "test-worker"));
+    let result = run_workflow(lease.as_ref(), &workflow, deps, opts)
+        .await
+        .expect("the workflow runs");
     assert_eq!(
         result.status,
         RunStatus::Completed,
@@ -144,6 +192,16 @@ async fn password_hidden(playwright_mcp: bool) {
     }
     for (key, text) in &artifacts {
         assert_clean(key, text);
+    }
+    // Every checkpoint written on the way; none is left once the run ended.
+    let checkpoints = checkpoints.lock().unwrap().clone();
+    assert!(checkpoints.len() >= 4, "{checkpoints:?}");
+    assert!(!keys.contains(&"sessions/secret/checkpoint.json"), "{keys:?}");
+    for text in &checkpoints {
+        assert_clean("a checkpoint", text);
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert!(v["sealed"].is_string() && v.get("open").is_none(), "{text}");
+        assert!(!text.contains("/app/search"), "the URL is sealed: {text}");
     }
     // The placeholder is what the log keeps.
     let steps = wf.jsonl("secret", "steps.jsonl").await;

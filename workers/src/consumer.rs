@@ -148,6 +148,14 @@ pub async fn handle_delivery(
     let report: JobReport = run_job_attempt(ctx, &job, retry_possible).await;
     let done = |outcome| metrics::record_job(Some(job.kind()), outcome, started.elapsed().as_secs_f64());
     if let Some(err) = &report.error
+        && err.kind == oxwright_jobs::ErrorKind::HandedOver
+    {
+        tracing::info!(job_id = %job.id, "{err}; the job goes on in a fresh invocation");
+        let settled = delivery.hand_over().await;
+        done(Outcome::Retried);
+        return settled.map(|()| Some(report));
+    }
+    if let Some(err) = &report.error
         && err.is_retryable()
         && job.attempt < opts.max_attempts
     {

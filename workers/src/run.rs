@@ -118,7 +118,8 @@ pub async fn run_consumers(
     let pool = setup.pool().await?;
     crate::metrics::observe_pool(&pool);
     let mut ctx = HandlerContext::new(pool.clone(), setup.policy.clone(), store.clone());
-    ctx.workflow = crate::handlers::workflow::WorkflowContext::from_env(&setup.env);
+    ctx.workflow =
+        crate::handlers::workflow::WorkflowContext::from_env(&setup.env).map_err(anyhow::Error::msg)?;
     let queue_config = &setup.config.queue;
     let mut consumers = tokio::task::JoinSet::new();
     for (kinds, concurrency) in consumer_plan(&opts.kinds, pool.capacity(), opts.sitemap_concurrency) {

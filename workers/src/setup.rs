@@ -199,7 +199,8 @@ impl Setup {
     /// Returns a handler context over `pool`.
     pub async fn handler(&self, pool: BrowserPool) -> anyhow::Result<HandlerContext> {
         let mut ctx = HandlerContext::new(pool, self.policy.clone(), self.store().await?);
-        ctx.workflow = crate::handlers::workflow::WorkflowContext::from_env(&self.env);
+        ctx.workflow =
+            crate::handlers::workflow::WorkflowContext::from_env(&self.env).map_err(anyhow::Error::msg)?;
         Ok(ctx)
     }
 }

@@ -13,8 +13,8 @@ use clap::Args;
 use oxwright_engine::{BrowserEngine, EngineErrorKind, OpenOptions};
 use oxwright_jobs::{JobId, RunStatus};
 use oxwright_workflow::{
-    ConsoleSink, EnvSecrets, FileSecrets, RunDeps, Sanitizer, SecretStore, Workflow, WorkflowError,
-    WorkflowOptions, run_workflow,
+    CHECKPOINT, Checkpoint, CheckpointKey, Checkpoints, ConsoleSink, EnvSecrets, FileSecrets, RunDeps,
+    Sanitizer, SecretStore, Workflow, WorkflowError, WorkflowOptions, run_workflow,
 };
 
 use crate::exit::{self, usage};
@@ -36,7 +36,8 @@ Structured steps (one per line; a file with no `verb:` line is plain language fo
   expect: checked checkbox \"News\"        expect: count listitem = 3
   expect: url includes /app/search
 Targets: ROLE \"name\", text|testid|label|placeholder|css|xpath \"…\"; then `exact`, `nth N` (0-based),
-and `if present` to skip a step whose target is absent.
+and `if present` to skip a step whose target is absent. `once: STEP` marks a step that must never act
+twice when a run is continued with --resume or on another worker.
 
 Examples:
   oxwright --allow-host 127.0.0.1:8765 run login.steps --url http://127.0.0.1:8765/app/login --secrets secrets.env
@@ -70,8 +71,14 @@ pub struct RunArgs {
     #[arg(long)]
     pub secrets: Option<PathBuf>,
     /// Session id (default: a new id).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "resume")]
     pub session: Option<String>,
+    /// Continue session SESSION from its checkpoint (a run stopped by a
+    /// crash, a kill or Ctrl-C leaves one under `sessions/SESSION/`): the
+    /// page is reopened with its cookies and storage, and the run goes on
+    /// at the step after the last one completed. Give the same workflow.
+    #[arg(long, value_name = "SESSION")]
+    pub resume: Option<String>,
     /// Deadline of one action (auto-wait, input, settle), in milliseconds.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(
         oxwright_jobs::limits::MIN_ACTION_TIMEOUT_MS..=oxwright_jobs::limits::MAX_ACTION_TIMEOUT_MS))]
@@ -168,7 +175,30 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
         return Err(usage(missing_secrets_message(&missing, &secrets.describe())));
     }
     let llm = cmd.llm.model(&setup.env, &setup.config.llm)?;
-    let session = cmd.session.clone().unwrap_or_else(|| JobId::new().to_string());
+    let session = cmd
+        .resume
+        .clone()
+        .or_else(|| cmd.session.clone())
+        .unwrap_or_else(|| JobId::new().to_string());
+    let key = CheckpointKey::from_env(&setup.env).map_err(usage)?;
+    let store = setup.store().await?;
+    let mut checkpoints = Checkpoints::new(key, oxwright_workflow::this_worker());
+    if let Some(resume) = &cmd.resume {
+        let at = oxwright_jobs::keys::session_artifact(resume, CHECKPOINT);
+        let body = match store.get(&at).await {
+            Ok(body) => body,
+            Err(oxwright_artifacts::ArtifactError::NotFound { .. }) => {
+                return Err(usage(format!(
+                    "--resume {resume}: no checkpoint at {at} in the {} (the run ended, or never completed a step)",
+                    store.describe()
+                )));
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context(format!("reading {at}"))),
+        };
+        let checkpoint: Checkpoint =
+            serde_json::from_slice(&body).map_err(|e| usage(format!("--resume {resume}: {at}: {e}")))?;
+        checkpoints.resume = Some((checkpoint, "by_hand".into()));
+    }
     let sanitizer = Sanitizer::new();
     // With --json, stdout carries the result alone; progress goes to stderr.
     let console: ConsoleSink = if cmd.json {
@@ -195,7 +225,6 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
                 .context("opening a page on the playwright mcp server")?
         }
     };
-    let store = setup.store().await?;
     let deps = RunDeps {
         llm,
         secrets,
@@ -214,6 +243,7 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
     opts.replay = plan.replay;
     opts.action_timeout = Duration::from_millis(cmd.action_timeout_ms);
     opts.console = Some(console);
+    opts.checkpoints = Some(checkpoints);
     let outcome = run_workflow(page.as_ref(), &workflow, deps, opts).await;
     drop(page);
     if let Some(pool) = pool {
@@ -277,6 +307,7 @@ fn failed_run_code(err: &WorkflowError) -> i32 {
         | WorkflowError::Config(_)
         | WorkflowError::MissingSecret(_)
         | WorkflowError::Secrets(_)
+        | WorkflowError::Checkpoint(_)
         | WorkflowError::Llm(oxwright_llm::LlmError::Config(_)) => exit::USAGE,
         WorkflowError::Engine(e) if e.kind == EngineErrorKind::Misconfigured => exit::USAGE,
         WorkflowError::Engine(e) if e.kind == EngineErrorKind::Unavailable => exit::UNAVAILABLE,

@@ -31,6 +31,8 @@ pub enum Answer {
 struct Shared {
     events: Mutex<mpsc::UnboundedReceiver<(String, Value)>>,
     answers: mpsc::UnboundedSender<(String, Answer)>,
+    /// How long each invocation may run (`Lambda-Runtime-Deadline-Ms`).
+    deadline_ms: u128,
 }
 
 /// The fake Runtime API.
@@ -42,13 +44,19 @@ pub struct FakeRuntime {
 }
 
 impl FakeRuntime {
-    /// Starts the API on 127.0.0.1:0.
+    /// Starts the API on 127.0.0.1:0; each invocation may run 90 s.
     pub async fn start() -> Self {
+        Self::start_with_deadline(Duration::from_secs(90)).await
+    }
+
+    /// Starts the API on 127.0.0.1:0; each invocation may run `deadline`.
+    pub async fn start_with_deadline(deadline: Duration) -> Self {
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let (answers_tx, answers_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             events: Mutex::new(events_rx),
             answers: answers_tx,
+            deadline_ms: deadline.as_millis(),
         });
         let app = Router::new()
             .route("/2018-06-01/runtime/invocation/next", get(next))
@@ -93,7 +101,7 @@ async fn next(State(shared): State<Arc<Shared>>) -> Response {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis()
-        + 90_000;
+        + shared.deadline_ms;
     let mut headers = HeaderMap::new();
     let mut set = |k: &'static str, v: String| {
         headers.insert(k, HeaderValue::from_str(&v).unwrap());

@@ -21,8 +21,9 @@ pub use error::{EngineError, EngineErrorKind};
 pub use locator::{Locator, name_matches, normalize};
 pub use page::{
     Act, ActOptions, Acted, BrowserEngine, ConsoleMessage, DialogAction, DialogRecord, Element, ElementId,
-    ElementState, GotoOptions, MemoryLimit, Modifier, MouseButton, Navigated, OpenOptions, Page, PageMemory,
-    RequestRecord, ScreenshotOptions, ServedDocument, TabInfo, Target, WaitCondition,
+    ElementState, GotoOptions, MemoryLimit, Modifier, MouseButton, NameValue, Navigated, OpenOptions,
+    OriginStorage, Page, PageMemory, RequestRecord, ScreenshotOptions, ServedDocument, StorageState, TabInfo,
+    Target, WaitCondition,
 };
 pub use scripted::{ScriptedEngine, ScriptedPage, ScriptedSite};
 pub use snapshot::{

@@ -752,6 +752,62 @@ pub trait Page: Send + Sync + std::fmt::Debug {
         Err(EngineError::unsupported("uploading files"))
     }
 
+    /// The browser state another page needs to continue where this one
+    /// is: every cookie of the page's context and the storage of the
+    /// page's origin, as Playwright's `storageState` holds them (plus
+    /// `sessionStorage`). Holds credentials: keep it sealed.
+    async fn storage_state(&self) -> Result<StorageState, EngineError> {
+        Err(EngineError::unsupported("exporting the browser state"))
+    }
+
+    /// Restores `state` (from [`Page::storage_state`]) in this page's
+    /// context and opens `url` with it: cookies before the navigation,
+    /// each origin's storage before that origin's first script runs.
+    async fn restore_state(
+        &self,
+        state: &StorageState,
+        url: &url::Url,
+        opts: &GotoOptions,
+    ) -> Result<Navigated, EngineError> {
+        let _ = (state, url, opts);
+        Err(EngineError::unsupported("restoring the browser state"))
+    }
+
     /// Downcasting, for engine-specific extras (the Chromium page's raw DevTools access).
     fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// Cookies and per-origin storage, as Playwright's `storageState` file
+/// holds them (`cookies`, `origins[].localStorage`), plus each origin's
+/// `sessionStorage`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StorageState {
+    /// DevTools `Network.Cookie` objects (`name`, `value`, `domain`,
+    /// `path`, `expires`, `httpOnly`, `secure`, `sameSite` …).
+    pub cookies: Vec<Value>,
+    /// Storage by origin.
+    pub origins: Vec<OriginStorage>,
+}
+
+/// One origin's storage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OriginStorage {
+    /// `https://example.com`.
+    pub origin: String,
+    /// `localStorage` entries.
+    pub local_storage: Vec<NameValue>,
+    /// `sessionStorage` entries.
+    #[serde(default)]
+    pub session_storage: Vec<NameValue>,
+}
+
+/// A storage entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NameValue {
+    /// The key.
+    pub name: String,
+    /// The value.
+    pub value: String,
 }

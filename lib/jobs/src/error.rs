@@ -40,6 +40,14 @@ pub enum ErrorKind {
     Expired,
     /// A workflow step did not complete within its attempts.
     StepFailed,
+    /// A workflow resumed on another worker met a step that may already
+    /// have acted (a submit with no visible outcome, or a step marked
+    /// `once:`): it was not run again, so nothing happened twice.
+    ResumeUncertain,
+    /// Not a failure: a workflow reached its invocation's deadline (AWS
+    /// Lambda) and the rest of its run was handed to a fresh invocation,
+    /// which continues from the run's checkpoint. Never in a report.
+    HandedOver,
     /// The LLM endpoint failed or kept answering unusably.
     Llm,
     /// The artefact store failed transiently (a refused connection, a
@@ -78,6 +86,8 @@ impl ErrorKind {
             ErrorKind::StoreMismatch => "store_mismatch",
             ErrorKind::ResourceLimit => "resource_limit",
             ErrorKind::StepFailed => "step_failed",
+            ErrorKind::ResumeUncertain => "resume_uncertain",
+            ErrorKind::HandedOver => "handed_over",
             ErrorKind::Llm => "llm",
             ErrorKind::Storage => "storage",
             ErrorKind::Internal => "internal",
@@ -161,6 +171,7 @@ impl JobError {
             | ErrorKind::BrowserCrashed
             | ErrorKind::BrowserUnavailable
             | ErrorKind::Llm
+            | ErrorKind::HandedOver
             | ErrorKind::Storage => None,
             ErrorKind::HttpStatus => match self.status {
                 Some(408 | 429 | 500..=599) => None,
@@ -182,6 +193,9 @@ impl JobError {
             }
             ErrorKind::ResourceLimit => Some("the page needs more than one job may use"),
             ErrorKind::StepFailed => Some("the step already used its attempts"),
+            ErrorKind::ResumeUncertain => {
+                Some("the step may already have acted; running it again could do it twice")
+            }
             ErrorKind::Internal => Some("an internal error does not go away on its own"),
         }
     }

@@ -30,5 +30,6 @@ pub use step::{
     StepAttemptResult, StepDecision, StepDurations, StepEmergency, StepRecord, StepTokens, StepValue,
 };
 pub use workflow::{
-    LlmSpec, RunStatus, StepOutcome, StepSource, WorkflowMode, WorkflowResult, WorkflowSpec, WorkflowTotals,
+    LlmSpec, ResumeMark, RunStatus, StepOutcome, StepSource, WorkflowMode, WorkflowResult, WorkflowSpec,
+    WorkflowTotals,
 };

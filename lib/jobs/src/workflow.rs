@@ -229,6 +229,29 @@ pub struct WorkflowResult {
     pub started_at: DateTime<Utc>,
     /// When it ended.
     pub finished_at: DateTime<Utc>,
+    /// Each time the run continued from its checkpoint (on another worker,
+    /// in another invocation, or by hand), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<ResumeMark>,
+}
+
+/// Where and why a run continued from its checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResumeMark {
+    /// The step (1-based) the run continued at.
+    pub at_step: u32,
+    /// Why: `redelivered` (the worker running it stopped), `handed_over`
+    /// (an invocation's deadline came), `by_hand` (`run --resume`).
+    pub reason: String,
+    /// The worker that continued it.
+    pub worker: String,
+    /// What became of the step that may have been in flight, when one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<String>,
+    /// Whether the browser state (cookies, storage) was carried over.
+    pub state_restored: bool,
+    /// When.
+    pub at: DateTime<Utc>,
 }
 
 #[cfg(test)]

@@ -181,6 +181,18 @@ impl Delivery {
         self.settle(Settlement::Retry { delay, message }).await
     }
 
+    /// Removes the message and publishes it again at once, unchanged: the
+    /// job goes on in a fresh consumer's hands and the hand-over counts as
+    /// no attempt (a workflow continuing from its checkpoint).
+    pub async fn hand_over(self) -> Result<(), QueueError> {
+        let message = self.message.clone();
+        self.settle(Settlement::Retry {
+            delay: Duration::ZERO,
+            message,
+        })
+        .await
+    }
+
     /// Moves the message to the dead-letter queue with `reason`, recorded
     /// in its headers.
     pub async fn dead_letter(self, reason: DeadLetterReason) -> Result<(), QueueError> {

@@ -50,6 +50,28 @@ pub enum WorkflowError {
         /// The last attempt's reason.
         reason: String,
     },
+    /// A resumed run met a step that may already have acted and whose
+    /// effect the page does not show: it was not run again.
+    #[error("step {step} ({instruction}) may already have run before the run moved on: {reason}")]
+    ResumeUncertain {
+        /// 1-based step number.
+        step: u32,
+        /// The step (placeholders only).
+        instruction: String,
+        /// Why its effect could not be established.
+        reason: String,
+    },
+    /// The run stopped before step `next` because the time it may take
+    /// ran out; its checkpoint is kept for the invocation that goes on.
+    #[error("handed over before step {next}: the invocation's deadline is near")]
+    HandedOver {
+        /// 1-based: the step the next invocation runs first.
+        next: u32,
+    },
+    /// A checkpoint could not be used (another workflow's, or sealed with
+    /// another key).
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
 }
 
 impl WorkflowError {
@@ -77,6 +99,9 @@ impl WorkflowError {
             WorkflowError::Store(_) => ErrorKind::Internal,
             WorkflowError::StoreUnavailable(_) => ErrorKind::Storage,
             WorkflowError::StepFailed { .. } => ErrorKind::StepFailed,
+            WorkflowError::ResumeUncertain { .. } => ErrorKind::ResumeUncertain,
+            WorkflowError::Checkpoint(_) => ErrorKind::InvalidInput,
+            WorkflowError::HandedOver { .. } => ErrorKind::HandedOver,
         }
     }
 }

@@ -10,6 +10,7 @@
 //! `design.md` beside this crate for the choices.
 
 mod cache;
+mod checkpoint;
 mod closest;
 pub mod codegen;
 mod decision;
@@ -29,6 +30,7 @@ pub use cache::{
     ActionCache, CacheEvent, DEFAULT_TRUST_AFTER, Entry, EntryKey, EventFile, Fingerprint, Resolved,
     url_pattern, workflow_id, workflow_prefix,
 };
+pub use checkpoint::{CHECKPOINT, Checkpoint, CheckpointKey, Checkpoints, this_worker, workflow_digest};
 pub use decision::{
     Action, ActionDecision, ActionValue, DecisionAnswer, Method, Selector, parse_decision, parse_decision_in,
 };

@@ -49,6 +49,13 @@ impl SessionLog {
         self.store.clone()
     }
 
+    /// Counts `keys` as written (by the run's earlier part, before a resume).
+    pub(crate) fn noted(&self, keys: &[String]) {
+        for k in keys {
+            self.note(k);
+        }
+    }
+
     /// Returns the keys written so far.
     pub(crate) fn written(&self) -> Vec<String> {
         self.written.lock().unwrap_or_else(|e| e.into_inner()).clone()

@@ -26,7 +26,8 @@ pub(crate) fn checklist(text: &str) -> Vec<Message> {
              3. Do not invent steps that were not explicitly present in the input.\n\
              4. Remove any numbering/bullets such as \"1.\" or \"(1)\".\n\
              5. Keep the original order of actions.\n\
-             6. Copy placeholders such as {{{{PASSWORD}}}} exactly; they stand for secrets you never see.\n\n\
+             6. Copy placeholders such as {{{{PASSWORD}}}} exactly; they stand for secrets you never see.\n\
+             7. Begin an item with \"once: \" when doing it twice would do harm (placing an order, paying, sending a message).\n\n\
              Input instructions (Japanese may be included):\n{text}\n"
         )),
     ]

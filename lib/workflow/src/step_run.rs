@@ -398,6 +398,7 @@ pub fn parse_steps(items: &[String]) -> Result<Vec<StructuredStep>, WorkflowErro
                 line: i + 1,
                 text: text.to_string(),
                 action,
+                once: false,
             })
         })
         .collect()

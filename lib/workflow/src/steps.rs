@@ -13,6 +13,7 @@
 //! check: each checkbox "Done"
 //! click: tab "Shipping" if present then stop
 //! fill: textbox "Coupon" = SAVE10 else click: button "Cancel"
+//! once: click: button "Place order"
 //! dblclick: text "Rename"
 //! hover: menuitem "Account"
 //! scroll: bottom
@@ -34,7 +35,8 @@
 //! ending `if present` is skipped when nothing matches; `if present then
 //! stop` ends the workflow (completed) once it ran. `STEP else STEP`
 //! runs the second step when the first fails, and the step counts as done
-//! when the second succeeds. A
+//! when the second succeeds. `once:` before a step marks it as one that
+//! must never act twice (see [`StructuredStep::may_act_twice`]). A
 //! file is structured when any line starts with `word:` where the word is
 //! a verb or a near miss of one (`clik:`), so a typo is reported as an
 //! unknown verb instead of sending the file to the LLM as plain language;
@@ -213,6 +215,39 @@ pub struct StructuredStep {
     pub text: String,
     /// What it does.
     pub action: StepAction,
+    /// Marked `once:`: it must never act twice, so a run resumed while it
+    /// may have been in flight ends `resume_uncertain` unless its effect
+    /// is visible.
+    pub once: bool,
+}
+
+impl StructuredStep {
+    /// Says whether running the step again could do something twice that
+    /// the page cannot tell: a click, a key press (a submit), a step with
+    /// an `else`, or any step marked `once:`. Navigation, fill, select,
+    /// check, hover, scroll, waits and expectations can run again.
+    pub fn may_act_twice(&self) -> bool {
+        self.once
+            || match &self.action {
+                StepAction::Act { action, .. } => {
+                    matches!(action, Action::Click | Action::DoubleClick | Action::Press)
+                }
+                StepAction::Else { .. } | StepAction::PressKey(_) => true,
+                StepAction::Goto(_)
+                | StepAction::Sleep(_)
+                | StepAction::Expect(_)
+                | StepAction::Dialog { .. }
+                | StepAction::ScrollPage(_) => false,
+            }
+    }
+}
+
+/// Splits a leading `once:` off `line`.
+fn once_prefix(line: &str) -> (bool, &str) {
+    match line.split_once(':') {
+        Some((word, rest)) if word.trim().eq_ignore_ascii_case("once") => (true, rest.trim()),
+        _ => (false, line),
+    }
 }
 
 /// The body of a workflow.
@@ -267,11 +302,13 @@ impl Workflow {
         let steps = lines
             .iter()
             .map(|(n, l)| {
-                parse_step(l)
+                let (once, rest) = once_prefix(l);
+                parse_step(rest)
                     .map(|action| StructuredStep {
                         line: *n,
                         text: l.to_string(),
                         action,
+                        once,
                     })
                     .map_err(|message| WorkflowError::Parse { line: *n, message })
             })
@@ -284,6 +321,7 @@ impl Workflow {
 
 /// Tells whether `line` starts `word:` with a verb or a near miss of one.
 fn looks_structured(line: &str) -> bool {
+    let line = once_prefix(line).1;
     line.split_once(':').is_some_and(|(word, _)| {
         let word = word.trim().to_ascii_lowercase();
         !word.is_empty()

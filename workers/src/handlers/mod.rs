@@ -98,6 +98,8 @@ pub async fn run_job_attempt(ctx: &HandlerContext, job: &Job, retry_possible: bo
     };
     let (status, error, artifacts) = match outcome {
         Ok(artifacts) => (ReportStatus::Ok, None, artifacts),
+        // Not a failure: the run goes on from its checkpoint.
+        Err(err) if err.kind == ErrorKind::HandedOver => (ReportStatus::Failed, Some(err), Vec::new()),
         // Its error.json would land in the wrong store too.
         Err(err) if err.kind == ErrorKind::StoreMismatch => {
             tracing::warn!(job_id = %job.id, error = %err, "job refused");

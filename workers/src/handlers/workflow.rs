@@ -12,10 +12,18 @@ use oxwright_engine::{BrowserEngine, EngineError, OpenOptions};
 use oxwright_jobs::{ErrorKind, Job, JobError, RunStatus, WorkflowSpec, keys};
 use oxwright_llm::{LlmClient, LlmConfig};
 use oxwright_workflow::{
-    EnvSecrets, RunDeps, Sanitizer, SecretStore, Workflow, WorkflowOptions, run_workflow,
+    CHECKPOINT, Checkpoint, CheckpointKey, Checkpoints, EnvSecrets, RunDeps, Sanitizer, SecretStore,
+    Workflow, WorkflowOptions, run_workflow,
 };
 
 use super::HandlerContext;
+
+tokio::task_local! {
+    /// When the invocation running the job must have answered (an AWS
+    /// Lambda invocation's deadline, less its margin): a workflow hands
+    /// the rest of its run to a fresh invocation before it.
+    pub static STOP_BY: std::time::Instant;
+}
 
 /// What workflow jobs need beyond the pool: secrets and the environment
 /// holding LLM API keys.
@@ -25,23 +33,56 @@ pub struct WorkflowContext {
     pub secrets: Arc<dyn SecretStore>,
     /// Environment read for `api_key_env`.
     pub env: BTreeMap<String, String>,
+    /// Seals the browser state in checkpoints (`OXWRIGHT_CHECKPOINT_KEY`);
+    /// every worker that may continue another's run needs the same key.
+    pub checkpoint_key: Option<CheckpointKey>,
 }
 
 impl WorkflowContext {
-    /// Secrets from `OXWRIGHT_SECRET_<NAME>` and API keys from `env`.
-    pub fn from_env(env: &BTreeMap<String, String>) -> Self {
-        Self {
+    /// Secrets from `OXWRIGHT_SECRET_<NAME>`, API keys and the checkpoint
+    /// key from `env`; a malformed checkpoint key is an error.
+    pub fn from_env(env: &BTreeMap<String, String>) -> Result<Self, String> {
+        Ok(Self {
             secrets: Arc::new(EnvSecrets::new(env.clone(), EnvSecrets::DEFAULT_PREFIX)),
             env: env.clone(),
-        }
+            checkpoint_key: CheckpointKey::from_env(env)?,
+        })
     }
 }
 
 impl Default for WorkflowContext {
-    /// No secrets and no API keys: a context built without an environment.
+    /// No secrets, no API keys, no checkpoint key: a context built
+    /// without an environment.
     fn default() -> Self {
-        Self::from_env(&BTreeMap::new())
+        Self {
+            secrets: Arc::new(EnvSecrets::new(BTreeMap::new(), EnvSecrets::DEFAULT_PREFIX)),
+            env: BTreeMap::new(),
+            checkpoint_key: None,
+        }
     }
+}
+
+/// The checkpoint an earlier delivery of `job` left under its session,
+/// if any. A checkpoint of another job under the same session (a session
+/// id given twice) is not continued: that run is written over.
+async fn earlier_run(ctx: &HandlerContext, session: &str, job: &Job) -> Result<Option<Checkpoint>, JobError> {
+    let key = keys::session_artifact(session, CHECKPOINT);
+    let body = match ctx.store.get(&key).await {
+        Ok(body) => body,
+        Err(oxwright_artifacts::ArtifactError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(super::store_error(&e)),
+    };
+    let checkpoint: Checkpoint = serde_json::from_slice(&body)
+        .map_err(|e| JobError::new(ErrorKind::Internal, format!("{key}: not a checkpoint: {e}")))?;
+    let id = job.id.to_string();
+    if checkpoint.job_id.as_deref() != Some(id.as_str()) {
+        tracing::info!(
+            session,
+            "a checkpoint of another job is under this session: starting afresh"
+        );
+        return Ok(None);
+    }
+    Ok(Some(checkpoint))
 }
 
 /// Runs a workflow job and returns the artefact keys written.
@@ -131,6 +172,17 @@ pub async fn run_workflow_job(
     if spec.sitemap_hints {
         opts.hints.sitemaps = Some(Arc::new(oxwright_workflow::SitemapHints::new(ctx.policy.clone())));
     }
+    let mut checkpoints = Checkpoints::new(
+        ctx.workflow.checkpoint_key.clone(),
+        oxwright_workflow::this_worker(),
+    );
+    checkpoints.job_id = Some(job.id.to_string());
+    checkpoints.resume = earlier_run(ctx, &session, job).await?.map(|c| {
+        let why = c.continued_because().to_string();
+        (c, why)
+    });
+    checkpoints.stop_by = STOP_BY.try_with(|t| *t).ok();
+    opts.checkpoints = Some(checkpoints);
     let result = run_workflow(page.as_ref(), &workflow, deps, opts)
         .await
         .map_err(JobError::from)?;

@@ -13,6 +13,7 @@ mod screenshot;
 mod settle;
 mod shape;
 mod snapshot;
+mod state;
 mod targets;
 
 use std::sync::{Arc, Mutex};
@@ -397,6 +398,27 @@ impl Page for ChromiumPage {
 
     async fn evaluate(&self, expression: &str, timeout: Duration) -> Result<Value, EngineError> {
         Ok(self.lease.evaluate(expression, timeout).await?)
+    }
+
+    async fn storage_state(&self) -> Result<oxwright_engine::StorageState, EngineError> {
+        state::export(&self.lease).await
+    }
+
+    async fn restore_state(
+        &self,
+        saved: &oxwright_engine::StorageState,
+        url: &url::Url,
+        opts: &GotoOptions,
+    ) -> Result<Navigated, EngineError> {
+        // Another job must never start with this state, whatever happens
+        // between here and the script's removal.
+        self.lease.taint();
+        let script = state::prepare(&self.lease, saved).await?;
+        let opened = self.goto(url, opts).await;
+        if let Some(id) = script {
+            state::forget(&self.lease, &id).await;
+        }
+        opened
     }
 
     async fn requests(&self) -> Result<Vec<RequestRecord>, EngineError> {

@@ -30,6 +30,7 @@ mod emergency;
 mod failure;
 mod record;
 mod replay;
+mod resume;
 mod structured;
 #[cfg(test)]
 mod tests;
@@ -101,6 +102,9 @@ pub struct WorkflowOptions {
     pub step_screenshots: bool,
     /// Site profiles and sitemap URLs for the decision prompt.
     pub hints: crate::Hints,
+    /// Writes `checkpoint.json` after each completed step, and continues
+    /// from a checkpoint when it holds one. `None`: no checkpoints.
+    pub checkpoints: Option<crate::Checkpoints>,
 }
 
 /// How a replay runs.
@@ -136,6 +140,7 @@ impl WorkflowOptions {
             replay: None,
             step_screenshots: true,
             hints: crate::Hints::default(),
+            checkpoints: None,
         }
     }
 }
@@ -167,6 +172,10 @@ struct Run<'a> {
     source: StepSource,
     /// Sitemap URLs by origin, loaded once per run.
     sitemaps: std::collections::BTreeMap<String, Vec<String>>,
+    /// Checkpoints, when the run writes them.
+    cp: Option<resume::CpState>,
+    /// Which steps are marked `once`.
+    once: Vec<bool>,
 }
 
 /// Runs `workflow` on `page` (any engine) and returns its result. A failed step or a fatal
@@ -221,12 +230,22 @@ pub async fn run_workflow(
         events: Vec::new(),
         resolved: None,
         sitemaps: Default::default(),
+        cp: opts
+            .checkpoints
+            .clone()
+            .map(|c| resume::CpState::new(c, workflow)),
+        once: Vec::new(),
         source: match mode {
             WorkflowMode::Llm => StepSource::Llm,
             WorkflowMode::Structured => StepSource::Structured,
         },
     };
     let outcome = run.run(workflow).await;
+    if let Err(e @ WorkflowError::HandedOver { .. }) = outcome {
+        // Not the end: the checkpoint stays for the invocation that goes on.
+        run.save_cache(mode).await;
+        return Err(e);
+    }
     let error = match outcome {
         Ok(()) => None,
         Err(err) => {
@@ -242,7 +261,8 @@ pub async fn run_workflow(
         .filter(|o| o.status == RunStatus::Completed)
         .count() as u32;
     run.totals.total_tokens = run.totals.prompt_tokens + run.totals.completion_tokens;
-    run.totals.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let prior_ms = run.cp.as_ref().map_or(0.0, |c| c.prior_ms);
+    run.totals.duration_ms = prior_ms + started.elapsed().as_secs_f64() * 1000.0;
     for i in run.outcomes.len()..run.checklist.len() {
         run.outcomes.push(StepOutcome {
             step_number: i as u32 + 1,
@@ -271,6 +291,11 @@ pub async fn run_workflow(
         run.keep_final_page().await;
     }
     run.save_cache(mode).await;
+    run.drop_checkpoint().await;
+    let (started_at, resumed) = match &run.cp {
+        Some(cp) => (cp.started_at.unwrap_or(started_at), cp.resumed.clone()),
+        None => (started_at, Vec::new()),
+    };
     let mut result = WorkflowResult {
         session_id: opts.session_id.clone(),
         name: opts.name.clone(),
@@ -286,6 +311,7 @@ pub async fn run_workflow(
         artifacts: Vec::new(),
         started_at,
         finished_at: Utc::now(),
+        resumed,
     };
     let mut keys = run.log.written();
     keys.push(oxwright_jobs::keys::session_artifact(
@@ -354,42 +380,67 @@ fn quoted_texts(step: &str) -> Vec<String> {
 
 impl Run<'_> {
     async fn run(&mut self, workflow: &Workflow) -> Result<(), WorkflowError> {
-        self.log.say(&format!(
-            "session {} starting at {}",
-            self.opts.session_id, self.opts.start_url
-        ));
-        let start = self.opts.start_url.clone();
-        if let Err(e) = self.exec.goto(&start).await {
-            if !e.is_fatal() {
-                self.start_failed(&start, &e).await?;
-            }
-            return Err(e.into());
+        if let WorkflowBody::Plain(_) = &workflow.body
+            && let Some(replay) = &self.opts.replay
+        {
+            let id = self
+                .opts
+                .workflow_id
+                .clone()
+                .ok_or_else(|| WorkflowError::Config("a replay needs the workflow's id".into()))?;
+            let store = self.log.store();
+            self.cache = Some(ActionCache::load(&store, &id).await?);
+            self.checklist = replay.checklist.clone();
         }
-        self.keep_step_screenshot("start.png").await;
-        match &workflow.body {
-            WorkflowBody::Plain(text) => {
-                self.checklist = match &self.opts.replay {
-                    Some(replay) => {
-                        let id = self.opts.workflow_id.clone().ok_or_else(|| {
-                            WorkflowError::Config("a replay needs the workflow's id".into())
-                        })?;
-                        let store = self.log.store();
-                        self.cache = Some(ActionCache::load(&store, &id).await?);
-                        replay.checklist.clone()
+        if let WorkflowBody::Structured(steps) = &workflow.body {
+            self.checklist = steps.iter().map(|s| format!("[] {}", s.text)).collect();
+            self.once = resume::once_flags(workflow, &self.checklist);
+        }
+        let from = match self.resume_from(workflow).await? {
+            Some(from) => from,
+            None => {
+                self.log.say(&format!(
+                    "session {} starting at {}",
+                    self.opts.session_id, self.opts.start_url
+                ));
+                let start = self.opts.start_url.clone();
+                if let Err(e) = self.exec.goto(&start).await {
+                    if !e.is_fatal() {
+                        self.start_failed(&start, &e).await?;
                     }
-                    None => self.convert(text).await?,
-                };
-                for i in 0..self.checklist.len() {
+                    return Err(e.into());
+                }
+                self.keep_step_screenshot("start.png").await;
+                if let WorkflowBody::Plain(text) = &workflow.body
+                    && self.opts.replay.is_none()
+                {
+                    self.checklist = self.convert(text).await?;
+                    self.once = resume::once_flags(workflow, &self.checklist);
+                }
+                0
+            }
+        };
+        match &workflow.body {
+            WorkflowBody::Plain(_) => {
+                for i in from..self.checklist.len() {
+                    if self.hand_over_due(i, from) {
+                        return Err(self.hand_over(i).await);
+                    }
                     let step = self.checklist[i].clone();
                     let span = tracing::info_span!("workflow_step", step = i + 1, instruction = %self.sanitizer.clean(&step));
                     self.plain_step(i).instrument(span).await?;
+                    self.checkpoint_done(i + 1).await;
                 }
             }
             WorkflowBody::Structured(steps) => {
-                self.checklist = steps.iter().map(|s| format!("[] {}", s.text)).collect();
-                for (i, step) in steps.iter().enumerate() {
+                for (i, step) in steps.iter().enumerate().skip(from) {
+                    if self.hand_over_due(i, from) {
+                        return Err(self.hand_over(i).await);
+                    }
                     let span = tracing::info_span!("workflow_step", step = i + 1, instruction = %self.sanitizer.clean(&step.text));
-                    if self.structured_step(i, step).instrument(span).await? {
+                    let stop = self.structured_step(i, step).instrument(span).await?;
+                    self.checkpoint_done(i + 1).await;
+                    if stop {
                         self.stopped_at = Some(i as u32 + 1);
                         let left = steps.len() - i - 1;
                         if left > 0 {
@@ -404,6 +455,23 @@ impl Run<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Continues from the checkpoint the options carry, if any: the step
+    /// to run next.
+    async fn resume_from(&mut self, workflow: &Workflow) -> Result<Option<usize>, WorkflowError> {
+        let from = match self.resume(workflow).await {
+            Ok(Some(from)) => from,
+            Ok(None) => return Ok(None),
+            Err(e @ WorkflowError::Checkpoint(_)) => {
+                // Kept for a worker (or a run) that can use it.
+                self.cp = None;
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
+        self.once = resume::once_flags(workflow, &self.checklist);
+        Ok(Some(from))
     }
 
     fn llm(&self) -> Result<&Arc<dyn ChatModel>, WorkflowError> {
@@ -668,6 +736,7 @@ impl Run<'_> {
                     .map(|s| Fingerprint::of(&s)),
                 false => None,
             };
+            self.checkpoint_acting(index, Some(decision.action)).await;
             match self
                 .exec
                 .perform(&target, decision.action, decision.value.as_ref())

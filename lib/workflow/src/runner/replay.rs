@@ -197,6 +197,8 @@ impl Run<'_> {
                 r.locator
             ))));
         }
+        self.checkpoint_acting(line.step_number as usize - 1, Some(r.action))
+            .await;
         let acted = match self.exec.perform(&target, r.action, r.value.as_ref()).await {
             Ok(a) => a,
             Err(ActError::Workflow(e)) => return Err(e),

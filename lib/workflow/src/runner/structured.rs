@@ -36,6 +36,9 @@ impl Run<'_> {
             | StepAction::ScrollPage(_) => StepKind::Act,
         };
         self.tried.clear();
+        if step.may_act_twice() {
+            self.checkpoint_acting(index, None).await;
+        }
         let mut reasons = Vec::new();
         let mut completed = false;
         let mut attempt = 0;

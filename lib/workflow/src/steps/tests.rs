@@ -348,3 +348,33 @@ fn nth_counts_from_the_first_or_from_the_last() {
     assert_eq!(pick_nth(-4, 3), None);
     assert_eq!(pick_nth(-1, 0), None);
 }
+
+#[test]
+fn once_marks_a_step_that_must_not_act_twice() {
+    let wf = Workflow::parse(
+        "goto: /shop\nonce: click: button \"Place order\"\nONCE: fill: textbox \"Note\" = hi\nclick: button \"More\"\nfill: textbox \"Q\" = x\nexpect: text \"Done\"",
+    )
+    .unwrap();
+    let WorkflowBody::Structured(steps) = wf.body else {
+        panic!("structured")
+    };
+    let once: Vec<bool> = steps.iter().map(|s| s.once).collect();
+    assert_eq!(once, [false, true, true, false, false, false]);
+    assert_eq!(steps[1].text, "once: click: button \"Place order\"");
+    assert!(matches!(
+        steps[1].action,
+        StepAction::Act {
+            action: Action::Click,
+            ..
+        }
+    ));
+    // What may act twice: clicks and key presses, and any step marked once.
+    let twice: Vec<bool> = steps.iter().map(StructuredStep::may_act_twice).collect();
+    assert_eq!(twice, [false, true, true, true, false, false]);
+    // A file whose only verbs follow `once:` is still structured.
+    assert!(matches!(
+        Workflow::parse("once: click: button \"Pay\"").unwrap().body,
+        WorkflowBody::Structured(_)
+    ));
+    assert!(Workflow::parse("once: clack: button \"Pay\"").is_err());
+}

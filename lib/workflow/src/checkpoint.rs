@@ -1,0 +1,356 @@
+//! Checkpoints: after each step that completed, the run writes
+//! `sessions/<id>/checkpoint.json` so that another worker (or a later
+//! invocation, or `run --resume`) continues at the next step instead of
+//! from the first. The browser state (cookies, storage) and the page's
+//! URL are sealed with AES-256-GCM under a key from the worker's
+//! configuration ([`CheckpointKey`]), never stored in the clear; the rest
+//! (progress, outcomes, totals) is the run's own sanitised record. The
+//! checkpoint is deleted when the run ends.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use chrono::{DateTime, Utc};
+use oxwright_engine::StorageState;
+use oxwright_jobs::{ResumeMark, StepOutcome, WorkflowTotals};
+use ring::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+use ring::rand::{SecureRandom, SystemRandom};
+use serde::{Deserialize, Serialize};
+
+use crate::steps::{Workflow, WorkflowBody};
+
+/// The checkpoint's name under `sessions/<id>/`.
+pub const CHECKPOINT: &str = "checkpoint.json";
+
+/// The checkpoint format's version.
+const VERSION: u32 = 1;
+
+/// The key checkpoints are sealed with: 32 bytes, given as 64 hex digits
+/// or as base64 (`openssl rand -hex 32`). Every worker that may continue
+/// another's run needs the same key.
+#[derive(Clone)]
+pub struct CheckpointKey(std::sync::Arc<LessSafeKey>);
+
+impl std::fmt::Debug for CheckpointKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CheckpointKey(…)")
+    }
+}
+
+impl CheckpointKey {
+    /// The environment variable workers read the key from.
+    pub const ENV: &'static str = "OXWRIGHT_CHECKPOINT_KEY";
+
+    /// Parses a key: 64 hex digits or base64 of 32 bytes.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        let bytes = if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            (0..32)
+                .map(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|e| e.to_string()))
+                .collect::<Result<Vec<u8>, _>>()?
+        } else {
+            base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .map_err(|_| "expected 64 hex digits or base64 of 32 bytes".to_string())?
+        };
+        if bytes.len() != 32 {
+            return Err(format!(
+                "a checkpoint key is 32 bytes (64 hex digits), not {}",
+                bytes.len()
+            ));
+        }
+        let key = UnboundKey::new(&AES_256_GCM, &bytes).map_err(|_| "unusable key".to_string())?;
+        Ok(Self(std::sync::Arc::new(LessSafeKey::new(key))))
+    }
+
+    /// The key in `env` under [`Self::ENV`], if set; a malformed key is an
+    /// error (never silently "no key").
+    pub fn from_env(env: &BTreeMap<String, String>) -> Result<Option<Self>, String> {
+        match env.get(Self::ENV).filter(|v| !v.trim().is_empty()) {
+            None => Ok(None),
+            Some(v) => Self::parse(v)
+                .map(Some)
+                .map_err(|e| format!("{}: {e}", Self::ENV)),
+        }
+    }
+
+    /// `nonce ‖ ciphertext ‖ tag`, base64.
+    fn seal(&self, plain: &[u8]) -> Result<String, String> {
+        let mut nonce = [0u8; NONCE_LEN];
+        SystemRandom::new()
+            .fill(&mut nonce)
+            .map_err(|_| "no random nonce".to_string())?;
+        let mut buf = plain.to_vec();
+        self.0
+            .seal_in_place_append_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(b"oxwright-checkpoint"),
+                &mut buf,
+            )
+            .map_err(|_| "sealing failed".to_string())?;
+        let mut out = nonce.to_vec();
+        out.extend_from_slice(&buf);
+        Ok(base64::engine::general_purpose::STANDARD.encode(out))
+    }
+
+    fn open(&self, sealed: &str) -> Result<Vec<u8>, String> {
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(sealed)
+            .map_err(|_| "the sealed state is not base64".to_string())?;
+        if raw.len() < NONCE_LEN {
+            return Err("the sealed state is cut short".into());
+        }
+        let (nonce, body) = raw.split_at(NONCE_LEN);
+        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| "bad nonce".to_string())?;
+        let mut body = body.to_vec();
+        let plain = self
+            .0
+            .open_in_place(nonce, Aad::from(b"oxwright-checkpoint"), &mut body)
+            .map_err(|_| "the sealed state does not open with this key".to_string())?;
+        Ok(plain.to_vec())
+    }
+}
+
+/// Where the run was and what it carries, sealed.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct Sealed {
+    /// The URL of the page the next step starts from.
+    pub url: String,
+    /// The URL of the document the steps since the last navigation ran on.
+    pub document_url: String,
+    /// Cookies and storage, when the engine exports them.
+    pub state: Option<StorageState>,
+}
+
+/// A run's checkpoint.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The format's version.
+    pub version: u32,
+    /// The session.
+    pub session_id: String,
+    /// The job the run belongs to, when a worker runs it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
+    /// A digest of the workflow's steps: a checkpoint of another workflow
+    /// is not continued.
+    pub workflow_digest: String,
+    /// The step to run next (0-based).
+    pub next_step: u32,
+    /// The first step (0-based) run on the current document: on resume
+    /// the document is opened again and the steps since are replayed.
+    pub document_step: u32,
+    /// The step (0-based) that started an action which may have had an
+    /// effect (a click, a key press, a step marked `once:`) and has not
+    /// completed yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acting: Option<u32>,
+    /// The checklist.
+    pub checklist: Vec<String>,
+    /// The outcomes of the steps before `next_step`.
+    pub outcomes: Vec<StepOutcome>,
+    /// The totals so far.
+    pub totals: WorkflowTotals,
+    /// The artefact keys written so far.
+    pub artifacts: Vec<String>,
+    /// When the run started.
+    pub started_at: DateTime<Utc>,
+    /// The resumes so far.
+    #[serde(default)]
+    pub resumed: Vec<ResumeMark>,
+    /// Written when the run handed itself over before a deadline (rather
+    /// than its worker dying).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub handed_over: bool,
+    /// The worker that wrote it.
+    pub worker: String,
+    /// When it was written.
+    pub written_at: DateTime<Utc>,
+    /// The sealed URL and browser state (base64), when a key is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed: Option<String>,
+    /// Without a key: the URLs, sanitised, and no browser state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) open: Option<Sealed>,
+}
+
+impl Checkpoint {
+    /// Why a run continues from this checkpoint: `handed_over` when the
+    /// run handed itself over, else `redelivered` (its worker stopped).
+    pub fn continued_because(&self) -> &'static str {
+        if self.handed_over {
+            "handed_over"
+        } else {
+            "redelivered"
+        }
+    }
+
+    /// Reads the checkpoint's URLs and state.
+    pub(crate) fn unseal(&self, key: Option<&CheckpointKey>) -> Result<Sealed, String> {
+        match (&self.sealed, key) {
+            (Some(sealed), Some(key)) => {
+                let plain = key.open(sealed)?;
+                serde_json::from_slice(&plain).map_err(|e| e.to_string())
+            }
+            (Some(_), None) => Err(format!(
+                "the checkpoint's browser state is sealed and this worker has no key ({})",
+                CheckpointKey::ENV
+            )),
+            (None, _) => self
+                .open
+                .clone()
+                .ok_or_else(|| "the checkpoint holds no URL".to_string()),
+        }
+    }
+
+    /// Puts the URLs and state in: sealed with `key`, or without one the
+    /// URLs only (sanitised by the caller) and no state.
+    pub(crate) fn seal(&mut self, inner: Sealed, key: Option<&CheckpointKey>) -> Result<(), String> {
+        match key {
+            Some(key) => {
+                let plain = serde_json::to_vec(&inner).map_err(|e| e.to_string())?;
+                self.sealed = Some(key.seal(&plain)?);
+                self.open = None;
+            }
+            None => {
+                self.sealed = None;
+                self.open = Some(Sealed { state: None, ..inner });
+            }
+        }
+        Ok(())
+    }
+
+    /// The format's version this build writes.
+    pub(crate) fn current_version() -> u32 {
+        VERSION
+    }
+}
+
+/// A digest of the workflow's steps (FNV-1a over their text).
+pub fn workflow_digest(workflow: &Workflow) -> String {
+    let text = match &workflow.body {
+        WorkflowBody::Plain(text) => text.clone(),
+        WorkflowBody::Structured(steps) => steps
+            .iter()
+            .map(|s| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// What a run needs to write checkpoints and to continue from one.
+#[derive(Debug, Clone, Default)]
+pub struct Checkpoints {
+    /// Seals the browser state; without one, checkpoints carry progress
+    /// and URLs only.
+    pub key: Option<CheckpointKey>,
+    /// The job the run belongs to.
+    pub job_id: Option<String>,
+    /// Names this worker in checkpoints and resume marks.
+    pub worker: String,
+    /// Continue from this checkpoint, and why (`redelivered`,
+    /// `handed_over`, `by_hand`).
+    pub resume: Option<(Checkpoint, String)>,
+    /// Hand the rest of the run over (stop before a step, keeping the
+    /// checkpoint) once this time is near: an invocation's deadline.
+    pub stop_by: Option<std::time::Instant>,
+}
+
+impl Checkpoints {
+    /// Checkpoints written by `worker`, sealed with `key`.
+    pub fn new(key: Option<CheckpointKey>, worker: impl Into<String>) -> Self {
+        Self {
+            key,
+            worker: worker.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// Names this process: `host:pid`.
+pub fn this_worker() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".into());
+    format!("{host}:{}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> CheckpointKey {
+        CheckpointKey::parse(&"ab".repeat(32)).unwrap()
+    }
+
+    #[test]
+    fn keys_parse_from_hex_or_base64_and_malformed_ones_are_refused() {
+        assert!(CheckpointKey::parse(&"0f".repeat(32)).is_ok());
+        let b64 = base64::engine::general_purpose::STANDARD.encode([7u8; 32]);
+        assert!(CheckpointKey::parse(&b64).is_ok());
+        assert!(CheckpointKey::parse("short").is_err());
+        assert!(CheckpointKey::parse(&"0f".repeat(16)).is_err());
+        let env = BTreeMap::from([(CheckpointKey::ENV.to_string(), "nope".to_string())]);
+        assert!(
+            CheckpointKey::from_env(&env)
+                .unwrap_err()
+                .contains(CheckpointKey::ENV)
+        );
+        assert!(CheckpointKey::from_env(&BTreeMap::new()).unwrap().is_none());
+    }
+
+    #[test]
+    fn sealed_state_opens_only_with_its_key_and_shows_nothing_in_the_clear() {
+        let state = StorageState {
+            cookies: vec![
+                serde_json::json!({"name": "sid", "value": "COOKIE-SECRET-VALUE", "domain": "a.test"}),
+            ],
+            origins: Vec::new(),
+        };
+        let mut cp = Checkpoint {
+            version: VERSION,
+            session_id: "s".into(),
+            job_id: None,
+            workflow_digest: "d".into(),
+            next_step: 1,
+            document_step: 0,
+            acting: None,
+            checklist: Vec::new(),
+            outcomes: Vec::new(),
+            totals: WorkflowTotals::default(),
+            artifacts: Vec::new(),
+            started_at: Utc::now(),
+            resumed: Vec::new(),
+            handed_over: false,
+            worker: "w".into(),
+            written_at: Utc::now(),
+            sealed: None,
+            open: None,
+        };
+        let inner = Sealed {
+            url: "http://a.test/x?token=URL-SECRET".into(),
+            document_url: "http://a.test/x".into(),
+            state: Some(state.clone()),
+        };
+        cp.seal(inner, Some(&key())).unwrap();
+        let text = serde_json::to_string(&cp).unwrap();
+        assert!(
+            !text.contains("COOKIE-SECRET-VALUE") && !text.contains("URL-SECRET"),
+            "{text}"
+        );
+        let back = cp.unseal(Some(&key())).unwrap();
+        assert_eq!(back.state, Some(state));
+        let other = CheckpointKey::parse(&"cd".repeat(32)).unwrap();
+        assert!(cp.unseal(Some(&other)).is_err());
+        assert!(cp.unseal(None).unwrap_err().contains(CheckpointKey::ENV));
+    }
+}
