@@ -239,6 +239,67 @@ pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
             settle_p50_ms: median(&settle),
         });
     }
+    // What checkpoints cost: the structured flow's wall time per step,
+    // runs without and with checkpoints (sealed, as workers write them)
+    // interleaved. The step records above time the attempts only; a
+    // checkpoint is written between steps.
+    let mut wall: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let key = oxwright_workflow::CheckpointKey::parse(&"5a".repeat(32)).map_err(anyhow::Error::msg)?;
+    let workflow = Workflow::parse(STRUCTURED)?;
+    let steps_in_flow = STRUCTURED.lines().count() as f64;
+    for run_no in 0..args.runs {
+        for (i, with) in [false, true].into_iter().enumerate() {
+            let store = MemoryStore::new();
+            let deps = RunDeps {
+                llm: None,
+                secrets: Arc::new(MemorySecrets::new([
+                    ("LOGIN_ID", "alice"),
+                    ("PASSWORD", oxwright_fixtures::APP_PASSWORD),
+                ])),
+                store: Arc::new(store),
+                sanitizer: Sanitizer::new(),
+            };
+            let mut opts =
+                WorkflowOptions::new(format!("wall-{run_no}-{i}"), site.url("/app/login").parse()?);
+            opts.step_screenshots = false;
+            if with {
+                opts.checkpoints = Some(oxwright_workflow::Checkpoints::new(Some(key.clone()), "bench"));
+            }
+            let page = pool.open(&OpenOptions::new(policy.clone())).await?;
+            // From the first step's start: the start page is open.
+            page.goto(
+                &site.url("/app/login").parse()?,
+                &GotoOptions::load(Duration::from_secs(30)),
+            )
+            .await?;
+            let t = Instant::now();
+            let result = run_workflow(page.as_ref(), &workflow, deps, opts).await?;
+            let elapsed = ms(t.elapsed());
+            drop(page);
+            if result.status != RunStatus::Completed {
+                bail!("benchmark workflow failed: {:?}", result.error);
+            }
+            wall[i].push(elapsed / steps_in_flow);
+        }
+    }
+    for (i, label) in [
+        "structured, run wall time per step, no checkpoints",
+        "structured, run wall time per step, checkpoints (sealed)",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        steps.push(StepOverhead {
+            path: label.to_string(),
+            steps: wall[i].len(),
+            p50_ms: percentile(&wall[i], 0.5),
+            p95_ms: percentile(&wall[i], 0.95),
+            snapshot_p50_ms: 0.0,
+            precheck_p50_ms: 0.0,
+            action_p50_ms: 0.0,
+            settle_p50_ms: 0.0,
+        });
+    }
     pool.shutdown().await;
     Ok(WorkflowReport {
         snapshots_per_page: args.snapshots,

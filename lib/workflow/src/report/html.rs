@@ -122,6 +122,28 @@ pub(super) fn render(s: &SessionArtefacts, sanitizer: &Sanitizer) -> String {
             row(label, t.show(v));
         }
     }
+    // A run continued from its checkpoint reads as one run, with where it
+    // moved on.
+    for mark in result
+        .get("resumed")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let mut line = format!(
+            "at step {} ({}) on {}",
+            num(mark, "at_step").unwrap_or(0.0),
+            str_of(mark, "reason").unwrap_or("?"),
+            str_of(mark, "worker").unwrap_or("?")
+        );
+        if let Some(f) = str_of(mark, "in_flight") {
+            let _ = write!(line, "; {f}");
+        }
+        if mark.get("state_restored").and_then(Value::as_bool) == Some(false) {
+            line.push_str("; cookies and storage not carried over");
+        }
+        row("Resumed", t.show(&line));
+    }
     if let Some(tot) = result.get("totals") {
         let g = |k: &str| num(tot, k).unwrap_or(0.0);
         let mut line = format!(

@@ -64,3 +64,22 @@ fn a_missing_result_still_reports_the_records() {
     assert!(html.contains("id=\"step-1\""));
     assert!(html.contains("Type &lt;b&gt;x&lt;/b&gt;"));
 }
+
+#[test]
+fn a_continued_run_says_where_it_moved_on() {
+    let mut s = session();
+    s.result.as_mut().unwrap()["resumed"] = json!([
+        {"at_step": 8, "reason": "redelivered", "worker": "host-b:42", "state_restored": true,
+         "in_flight": "step 8 was in flight and counts as done: its effect is visible", "at": "2026-01-01T00:00:00Z"},
+        {"at_step": 12, "reason": "handed_over", "worker": "host-c:7", "state_restored": false, "at": "2026-01-01T00:01:00Z"}
+    ]);
+    let html = render_report(&s, &Sanitizer::new());
+    assert!(
+        html.contains("at step 8 (redelivered) on host-b:42; step 8 was in flight"),
+        "{html}"
+    );
+    assert!(
+        html.contains("at step 12 (handed_over) on host-c:7; cookies and storage not carried over"),
+        "{html}"
+    );
+}
