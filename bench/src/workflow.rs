@@ -33,6 +33,28 @@ pub struct WorkflowArgs {
     /// Workflow runs per path (each run is 7–8 steps).
     #[arg(long, default_value_t = 10)]
     pub runs: usize,
+    /// Also measure steps/s with this many workflow jobs in flight at once
+    /// (comma list, e.g. `1,4,8`): one browser with that many pages, each
+    /// job the structured flow on a page of its own, with checkpoints.
+    #[arg(long, value_delimiter = ',')]
+    pub concurrency: Vec<usize>,
+    /// Jobs run at each concurrency level.
+    #[arg(long, default_value_t = 24)]
+    pub jobs_per_level: usize,
+}
+
+/// Throughput with several workflow jobs in flight.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConcurrencyRow {
+    /// Jobs in flight at once (and pages in the browser).
+    pub in_flight: usize,
+    pub jobs: usize,
+    pub steps: usize,
+    pub wall_s: f64,
+    pub steps_per_s: f64,
+    /// A job's wall time over its steps, median and p95, ms.
+    pub step_wall_p50_ms: f64,
+    pub step_wall_p95_ms: f64,
 }
 
 /// One page's snapshot figures.
@@ -72,6 +94,8 @@ pub struct WorkflowReport {
     /// (system and user messages), median and p95.
     pub decision_prompt_tokens_p50: f64,
     pub decision_prompt_tokens_p95: f64,
+    /// Steps/s at each `--concurrency` level.
+    pub concurrency: Vec<ConcurrencyRow>,
 }
 
 const STRUCTURED: &str = "fill: textbox \"Username\" = {{LOGIN_ID}}\nfill: textbox \"Password\" = {{PASSWORD}}\n\
@@ -301,6 +325,10 @@ pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
         });
     }
     pool.shutdown().await;
+    let mut concurrency = Vec::new();
+    for &level in &args.concurrency {
+        concurrency.push(jobs_in_flight(&site, level.max(1), args.jobs_per_level, &key).await?);
+    }
     Ok(WorkflowReport {
         snapshots_per_page: args.snapshots,
         runs: args.runs,
@@ -308,6 +336,73 @@ pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
         steps,
         decision_prompt_tokens_p50: percentile(&prompt_tokens, 0.5),
         decision_prompt_tokens_p95: percentile(&prompt_tokens, 0.95),
+        concurrency,
+    })
+}
+
+/// Runs `jobs` structured flows, `level` at a time, on one browser with
+/// `level` pages; each job opens its page, runs with sealed checkpoints
+/// and gives the page back, as a worker does.
+async fn jobs_in_flight(
+    site: &FixtureServer,
+    level: usize,
+    jobs: usize,
+    key: &oxwright_workflow::CheckpointKey,
+) -> Result<ConcurrencyRow> {
+    use futures::StreamExt as _;
+    let policy = policy_for(site);
+    let pool = BrowserPool::start(pool_config(1, level))
+        .await
+        .context("starting Chromium")?;
+    let workflow = Workflow::parse(STRUCTURED)?;
+    let steps_in_flow = STRUCTURED.lines().count();
+    let start: url::Url = site.url("/app/login").parse()?;
+    // One warm-up job so the browser's first page is not timed.
+    let run_one = |n: usize| {
+        let (pool, policy, workflow, start, key) =
+            (&pool, policy.clone(), &workflow, start.clone(), key.clone());
+        async move {
+            let deps = RunDeps {
+                llm: None,
+                secrets: Arc::new(MemorySecrets::new([
+                    ("LOGIN_ID", "alice"),
+                    ("PASSWORD", oxwright_fixtures::APP_PASSWORD),
+                ])),
+                store: Arc::new(MemoryStore::new()),
+                sanitizer: Sanitizer::new(),
+            };
+            let mut opts = WorkflowOptions::new(format!("c{level}-{n}"), start);
+            opts.checkpoints = Some(oxwright_workflow::Checkpoints::new(Some(key), "bench"));
+            let t = Instant::now();
+            let page = pool.open(&OpenOptions::new(policy)).await?;
+            let result = run_workflow(page.as_ref(), workflow, deps, opts).await?;
+            drop(page);
+            if result.status != RunStatus::Completed {
+                bail!("benchmark workflow failed: {:?}", result.error);
+            }
+            Ok::<f64, anyhow::Error>(ms(t.elapsed()))
+        }
+    };
+    run_one(usize::MAX).await?;
+    let t = Instant::now();
+    let walls: Vec<f64> = futures::stream::iter(0..jobs)
+        .map(run_one)
+        .buffer_unordered(level)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect::<Result<_>>()?;
+    let wall_s = t.elapsed().as_secs_f64();
+    pool.shutdown().await;
+    let per_step: Vec<f64> = walls.iter().map(|w| w / steps_in_flow as f64).collect();
+    Ok(ConcurrencyRow {
+        in_flight: level,
+        jobs,
+        steps: jobs * steps_in_flow,
+        wall_s,
+        steps_per_s: (jobs * steps_in_flow) as f64 / wall_s,
+        step_wall_p50_ms: percentile(&per_step, 0.5),
+        step_wall_p95_ms: percentile(&per_step, 0.95),
     })
 }
 
@@ -347,5 +442,17 @@ pub fn markdown(r: &WorkflowReport) -> String {
         "\nDecision prompt tokens (cl100k, system + user): p50 {:.0}, p95 {:.0}\n",
         r.decision_prompt_tokens_p50, r.decision_prompt_tokens_p95
     ));
+    if !r.concurrency.is_empty() {
+        out.push_str(
+            "\nWorkflow jobs in flight (structured flow, checkpoints on, one browser):\n\n\
+             | in flight | jobs | steps | wall s | steps/s | step wall p50 ms | p95 ms |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+        );
+        for c in &r.concurrency {
+            out.push_str(&format!(
+                "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} |\n",
+                c.in_flight, c.jobs, c.steps, c.wall_s, c.steps_per_s, c.step_wall_p50_ms, c.step_wall_p95_ms
+            ));
+        }
+    }
     out
 }

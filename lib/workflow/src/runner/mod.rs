@@ -391,6 +391,7 @@ impl Run<'_> {
             let store = self.log.store();
             self.cache = Some(ActionCache::load(&store, &id).await?);
             self.checklist = replay.checklist.clone();
+            self.once = resume::once_flags(workflow, &self.checklist);
         }
         if let WorkflowBody::Structured(steps) = &workflow.body {
             self.checklist = steps.iter().map(|s| format!("[] {}", s.text)).collect();
