@@ -9,11 +9,13 @@
 //! `test_suite` (feature `testsuite`) is the one suite every implementation
 //! passes.
 
+mod act;
 mod error;
 mod locator;
 mod page;
 pub mod scripted;
 mod snapshot;
+mod storage;
 #[cfg(feature = "testsuite")]
 pub mod test_suite;
 
