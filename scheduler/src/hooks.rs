@@ -165,7 +165,7 @@ impl Hooks {
             "url": report.url,
             "status": report.status,
             "error": report.error,
-            "artifacts": crate::v1::artifact_links(&report.artifacts),
+            "artifacts": crate::api::artifact_links(&report.artifacts),
         });
         self.send(batch_id, "page", data);
     }

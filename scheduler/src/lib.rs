@@ -2,18 +2,18 @@
 //! HTTP API, schedules, webhooks), publishing to the job queue, batch
 //! progress and manifests.
 
+pub mod api;
 pub mod batch;
+pub mod config;
 pub mod daemon;
 pub mod hooks;
 pub mod submit;
 pub mod template;
 pub mod tracker;
-pub mod v1;
 
 pub use batch::{BatchLine, BatchRequest, BatchSummary, new_batch_id, parse_url_list, run_batch};
-pub use daemon::{
-    ApiOptions, ScheduleConfig, SchedulerError, SchedulerOptions, WebhookConfig, run_scheduler,
-};
+pub use config::{ApiOptions, ScheduleConfig, SchedulerOptions, WebhookConfig};
+pub use daemon::{SchedulerError, run_scheduler};
 pub use submit::{
     BatchRecord, Expanded, SubmitReceipt, fetch_jobs, publish_job, read_batch_record, submit_batch,
     submit_batch_with,

@@ -75,7 +75,7 @@ impl JobTemplate {
             }
             JobKind::Workflow => Err(JobError::new(
                 ErrorKind::InvalidInput,
-                "workflow jobs carry a whole workflow: submit each with POST /jobs",
+                "workflow jobs carry a whole workflow: submit each with POST /v1/jobs",
             )),
             JobKind::Sitemap => {
                 if !self.options.is_empty() {

@@ -190,7 +190,7 @@ async fn api_jobs_submit_a_single_job() {
     let (status, body) = http(
         daemon.addr,
         "POST",
-        "/jobs",
+        "/v1/jobs",
         &[],
         r#"{"kind": "fetch", "spec": {"url": "https://example.com/one", "screenshot": true}}"#,
     )
@@ -432,6 +432,23 @@ async fn api_batch_entries_are_each_one_job_or_one_refusal() {
     play_worker(&daemon.queue, 1).await;
     let done = wait_complete(&daemon, &batch_id).await;
     assert_eq!(done["failed_by_kind"]["invalid_input"], 4, "{done}");
+
+    // The versioned route takes the same body, and a `kind`.
+    let body = r#"{"kind": "sitemap", "urls": ["example.com", "javascript:alert(1)"]}"#;
+    let (status, receipt) = http(daemon.addr, "POST", "/v1/batches", &[], body).await;
+    assert_eq!(status, 202, "{receipt}");
+    assert_eq!(
+        (receipt["published"].as_u64(), receipt["refused"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let sitemap_batch = receipt["batch_id"].as_str().unwrap();
+    assert_eq!(receipt["status_url"], format!("/v1/batches/{sitemap_batch}"));
+    let mut sitemaps = daemon.queue.consume(JobKind::Sitemap, 1).await.unwrap();
+    let delivery = tokio::time::timeout(Duration::from_secs(5), sitemaps.next())
+        .await
+        .expect("a sitemap job arrives")
+        .expect("queue open");
+    assert_eq!(delivery.job().as_ref().unwrap().kind(), JobKind::Sitemap);
     let manifest = daemon.store.get(&keys::batch_manifest(&batch_id)).await.unwrap();
     assert_eq!(String::from_utf8(manifest.to_vec()).unwrap().lines().count(), 5);
     daemon.shutdown.cancel();

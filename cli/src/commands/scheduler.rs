@@ -71,7 +71,7 @@ fn default_signing_env() -> String {
 }
 
 fn default_max_body() -> usize {
-    oxwright_scheduler::daemon::DEFAULT_MAX_BODY_BYTES
+    oxwright_scheduler::config::DEFAULT_MAX_BODY_BYTES
 }
 
 fn default_listen() -> String {

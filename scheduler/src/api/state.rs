@@ -1,0 +1,68 @@
+//! What every route shares: the queue, the store, the batch tracker, the
+//! options, the waiting `POST /v1/fetch` requests and the webhooks.
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use oxwright_artifacts::ArtifactStore;
+use oxwright_jobs::JobError;
+use oxwright_queue::JobQueue;
+use tokio::sync::Mutex;
+
+use super::error::ApiError;
+use crate::config::SchedulerOptions;
+use crate::submit::{SubmitReceipt, submit_batch};
+use crate::template::JobTemplate;
+use crate::tracker::BatchTracker;
+
+/// The daemon's shared state.
+pub(crate) struct AppState {
+    pub(crate) queue: Arc<dyn JobQueue>,
+    pub(crate) store: Arc<dyn ArtifactStore>,
+    pub(crate) tracker: Mutex<BatchTracker>,
+    pub(crate) opts: SchedulerOptions,
+    /// `POST /v1/fetch` requests waiting for their report.
+    pub(crate) waiters: super::fetch::Waiters,
+    /// Batch webhook deliveries.
+    pub(crate) hooks: crate::hooks::Hooks,
+}
+
+impl AppState {
+    /// Submits `template` as batch `batch_id`; errors are typed job errors.
+    pub(crate) async fn submit_template(
+        &self,
+        batch_id: &str,
+        template: &JobTemplate,
+        source: &str,
+    ) -> Result<SubmitReceipt, JobError> {
+        crate::template::submit_template(
+            self.queue.as_ref(),
+            self.store.as_ref(),
+            &self.opts.policy,
+            batch_id,
+            template,
+            source,
+        )
+        .await
+    }
+
+    /// Submits `job` as the one job of batch `batch_id`.
+    pub(crate) async fn submit_one(
+        &self,
+        batch_id: &str,
+        job: oxwright_jobs::Job,
+        source: &str,
+    ) -> Result<(), ApiError> {
+        submit_batch(
+            self.queue.as_ref(),
+            self.store.as_ref(),
+            batch_id,
+            vec![job],
+            Vec::new(),
+            source,
+        )
+        .await
+        .map(|_| ())
+        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", e.to_string()))
+    }
+}

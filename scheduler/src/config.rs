@@ -1,0 +1,93 @@
+//! The scheduler's configuration: schedules, webhooks, and how the HTTP
+//! API guards itself.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use oxwright_policy::UrlPolicy;
+use serde::{Deserialize, Serialize};
+
+use crate::template::JobTemplate;
+
+/// A cron schedule: `cron` (seconds first: `sec min hour day month
+/// weekday [year]`, UTC) → a batch from `job` at every tick.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleConfig {
+    /// The schedule's name (batch ids start with it).
+    pub name: String,
+    /// The cron expression.
+    pub cron: String,
+    /// What to submit.
+    pub job: JobTemplate,
+}
+
+/// A webhook: `POST /webhooks/<name>` submits `job`. When `secret_env`
+/// names an environment variable, callers must send its value as
+/// `Authorization: Bearer <secret>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookConfig {
+    /// The webhook's name, its path segment.
+    pub name: String,
+    /// Environment variable holding the shared secret.
+    #[serde(default)]
+    pub secret_env: Option<String>,
+    /// What to submit.
+    pub job: JobTemplate,
+}
+
+/// How the daemon runs.
+#[derive(Debug, Clone)]
+pub struct SchedulerOptions {
+    /// The URL policy submissions are checked against.
+    pub policy: Arc<UrlPolicy>,
+    /// How often manifests with new lines are written.
+    pub flush_interval: Duration,
+    /// Cron schedules.
+    pub schedules: Vec<ScheduleConfig>,
+    /// Webhooks.
+    pub webhooks: Vec<WebhookConfig>,
+    /// Resolved webhook secrets by webhook name (never logged).
+    pub webhook_secrets: BTreeMap<String, String>,
+    /// The HTTP API's token, body limit and webhook signing key.
+    pub api: ApiOptions,
+}
+
+/// How the HTTP API guards itself.
+#[derive(Clone)]
+pub struct ApiOptions {
+    /// When set, every route but `/healthz` and `/webhooks/{name}` (which
+    /// have their own secrets) needs `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// Largest request body, in bytes; larger ones get 413.
+    pub max_body_bytes: usize,
+    /// The key batch webhook deliveries are signed with (HMAC-SHA256);
+    /// unsigned without one.
+    pub signing_secret: Option<String>,
+}
+
+/// Default largest request body: 10 MiB (about 100,000 URLs).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+
+impl Default for ApiOptions {
+    fn default() -> Self {
+        Self {
+            token: None,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            signing_secret: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ApiOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The secrets themselves are never printed.
+        f.debug_struct("ApiOptions")
+            .field("token", &self.token.is_some())
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("signing_secret", &self.signing_secret.is_some())
+            .finish()
+    }
+}
