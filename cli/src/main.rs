@@ -45,6 +45,8 @@ enum Command {
     Submit(commands::submit::SubmitCmd),
     /// Run the scheduler daemon: manifests, HTTP API, schedules, webhooks.
     Scheduler(commands::scheduler::SchedulerCmd),
+    /// Serve the dashboard over the artefact store alone (batches, jobs, sessions), to look at.
+    Dashboard(commands::dashboard::DashboardCmd),
     /// Run a workflow (plain language with an LLM, or structured steps).
     Run(commands::run::RunCmd),
     /// Re-run a recorded workflow from its action cache (no LLM call for trusted steps).
@@ -123,8 +125,11 @@ fn main() {
     let code = runtime.block_on(async {
         // Services log their routine; commands a person runs print warnings,
         // errors and their results, unless asked for more (`-v`, RUST_LOG).
-        let person =
-            !cli.common.verbose && !matches!(cli.command, Command::Worker(_) | Command::Scheduler(_));
+        let person = !cli.common.verbose
+            && !matches!(
+                cli.command,
+                Command::Worker(_) | Command::Scheduler(_) | Command::Dashboard(_)
+            );
         let _telemetry = match oxwright_telemetry::init(
             "oxwright",
             oxwright_telemetry::TelemetryOptions {
@@ -186,6 +191,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Worker(cmd) => commands::worker::run(setup()?, cmd).await,
         Command::Submit(cmd) => commands::submit::run(setup()?, cmd).await,
         Command::Scheduler(cmd) => commands::scheduler::run(setup()?, cmd).await,
+        Command::Dashboard(cmd) => commands::dashboard::run(setup()?, cmd).await,
         Command::Run(cmd) => commands::run::run(setup()?, cmd).await,
         Command::Replay(cmd) => commands::replay::run(setup()?, cmd).await,
         Command::Report(cmd) => commands::report::run(setup()?, cmd).await,

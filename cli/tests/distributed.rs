@@ -26,6 +26,8 @@ use support::{members, wait_until};
 
 #[path = "distributed/cluster.rs"]
 mod cluster;
+#[path = "distributed/dashboard.rs"]
+mod dashboard;
 #[path = "distributed/resume.rs"]
 mod resume;
 #[path = "distributed/stores.rs"]

@@ -66,6 +66,9 @@ pub struct ApiOptions {
     /// The key batch webhook deliveries are signed with (HMAC-SHA256);
     /// unsigned without one.
     pub signing_secret: Option<String>,
+    /// Serves only what reads the store (the dashboard, batch status,
+    /// artefacts): no job is submitted, cancelled or re-driven.
+    pub view_only: bool,
 }
 
 /// Default largest request body: 10 MiB (about 100,000 URLs).
@@ -77,6 +80,7 @@ impl Default for ApiOptions {
             token: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             signing_secret: None,
+            view_only: false,
         }
     }
 }
@@ -88,6 +92,7 @@ impl std::fmt::Debug for ApiOptions {
             .field("token", &self.token.is_some())
             .field("max_body_bytes", &self.max_body_bytes)
             .field("signing_secret", &self.signing_secret.is_some())
+            .field("view_only", &self.view_only)
             .finish()
     }
 }

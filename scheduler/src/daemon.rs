@@ -12,7 +12,7 @@ use oxwright_queue::JobQueue;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::api::{AppState, Waiters, router};
+use crate::api::{AppState, UiAuth, Waiters, router};
 use crate::batch::{BatchError, new_batch_id};
 use crate::config::{ScheduleConfig, SchedulerOptions};
 use crate::tracker::BatchTracker;
@@ -67,6 +67,7 @@ pub async fn run_scheduler(
         store,
         hooks: crate::hooks::Hooks::new(opts.api.signing_secret.clone()),
         waiters: Waiters::default(),
+        ui: UiAuth::new(opts.api.token.as_deref()),
         opts,
     });
     let tasks = tokio_util::task::TaskTracker::new();

@@ -31,6 +31,9 @@ pub struct BatchRecord {
     /// Where the batch's events are POSTed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook: Option<crate::hooks::BatchWebhook>,
+    /// The batch whose failed jobs this one submits again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resubmit_of: Option<String>,
 }
 
 /// One job of a [`BatchRecord`].
@@ -143,7 +146,15 @@ pub async fn submit_batch_with(
         refused: refused.len(),
         source: source.to_owned(),
         webhook,
+        resubmit_of: source.strip_prefix(RESUBMIT_SOURCE).map(str::to_owned),
     };
+    store
+        .put(
+            &keys::batch_jobs(batch_id),
+            job_lines(&jobs),
+            "application/x-ndjson",
+        )
+        .await?;
     let body = serde_json::to_vec_pretty(&record).expect("batch records serialise");
     store
         .put(
@@ -201,4 +212,60 @@ pub async fn read_batch_record(
 /// The manifest line of an input line that never became a job.
 pub fn refused_report(batch_id: &str, text: &str, error: JobError) -> JobReport {
     crate::batch::run::failed_report(JobId::new(), batch_id, text, error)
+}
+
+/// The source of a batch that submits another's failed jobs again,
+/// followed by that batch's id.
+pub const RESUBMIT_SOURCE: &str = "resubmit:";
+
+/// Spec fields that may hold credentials: never written to the store.
+pub const WITHHELD_FIELDS: [&str; 4] = ["headers", "cookies", "basic_auth", "proxy"];
+
+/// One line of `jobs.jsonl`: a published job's spec without its
+/// credentials, and which fields were taken out.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredJob {
+    /// The job id.
+    pub job_id: JobId,
+    /// The spec (`{"kind": …, "spec": {…}}`), credentials taken out.
+    pub spec: serde_json::Value,
+    /// The fields taken out because they held something.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<String>,
+}
+
+impl StoredJob {
+    /// `job`'s spec with every non-empty credential field taken out.
+    pub fn of(job: &Job) -> Self {
+        let mut spec = serde_json::to_value(&job.spec).unwrap_or_default();
+        let mut withheld = Vec::new();
+        if let Some(fields) = spec.get_mut("spec").and_then(serde_json::Value::as_object_mut) {
+            for name in WITHHELD_FIELDS {
+                let held = fields.remove(name).is_some_and(|v| match v {
+                    serde_json::Value::Null => false,
+                    serde_json::Value::Array(a) => !a.is_empty(),
+                    serde_json::Value::Object(o) => !o.is_empty(),
+                    serde_json::Value::String(s) => !s.is_empty(),
+                    _ => true,
+                });
+                if held {
+                    withheld.push(name.to_owned());
+                }
+            }
+        }
+        Self {
+            job_id: job.id,
+            spec,
+            withheld,
+        }
+    }
+}
+
+fn job_lines(jobs: &[Job]) -> Bytes {
+    let mut out = Vec::new();
+    for job in jobs {
+        serde_json::to_writer(&mut out, &StoredJob::of(job)).expect("specs serialise");
+        out.push(b'\n');
+    }
+    Bytes::from(out)
 }

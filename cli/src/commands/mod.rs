@@ -3,6 +3,7 @@
 pub mod batch;
 pub mod codegen;
 pub mod config;
+pub mod dashboard;
 pub mod fetch;
 pub mod mcp;
 pub mod replay;

@@ -123,24 +123,14 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         token: secret_of(&section.api_token_env),
         max_body_bytes: section.max_body_bytes,
         signing_secret: secret_of(&section.webhook_signing_secret_env),
+        view_only: false,
     };
     let store = setup.store().await?;
     let listener = if cmd.no_api {
         None
     } else {
         let addr = cmd.listen.clone().unwrap_or_else(|| section.listen.clone());
-        let listener = tokio::net::TcpListener::bind(&addr)
-            .await
-            .with_context(|| format!("binding the HTTP API to {addr}"))?;
-        let bound = listener.local_addr()?;
-        if !bound.ip().is_loopback() && api.token.is_none() {
-            return Err(crate::exit::usage(format!(
-                "the API would listen on {bound}, off loopback, with no token: set {} (clients then send \
-                 `Authorization: Bearer <token>`), or listen on 127.0.0.1",
-                section.api_token_env
-            )));
-        }
-        Some(listener)
+        Some(bind_api(&addr, api.token.is_some(), &section.api_token_env).await?)
     };
     // With a broker the daemon only schedules; without one it runs the
     // jobs itself, on an in-process queue and its own browsers.
@@ -227,6 +217,25 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
     scheduled?;
     worked?;
     Ok(crate::exit::OK)
+}
+
+/// Binds the HTTP API to `addr`; off loopback only with a token.
+pub async fn bind_api(
+    addr: &str,
+    has_token: bool,
+    token_env: &str,
+) -> anyhow::Result<tokio::net::TcpListener> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding the HTTP API to {addr}"))?;
+    let bound = listener.local_addr()?;
+    if !bound.ip().is_loopback() && !has_token {
+        return Err(crate::exit::usage(format!(
+            "the API would listen on {bound}, off loopback, with no token: set {token_env} (clients then send \
+             `Authorization: Bearer <token>`), or listen on 127.0.0.1"
+        )));
+    }
+    Ok(listener)
 }
 
 /// Gives every job still queued in an embedded daemon that stops a

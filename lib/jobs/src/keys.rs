@@ -28,6 +28,13 @@ pub fn batch_record(batch_id: &str) -> String {
     format!("batches/{batch_id}/batch.json")
 }
 
+/// Returns `batches/<batch-id>/jobs.jsonl`: each published job's spec,
+/// without the credentials it may carry (headers, cookies, basic auth, a
+/// proxy), so its failed jobs can be submitted again.
+pub fn batch_jobs(batch_id: &str) -> String {
+    format!("batches/{batch_id}/jobs.jsonl")
+}
+
 /// Returns `batches/<batch-id>/cancelled.json`: written when the batch is
 /// cancelled; workers skip the batch's jobs they have not started.
 pub fn batch_cancelled(batch_id: &str) -> String {

@@ -53,6 +53,21 @@ pub struct DeadLetter {
 }
 
 impl DeadLetter {
+    /// The message to publish again: the job at attempt 0 (an undecodable
+    /// body unchanged), without the dead-letter reason headers.
+    pub fn revived(&self) -> Message {
+        let mut message = self.message.clone();
+        message.headers.remove(HEADER_ERROR_KIND);
+        message.headers.remove(HEADER_ERROR_MESSAGE);
+        if let Ok(mut job) = serde_json::from_slice::<oxwright_jobs::Job>(&message.body) {
+            job.attempt = 0;
+            if let Ok(body) = serde_json::to_vec(&job) {
+                message.body = Bytes::from(body);
+            }
+        }
+        message
+    }
+
     /// Returns the error kind header of the dead-lettered message.
     pub fn error_kind(&self) -> Option<&str> {
         self.message.headers.get(HEADER_ERROR_KIND).map(String::as_str)

@@ -230,6 +230,26 @@ impl JobQueue for MemoryQueue {
         Ok(self.inner.lock().dead_letters.iter().cloned().collect())
     }
 
+    async fn redrive(&self, message_id: Option<&str>) -> Result<usize, QueueError> {
+        let taken: Vec<DeadLetter> = self.inner.update(|state| {
+            let mut taken = Vec::new();
+            let mut kept = std::collections::VecDeque::new();
+            for letter in std::mem::take(&mut state.dead_letters) {
+                if message_id.is_none_or(|id| letter.message.message_id.as_deref() == Some(id)) {
+                    taken.push(letter);
+                } else {
+                    kept.push_back(letter);
+                }
+            }
+            state.dead_letters = kept;
+            taken
+        });
+        for letter in &taken {
+            self.publish_message(letter.revived())?;
+        }
+        Ok(taken.len())
+    }
+
     async fn depth(&self, kind: JobKind) -> Result<usize, QueueError> {
         Ok(self.inner.lock().queues.get(&kind).map_or(0, VecDeque::len))
     }

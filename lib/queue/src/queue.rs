@@ -54,6 +54,12 @@ pub trait JobQueue: Send + Sync + std::fmt::Debug {
     /// without removing them.
     async fn dead_letters(&self) -> Result<Vec<DeadLetter>, QueueError>;
 
+    /// Moves dead letters back to their kind's queue: the one whose
+    /// message id is `message_id`, or every one. Each job starts again at
+    /// attempt 0, without the dead-letter reason headers; the others stay
+    /// where they are. Returns how many moved.
+    async fn redrive(&self, message_id: Option<&str>) -> Result<usize, QueueError>;
+
     /// Returns how many messages of `kind` are ready for delivery
     /// (excluding unsettled deliveries and retries still waiting).
     async fn depth(&self, kind: JobKind) -> Result<usize, QueueError>;

@@ -30,6 +30,7 @@ pub async fn run_all(queue: &dyn JobQueue) {
     dropped_delivery_is_redelivered(queue).await;
     retry_increments_attempt_after_delay(queue).await;
     dead_letter_keeps_reason(queue).await;
+    redrive_moves_a_dead_letter_back(queue).await;
     malformed_bodies_decode_to_typed_errors(queue).await;
     reports_arrive_in_order(queue).await;
     cancelled_report_reads_lose_nothing(queue).await;
@@ -274,6 +275,57 @@ pub async fn dead_letter_keeps_reason(queue: &dyn JobQueue) {
     assert_eq!(body, job);
     assert_quiet(consumer.as_mut(), "after dead-letter").await;
     assert_depth(queue, 0).await;
+}
+
+/// Checks that a re-driven dead letter is delivered again at attempt 0
+/// without its reason, and that the others stay dead-lettered.
+pub async fn redrive_moves_a_dead_letter_back(queue: &dyn JobQueue) {
+    let (first, second) = (job("redrive-1"), job("redrive-2"));
+    let mut consumer = queue.consume(JobKind::Fetch, 1).await.expect("consume");
+    for job in [&first, &second] {
+        let mut tried = job.clone();
+        tried.attempt = 2;
+        queue.publish(&tried).await.expect("publish");
+        let reason = DeadLetterReason {
+            kind: "timeout".to_owned(),
+            message: "timed out after 3 attempts".to_owned(),
+        };
+        next(consumer.as_mut())
+            .await
+            .dead_letter(reason)
+            .await
+            .expect("dead-letter");
+    }
+    let id = first.id.to_string();
+    find_dead_letter(queue, |d| d.message.message_id.as_deref() == Some(id.as_str())).await;
+    let moved = queue.redrive(Some(&id)).await.expect("redrive");
+    assert_eq!(moved, 1);
+    let again = next(consumer.as_mut()).await;
+    let job = again.job().as_ref().expect("the job decodes").clone();
+    assert_eq!((job.id, job.attempt), (first.id, 0));
+    assert_eq!(again.message().headers.get(crate::HEADER_ERROR_KIND), None);
+    again.ack().await.expect("ack");
+    let letters = queue.dead_letters().await.expect("dead letters");
+    assert!(
+        letters
+            .iter()
+            .all(|d| d.message.message_id.as_deref() != Some(id.as_str()))
+    );
+    let other = second.id.to_string();
+    assert!(
+        letters
+            .iter()
+            .any(|d| d.message.message_id.as_deref() == Some(other.as_str()))
+    );
+    // Every fetch dead letter so far: this case's second and the one an
+    // earlier case left.
+    let moved = queue.redrive(None).await.expect("redrive all");
+    assert!(moved >= 1);
+    for _ in 0..moved {
+        next(consumer.as_mut()).await.ack().await.expect("ack");
+    }
+    assert!(queue.dead_letters().await.expect("dead letters").is_empty());
+    assert_quiet(consumer.as_mut(), "after re-driving").await;
 }
 
 async fn find_dead_letter(

@@ -12,7 +12,7 @@ use oxwright_jobs::{JobError, JobId, JobKind, JobReport, ReportStatus, keys};
 use serde::{Deserialize, Serialize};
 
 use super::artifacts::{ArtifactLink, artifact_links};
-use super::error::{ApiError, invalid, not_found, unavailable};
+use super::error::{ApiError, conflict, invalid, not_found, unavailable};
 use super::state::AppState;
 use crate::batch::new_batch_id;
 use crate::hooks::BatchWebhook;
@@ -164,7 +164,7 @@ pub(crate) struct BatchView {
     next_offset: Option<usize>,
 }
 
-fn check_batch_id(id: &str) -> Result<(), ApiError> {
+pub(crate) fn check_batch_id(id: &str) -> Result<(), ApiError> {
     if oxwright_artifacts::validate_key(&keys::batch_record(id)).is_err() || id.contains('/') {
         return Err(invalid("bad batch id"));
     }
@@ -191,11 +191,7 @@ pub(crate) async fn get_batch(
     };
     let lines = match lines {
         Some(lines) => lines,
-        None => match state.store.get(&keys::batch_manifest(&id)).await {
-            Ok(body) => body.to_vec(),
-            Err(oxwright_artifacts::ArtifactError::NotFound { .. }) => Vec::new(),
-            Err(err) => return Err(unavailable(err)),
-        },
+        None => stored_manifest(&state, &id).await?,
     };
     let cancelled = state
         .store
@@ -246,6 +242,34 @@ pub(crate) async fn get_batch(
     }))
 }
 
+/// The written manifest of batch `id`; empty before its first flush.
+pub(crate) async fn stored_manifest(state: &AppState, id: &str) -> Result<Vec<u8>, ApiError> {
+    match state.store.get(&keys::batch_manifest(id)).await {
+        Ok(body) => Ok(body.to_vec()),
+        Err(oxwright_artifacts::ArtifactError::NotFound { .. }) => Ok(Vec::new()),
+        Err(err) => Err(unavailable(err)),
+    }
+}
+
+/// The manifest of batch `id` as the tracker holds it (lines not yet
+/// written included), or as written.
+pub(crate) async fn manifest(state: &AppState, id: &str) -> Result<Vec<u8>, ApiError> {
+    let held = state.tracker.lock().await.manifest_lines(id);
+    match held {
+        Some(lines) => Ok(lines),
+        None => stored_manifest(state, id).await,
+    }
+}
+
+/// Whether batch `id` was cancelled.
+pub(crate) async fn is_cancelled(state: &AppState, id: &str) -> Result<bool, ApiError> {
+    state
+        .store
+        .exists(&keys::batch_cancelled(id))
+        .await
+        .map_err(unavailable)
+}
+
 /// What `DELETE /v1/batches/{id}` writes and answers.
 #[derive(Debug, Serialize, Deserialize)]
 struct Cancelled {
@@ -257,35 +281,7 @@ pub(crate) async fn delete_batch(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
-    check_batch_id(&id)?;
-    let status = state
-        .tracker
-        .lock()
-        .await
-        .status(&id)
-        .await
-        .map_err(unavailable)?;
-    let Some(status) = status else {
-        return Err(not_found(format!("no batch {id}")));
-    };
-    if status.complete {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "conflict",
-            format!("batch {id} is complete: nothing to cancel"),
-        ));
-    }
-    let marker = Cancelled {
-        batch_id: id.clone(),
-        cancelled_at: chrono::Utc::now(),
-    };
-    let body = serde_json::to_vec_pretty(&marker).expect("markers serialise");
-    state
-        .store
-        .put(&keys::batch_cancelled(&id), Bytes::from(body), "application/json")
-        .await
-        .map_err(unavailable)?;
-    tracing::info!(batch_id = %id, "batch cancelled: its jobs not yet started are skipped");
+    cancel(&state, &id).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(serde_json::json!({
@@ -294,4 +290,29 @@ pub(crate) async fn delete_batch(
             "message": "jobs not yet started are skipped and get a `cancelled` line; running ones finish",
         })),
     ))
+}
+
+/// Cancels batch `id`: its jobs not yet started are skipped. 404 for an
+/// unknown batch, 409 for a complete one.
+pub(crate) async fn cancel(state: &AppState, id: &str) -> Result<(), ApiError> {
+    check_batch_id(id)?;
+    let status = state.tracker.lock().await.status(id).await.map_err(unavailable)?;
+    let Some(status) = status else {
+        return Err(not_found(format!("no batch {id}")));
+    };
+    if status.complete {
+        return Err(conflict(format!("batch {id} is complete: nothing to cancel")));
+    }
+    let marker = Cancelled {
+        batch_id: id.to_owned(),
+        cancelled_at: chrono::Utc::now(),
+    };
+    let body = serde_json::to_vec_pretty(&marker).expect("markers serialise");
+    state
+        .store
+        .put(&keys::batch_cancelled(id), Bytes::from(body), "application/json")
+        .await
+        .map_err(unavailable)?;
+    tracing::info!(batch_id = %id, "batch cancelled: its jobs not yet started are skipped");
+    Ok(())
 }

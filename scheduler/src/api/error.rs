@@ -66,3 +66,8 @@ pub(crate) fn unavailable(err: impl std::fmt::Display) -> ApiError {
 pub(crate) fn not_found(message: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
 }
+
+/// 409 `conflict`: the thing asked for is not possible in this state.
+pub(crate) fn conflict(message: impl Into<String>) -> ApiError {
+    ApiError::new(StatusCode::CONFLICT, "conflict", message)
+}

@@ -9,6 +9,7 @@ mod error;
 mod fetch;
 mod jobs;
 mod state;
+mod ui;
 mod webhooks;
 
 use std::sync::Arc;
@@ -25,28 +26,40 @@ pub(crate) use error::ApiError;
 pub(crate) use fetch::Waiters;
 pub use fetch::{DEFAULT_FETCH_DEADLINE_MS, MAX_FETCH_DEADLINE_MS};
 pub(crate) use state::AppState;
+pub(crate) use ui::UiAuth;
 
 /// Builds the HTTP API.
 pub(crate) fn router(state: Arc<AppState>) -> Router {
-    let guarded = Router::new()
-        .route("/v1/jobs", post(jobs::post_job))
-        .route("/v1/fetch", post(fetch::post_fetch))
-        .route("/v1/batches", post(batches::post_batch))
-        .route(
-            "/v1/batches/{id}",
-            get(batches::get_batch).delete(batches::delete_batch),
-        )
+    let reads = Router::new()
+        .route("/v1/batches/{id}", get(batches::get_batch))
         .route("/v1/artifacts/{*key}", get(artifacts::get_artifact))
-        // The first, unversioned API: aliases.
-        .route("/jobs", post(jobs::post_job))
-        .route("/batches", post(batches::post_batch))
-        .route("/batches/{id}", get(batches::get_batch))
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), require_token));
-    Router::new()
+        .route("/batches/{id}", get(batches::get_batch));
+    let guarded = if state.opts.api.view_only {
+        reads
+    } else {
+        Router::new()
+            .route("/v1/jobs", post(jobs::post_job))
+            .route("/v1/fetch", post(fetch::post_fetch))
+            .route("/v1/batches", post(batches::post_batch))
+            .route(
+                "/v1/batches/{id}",
+                get(batches::get_batch).delete(batches::delete_batch),
+            )
+            .route("/v1/artifacts/{*key}", get(artifacts::get_artifact))
+            // The first, unversioned API: aliases.
+            .route("/jobs", post(jobs::post_job))
+            .route("/batches", post(batches::post_batch))
+            .route("/batches/{id}", get(batches::get_batch))
+    };
+    let guarded = guarded.route_layer(axum::middleware::from_fn_with_state(state.clone(), require_token));
+    let mut app = Router::new()
         .route("/healthz", get(|| async { "ok" }))
-        .route("/v1/openapi.json", get(artifacts::openapi))
-        .route("/webhooks/{name}", post(webhooks::post_webhook))
-        .merge(guarded)
+        .route("/v1/openapi.json", get(artifacts::openapi));
+    if !state.opts.api.view_only {
+        app = app.route("/webhooks/{name}", post(webhooks::post_webhook));
+    }
+    app.merge(guarded)
+        .merge(ui::router(state.clone()))
         .fallback(|| async {
             ApiError::new(
                 StatusCode::NOT_FOUND,

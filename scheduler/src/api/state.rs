@@ -25,6 +25,8 @@ pub(crate) struct AppState {
     pub(crate) waiters: super::fetch::Waiters,
     /// Batch webhook deliveries.
     pub(crate) hooks: crate::hooks::Hooks,
+    /// The dashboard's login and CSRF keys.
+    pub(crate) ui: super::UiAuth,
 }
 
 impl AppState {

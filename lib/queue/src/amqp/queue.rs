@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use lapin::options::{BasicGetOptions, BasicNackOptions, QueueDeclareOptions};
+use lapin::options::{BasicAckOptions, BasicGetOptions, BasicNackOptions, QueueDeclareOptions};
 use lapin::types::FieldTable;
 use oxwright_jobs::{Job, JobKind, JobReport};
 use serde_json::Value;
@@ -108,6 +108,19 @@ impl AmqpQueue {
             .publish(&self.link.names.jobs_exchange(), kind.as_str(), body, props)
             .await
     }
+}
+
+/// Puts every message got on `channel` up to `tag` and not acked back in
+/// place on its queue.
+async fn put_back(channel: &lapin::Channel, tag: u64) -> Result<(), QueueError> {
+    let options = BasicNackOptions {
+        multiple: true,
+        requeue: true,
+    };
+    channel
+        .basic_nack(tag, options)
+        .await
+        .map_err(|e| broker_error("nack dead letters", e))
 }
 
 /// Rebuilds a dead-letter record from a message on the dead-letter queue.
@@ -225,19 +238,61 @@ impl JobQueue for AmqpQueue {
                 }
             }
             if let Some(tag) = last_tag {
-                channel
-                    .basic_nack(
-                        tag,
-                        BasicNackOptions {
-                            multiple: true,
-                            requeue: true,
-                        },
-                    )
-                    .await
-                    .map_err(|e| broker_error("nack dead letters", e))?;
+                put_back(&channel, tag).await?;
             }
             let _ = channel.close(200, "OK".into()).await;
             Ok(letters)
+        })
+        .await
+    }
+
+    async fn redrive(&self, message_id: Option<&str>) -> Result<usize, QueueError> {
+        let link = &self.link;
+        let queue = &link.names.dead_letter_queue();
+        let this = self;
+        link.with_retry("re-drive dead letters", || async move {
+            let channel = link.channel().await?;
+            let mut moved = 0;
+            let mut last_kept = None;
+            // Each get holds its message unacked, so the loop ends at the
+            // queue's end. A moved message is published to its kind's queue
+            // before it is acked (a failure between the two leaves it in
+            // both: redelivered, never lost); the kept ones go back in place
+            // with one nack(multiple, requeue).
+            while let Some(got) = channel
+                .basic_get(queue.as_str().into(), BasicGetOptions { no_ack: false })
+                .await
+                .map_err(|e| broker_error("basic_get", e))?
+            {
+                let tag = got.delivery.delivery_tag;
+                let letter = dead_letter_of(&got.delivery);
+                let chosen = letter
+                    .as_ref()
+                    .filter(|l| message_id.is_none_or(|id| l.message.message_id.as_deref() == Some(id)));
+                match chosen {
+                    Some(letter) => {
+                        let message = letter.revived();
+                        this.publish_message(
+                            message.kind,
+                            &message.body,
+                            message.message_id.as_deref(),
+                            &message.headers,
+                        )
+                        .await?;
+                        channel
+                            .basic_ack(tag, BasicAckOptions { multiple: false })
+                            .await
+                            .map_err(|e| broker_error("ack re-driven dead letter", e))?;
+                        moved += 1;
+                    }
+                    None => last_kept = Some(tag),
+                }
+            }
+            if let Some(tag) = last_kept {
+                put_back(&channel, tag).await?;
+            }
+            let _ = channel.close(200, "OK".into()).await;
+            Ok(moved)
         })
         .await
     }
