@@ -5,6 +5,7 @@
 
 mod chaos;
 mod convert;
+mod dashboard;
 mod distributed;
 mod fetch;
 mod memory;
@@ -58,6 +59,8 @@ enum Command {
     /// Page snapshots from the DOM reader vs Chromium's accessibility tree:
     /// time, refs and agreement per page.
     SnapshotSources(snapshot_sources::SnapshotSourcesArgs),
+    /// The dashboard: a large batch's pages, and the live view's CPU while a batch runs.
+    Dashboard(dashboard::DashboardArgs),
     /// Distributed mode under chaos: workers, broker, S3 and scheduler
     /// killed and restarted during a batch; checks nothing is lost.
     Chaos(chaos::ChaosArgs),
@@ -179,6 +182,11 @@ async fn main() -> Result<()> {
         Command::SnapshotSources(args) => {
             let report = snapshot_sources::run(args).await?;
             write_json(&cli, "snapshot-sources", &machine, &report)?;
+        }
+        Command::Dashboard(args) => {
+            let report = dashboard::run(args).await?;
+            println!("{}", dashboard::markdown(&report));
+            write_json(&cli, "dashboard", &machine, &report)?;
         }
         Command::Chaos(args) => {
             let report = chaos::run(args).await?;

@@ -115,6 +115,13 @@ pub enum CacheEvent {
         /// Why.
         reason: String,
     },
+    /// A person forgot the entry (from the dashboard): the next run decides
+    /// the step again. Written in an event file of its own, whose
+    /// `start_url` and `checklist` are empty.
+    Forgotten {
+        /// The entry.
+        key: EntryKey,
+    },
 }
 
 /// What an entry is for: a step instruction on a kind of page.
@@ -218,8 +225,11 @@ impl ActionCache {
             ..Default::default()
         };
         for file in files {
-            cache.start_url = file.start_url;
-            cache.checklist = file.checklist;
+            // A file that only forgets says nothing about the workflow.
+            if !file.start_url.is_empty() {
+                cache.start_url = file.start_url;
+                cache.checklist = file.checklist;
+            }
             for event in file.events {
                 match event {
                     CacheEvent::Success { key, resolved } => {
@@ -247,6 +257,9 @@ impl ActionCache {
                             e.last_failure = Some(reason);
                             e.updated_at = file.at;
                         }
+                    }
+                    CacheEvent::Forgotten { key } => {
+                        entries.remove(&key.flat());
                     }
                 }
             }
@@ -541,6 +554,31 @@ mod tests {
         assert_eq!(e.successes, 1);
         assert_eq!(e.resolved.fingerprint.name, "Save changes");
         assert!(e.last_failure.is_none());
+    }
+
+    #[test]
+    fn a_forgotten_entry_is_decided_again() {
+        let key = EntryKey::new("http://a.test/profile", "Click Save");
+        let ok = CacheEvent::Success {
+            key: key.clone(),
+            resolved: resolved("Save"),
+        };
+        // The event file the dashboard writes, as it writes it.
+        let forget: EventFile = serde_json::from_value(serde_json::json!({
+            "workflow_id": "w", "session_id": "forget-1a2b3c4d", "at": "2023-11-14T22:13:22Z",
+            "start_url": "", "checklist": [],
+            "events": [{"event": "forgotten", "key": serde_json::to_value(&key).unwrap()}],
+        }))
+        .unwrap();
+        let mut files = vec![file("s1", 1, vec![ok.clone()]), forget];
+        let c = ActionCache::fold("w", files.clone());
+        assert!(c.get(&key).is_none());
+        assert!(
+            !c.start_url.is_empty(),
+            "a forget file keeps the workflow's start"
+        );
+        files.push(file("s3", 3, vec![ok]));
+        assert_eq!(ActionCache::fold("w", files).get(&key).unwrap().successes, 1);
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod jobs;
 mod markdown;
 mod queues;
 mod sessions;
+mod workflows;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -63,6 +64,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
         .route("/ui/jobs/{kind}/{id}", get(jobs::show))
         .route("/ui/sessions", get(sessions::list))
         .route("/ui/sessions/{id}", get(sessions::show))
+        .route("/ui/workflows/{id}", get(workflows::show))
+        .route("/ui/workflows/{id}/forget", post(workflows::forget))
         .route("/ui/files/{*key}", get(files::get))
         .route("/ui/queues", get(queues::show))
         .route("/ui/queues/redrive", post(queues::redrive))

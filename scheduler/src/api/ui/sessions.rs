@@ -187,6 +187,16 @@ async fn show_session(state: &AppState, id: &str) -> Result<String, ApiError> {
     }
     body.push_str("<p class=\"actions\">");
     body.push_str(&file_link(id, "report.html", "The report"));
+    if let Some(workflow) = result["workflow_id"].as_str() {
+        let _ = write!(
+            body,
+            " · {}",
+            link(
+                &format!("/ui/workflows/{}", enc(workflow)),
+                "the workflow's action cache"
+            )
+        );
+    }
     for key in present.iter().filter(|k| k.ends_with(".spec.ts")) {
         let name = key.rsplit('/').next().unwrap_or(key);
         let _ = write!(body, " · <a href=\"/ui/files/{}\">{}</a>", esc(key), esc(name));
