@@ -43,7 +43,7 @@ pub struct BatchStatus {
 }
 
 impl BatchStatus {
-    fn of(summary: &BatchSummary, complete: bool) -> Self {
+    pub(crate) fn of(summary: &BatchSummary, complete: bool) -> Self {
         Self {
             batch_id: summary.batch_id.clone(),
             total: summary.total,

@@ -181,18 +181,10 @@ pub(crate) async fn get_batch(
     if query.limit == 0 || query.limit > MAX_PAGE {
         return Err(invalid(format!("limit must be 1 to {MAX_PAGE}")));
     }
-    let (status, lines) = {
-        let mut tracker = state.tracker.lock().await;
-        let status = tracker.status(&id).await.map_err(unavailable)?;
-        (status, tracker.manifest_lines(&id))
-    };
-    let Some(status) = status else {
+    let Some(status) = status(&state, &id).await? else {
         return Err(not_found(format!("no batch {id}")));
     };
-    let lines = match lines {
-        Some(lines) => lines,
-        None => stored_manifest(&state, &id).await?,
-    };
+    let lines = manifest(&state, &id).await?;
     let cancelled = state
         .store
         .exists(&keys::batch_cancelled(&id))
@@ -254,11 +246,80 @@ pub(crate) async fn stored_manifest(state: &AppState, id: &str) -> Result<Vec<u8
 /// The manifest of batch `id` as the tracker holds it (lines not yet
 /// written included), or as written.
 pub(crate) async fn manifest(state: &AppState, id: &str) -> Result<Vec<u8>, ApiError> {
+    if state.opts.api.view_only {
+        return stored_manifest(state, id).await;
+    }
     let held = state.tracker.lock().await.manifest_lines(id);
     match held {
         Some(lines) => Ok(lines),
         None => stored_manifest(state, id).await,
     }
+}
+
+/// The progress of batch `id`: the tracker's, or, on a daemon that only
+/// views (it gets no reports), the store's.
+pub(crate) async fn status(
+    state: &AppState,
+    id: &str,
+) -> Result<Option<crate::tracker::BatchStatus>, ApiError> {
+    if state.opts.api.view_only {
+        let record = crate::submit::read_batch_record(state.store.as_ref(), id)
+            .await
+            .map_err(unavailable)?;
+        return stored_status(state, id, record.as_ref()).await;
+    }
+    state.tracker.lock().await.status(id).await.map_err(unavailable)
+}
+
+/// A batch's progress from the store alone: a dashboard that only views
+/// gets no reports, so it reads the summary, or counts the manifest as the
+/// batch's runner has written it so far.
+async fn stored_status(
+    state: &AppState,
+    id: &str,
+    record: Option<&crate::submit::BatchRecord>,
+) -> Result<Option<crate::tracker::BatchStatus>, ApiError> {
+    match state.store.get(&keys::batch_summary(id)).await {
+        Ok(body) => {
+            if let Ok(summary) = serde_json::from_slice::<crate::batch::BatchSummary>(&body) {
+                return Ok(Some(crate::tracker::BatchStatus::of(&summary, true)));
+            }
+        }
+        Err(oxwright_artifacts::ArtifactError::NotFound { .. }) => {}
+        Err(err) => return Err(unavailable(err)),
+    }
+    let Some(record) = record else {
+        return Ok(None);
+    };
+    let lines = crate::api::batches::stored_manifest(state, id).await?;
+    let mut status = crate::tracker::BatchStatus {
+        batch_id: id.to_owned(),
+        total: record.total,
+        done: 0,
+        ok: 0,
+        failed: 0,
+        failed_by_kind: Default::default(),
+        complete: false,
+        manifest: keys::batch_manifest(id),
+    };
+    let reports = lines
+        .split(|b| *b == b'\n')
+        .filter_map(|l| serde_json::from_slice::<JobReport>(l).ok());
+    for report in reports {
+        status.done += 1;
+        if report.status == ReportStatus::Ok {
+            status.ok += 1;
+            continue;
+        }
+        status.failed += 1;
+        if let Some(err) = report.error {
+            *status
+                .failed_by_kind
+                .entry(err.kind.as_str().to_owned())
+                .or_insert(0) += 1;
+        }
+    }
+    Ok(Some(status))
 }
 
 /// Whether batch `id` was cancelled.

@@ -8,9 +8,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use chrono::Utc;
 use oxwright_artifacts::{ArtifactError, ArtifactStore};
-use oxwright_jobs::{ErrorKind, FetchSpec, Job, JobError, JobId, JobKind, JobReport, JobSpec, ReportStatus};
+use oxwright_jobs::{
+    ErrorKind, FetchSpec, Job, JobError, JobId, JobKind, JobReport, JobSpec, ReportStatus, keys,
+};
 use oxwright_queue::{JobQueue, QueueError};
 use tokio_util::sync::CancellationToken;
 use url::Url;
@@ -52,6 +55,35 @@ pub fn new_batch_id() -> String {
 }
 
 /// Runs `req`: `on_report` sees each manifest line with (done, total).
+/// What was submitted, as the distributed mode records it (the jobs are
+/// made as they are published): a dashboard shows the batch's progress
+/// from it while it runs.
+async fn write_record(store: &dyn ArtifactStore, req: &BatchRequest) -> Result<(), BatchError> {
+    let record = crate::submit::BatchRecord {
+        batch_id: req.batch_id.clone(),
+        created_at: Utc::now(),
+        total: req.lines.len(),
+        jobs: Vec::new(),
+        refused: req
+            .lines
+            .iter()
+            .filter(|l| matches!(l, BatchLine::Invalid { .. }))
+            .count(),
+        source: "batch".to_owned(),
+        webhook: None,
+        resubmit_of: None,
+    };
+    let body = serde_json::to_vec_pretty(&record).expect("batch records serialise");
+    store
+        .put(
+            &keys::batch_record(&req.batch_id),
+            Bytes::from(body),
+            "application/json",
+        )
+        .await?;
+    Ok(())
+}
+
 /// When `shutdown` fires, publishing stops; once `drained` resolves (the
 /// workers finished their in-flight jobs) the remaining reports are
 /// collected and every job that never ran gets a `cancelled` line.
@@ -65,6 +97,7 @@ pub async fn run_batch(
 ) -> Result<BatchSummary, BatchError> {
     let started = Instant::now();
     let total = req.lines.len();
+    write_record(store.as_ref(), &req).await?;
     let mut manifest = ManifestWriter::new(store, &req.batch_id, total);
     let mut reports = queue.reports().await?;
     // Lines wait as URLs. A job, with its copy of the template, is made

@@ -79,13 +79,13 @@ pub(crate) struct Progress {
 
 impl Batch {
     async fn load(state: &AppState, id: &str) -> Result<Option<Self>, ApiError> {
-        let status = state.tracker.lock().await.status(id).await.map_err(unavailable)?;
-        let Some(status) = status else {
-            return Ok(None);
-        };
         let record = read_batch_record(state.store.as_ref(), id)
             .await
             .map_err(unavailable)?;
+        let status = crate::api::batches::status(state, id).await?;
+        let Some(status) = status else {
+            return Ok(None);
+        };
         let state_name = if is_cancelled(state, id).await? {
             "cancelled"
         } else if status.complete {
@@ -428,7 +428,7 @@ async fn show_batch(state: &AppState, id: &str, filter: &Filter) -> Result<Strin
             "<p class=\"meta\">Submitted {} by <code>{}</code>; {} jobs, {} input lines refused.",
             when(Some(record.created_at)),
             esc(&record.source),
-            record.jobs.len(),
+            record.total - record.refused,
             record.refused
         );
         if let Some(of) = &record.resubmit_of {
