@@ -98,21 +98,7 @@ fn shared(dom: &Snapshot, tree: &Snapshot) -> f64 {
 }
 
 pub async fn run(args: &SnapshotSourcesArgs) -> Result<SourcesReport> {
-    let paths: Vec<String> = match args.pages.strip_prefix('@') {
-        Some(file) => std::fs::read_to_string(file)
-            .with_context(|| format!("reading {file}"))?
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .map(str::to_owned)
-            .collect(),
-        None => args
-            .pages
-            .split(',')
-            .filter(|p| !p.is_empty())
-            .map(str::to_owned)
-            .collect(),
-    };
+    let paths = page_paths(args)?;
     let base = url::Url::parse(&args.base).context("--base")?;
     let host = format!(
         "{}:{}",
@@ -128,50 +114,8 @@ pub async fn run(args: &SnapshotSourcesArgs) -> Result<SourcesReport> {
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for path in &paths {
         let page = pool.open(&OpenOptions::new(policy.clone())).await?;
-        let chromium = page
-            .as_any()
-            .downcast_ref::<ChromiumPage>()
-            .context("not a Chromium page")?;
-        let url = base.join(path)?;
-        if let Err(e) = page.goto(&url, &GotoOptions::load(Duration::from_secs(30))).await {
-            eprintln!("{path}: {e}");
+        let Some(row) = measure(page.as_ref(), &base, path, args).await? else {
             continue;
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        // A snapshot big enough never to be pruned: the whole page is compared.
-        let opts = SnapshotOptions {
-            max_chars: 10_000_000,
-        };
-        let (mut dom_t, mut tree_t) = (Vec::new(), Vec::new());
-        let (mut dom, mut tree) = (None, None);
-        for _ in 0..args.repeats.max(1) {
-            let t = Instant::now();
-            dom = Some(chromium.snapshot_from(SnapshotSource::Dom, &opts).await?);
-            dom_t.push(ms(t.elapsed()));
-            let t = Instant::now();
-            tree = Some(
-                chromium
-                    .snapshot_from(SnapshotSource::AccessibilityTree, &opts)
-                    .await?,
-            );
-            tree_t.push(ms(t.elapsed()));
-        }
-        let (dom, tree) = (dom.expect("one run"), tree.expect("one run"));
-        if let Some(dir) = &args.dump {
-            std::fs::create_dir_all(dir)?;
-            let stem = path.trim_start_matches('/').replace('/', "_");
-            std::fs::write(dir.join(format!("{stem}.dom.txt")), &dom.text)?;
-            std::fs::write(dir.join(format!("{stem}.tree.txt")), &tree.text)?;
-        }
-        let row = PageSources {
-            path: path.clone(),
-            dom_ms: median(&dom_t),
-            tree_ms: median(&tree_t),
-            dom_elements: dom.elements.len(),
-            tree_elements: tree.elements.len(),
-            dom_chars: dom.text.len(),
-            tree_chars: tree.text.len(),
-            lines_shared: shared(&dom, &tree),
         };
         println!(
             "| {} | {:.1} | {:.1} | {:.2} | {} | {} | {} | {} | {:.1} % |",
@@ -204,4 +148,78 @@ pub async fn run(args: &SnapshotSourcesArgs) -> Result<SourcesReport> {
         report.lines_shared_median * 100.0
     );
     Ok(report)
+}
+
+/// The pages to compare: `--pages a,b` or `--pages @FILE` (one a line).
+fn page_paths(args: &SnapshotSourcesArgs) -> Result<Vec<String>> {
+    Ok(match args.pages.strip_prefix('@') {
+        Some(file) => std::fs::read_to_string(file)
+            .with_context(|| format!("reading {file}"))?
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        None => args
+            .pages
+            .split(',')
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    })
+}
+
+/// Both snapshots of one page, timed; `None` when the page does not load.
+async fn measure(
+    page: &dyn oxwright_engine::Page,
+    base: &url::Url,
+    path: &str,
+    args: &SnapshotSourcesArgs,
+) -> Result<Option<PageSources>> {
+    let chromium = page
+        .as_any()
+        .downcast_ref::<ChromiumPage>()
+        .context("not a Chromium page")?;
+    let url = base.join(path)?;
+    if let Err(e) = page.goto(&url, &GotoOptions::load(Duration::from_secs(30))).await {
+        eprintln!("{path}: {e}");
+        return Ok(None);
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // A snapshot big enough never to be pruned: the whole page is compared.
+    let opts = SnapshotOptions {
+        max_chars: 10_000_000,
+    };
+    let (mut dom_t, mut tree_t) = (Vec::new(), Vec::new());
+    let (mut dom, mut tree) = (None, None);
+    for _ in 0..args.repeats.max(1) {
+        let t = Instant::now();
+        dom = Some(chromium.snapshot_from(SnapshotSource::Dom, &opts).await?);
+        dom_t.push(ms(t.elapsed()));
+        let t = Instant::now();
+        tree = Some(
+            chromium
+                .snapshot_from(SnapshotSource::AccessibilityTree, &opts)
+                .await?,
+        );
+        tree_t.push(ms(t.elapsed()));
+    }
+    let (dom, tree) = (dom.expect("one run"), tree.expect("one run"));
+    if let Some(dir) = &args.dump {
+        std::fs::create_dir_all(dir)?;
+        let stem = path.trim_start_matches('/').replace('/', "_");
+        std::fs::write(dir.join(format!("{stem}.dom.txt")), &dom.text)?;
+        std::fs::write(dir.join(format!("{stem}.tree.txt")), &tree.text)?;
+    }
+    let row = PageSources {
+        path: path.to_owned(),
+        dom_ms: median(&dom_t),
+        tree_ms: median(&tree_t),
+        dom_elements: dom.elements.len(),
+        tree_elements: tree.elements.len(),
+        dom_chars: dom.text.len(),
+        tree_chars: tree.text.len(),
+        lines_shared: shared(&dom, &tree),
+    };
+    Ok(Some(row))
 }

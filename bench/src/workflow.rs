@@ -156,6 +156,33 @@ pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
     let pool = BrowserPool::start(pool_config(1, 1))
         .await
         .context("starting Chromium")?;
+    let pages = snapshot_pages(&pool, &site, &policy, args).await?;
+    let (mut steps, prompt_tokens) = step_overheads(&pool, &site, &policy, args).await?;
+    let key = oxwright_workflow::CheckpointKey::parse(&"5a".repeat(32)).map_err(anyhow::Error::msg)?;
+    steps.extend(checkpoint_wall(&pool, &site, &policy, args, &key).await?);
+    pool.shutdown().await;
+    let mut concurrency = Vec::new();
+    for &level in &args.concurrency {
+        concurrency.push(jobs_in_flight(&site, level.max(1), args.jobs_per_level, &key).await?);
+    }
+    Ok(WorkflowReport {
+        snapshots_per_page: args.snapshots,
+        runs: args.runs,
+        pages,
+        steps,
+        decision_prompt_tokens_p50: percentile(&prompt_tokens, 0.5),
+        decision_prompt_tokens_p95: percentile(&prompt_tokens, 0.95),
+        concurrency,
+    })
+}
+
+/// Snapshot time and size on each page of the sample app.
+async fn snapshot_pages(
+    pool: &BrowserPool,
+    site: &FixtureServer,
+    policy: &Arc<oxwright_policy::UrlPolicy>,
+    args: &WorkflowArgs,
+) -> Result<Vec<PageSnapshot>> {
     let mut pages = Vec::new();
     {
         let page = pool.open(&OpenOptions::new(policy.clone())).await?;
@@ -192,6 +219,17 @@ pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
             });
         }
     }
+    Ok(pages)
+}
+
+/// A step's overhead on the structured and the plain-language path (the
+/// LLM's own time excluded), and the decision prompts' token counts.
+async fn step_overheads(
+    pool: &BrowserPool,
+    site: &FixtureServer,
+    policy: &Arc<oxwright_policy::UrlPolicy>,
+    args: &WorkflowArgs,
+) -> Result<(Vec<StepOverhead>, Vec<f64>)> {
     let mut steps = Vec::new();
     let mut prompt_tokens = Vec::new();
     for llm_path in [false, true] {
@@ -263,12 +301,24 @@ pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
             settle_p50_ms: median(&settle),
         });
     }
+    Ok((steps, prompt_tokens))
+}
+
+/// The structured flow's run wall time per step without and with
+/// checkpoints.
+async fn checkpoint_wall(
+    pool: &BrowserPool,
+    site: &FixtureServer,
+    policy: &Arc<oxwright_policy::UrlPolicy>,
+    args: &WorkflowArgs,
+    key: &oxwright_workflow::CheckpointKey,
+) -> Result<Vec<StepOverhead>> {
+    let mut steps = Vec::new();
     // What checkpoints cost: the structured flow's wall time per step,
     // runs without and with checkpoints (sealed, as workers write them)
     // interleaved. The step records above time the attempts only; a
     // checkpoint is written between steps.
     let mut wall: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
-    let key = oxwright_workflow::CheckpointKey::parse(&"5a".repeat(32)).map_err(anyhow::Error::msg)?;
     let workflow = Workflow::parse(STRUCTURED)?;
     let steps_in_flow = STRUCTURED.lines().count() as f64;
     for run_no in 0..args.runs {
@@ -324,20 +374,7 @@ pub async fn run(args: &WorkflowArgs) -> Result<WorkflowReport> {
             settle_p50_ms: 0.0,
         });
     }
-    pool.shutdown().await;
-    let mut concurrency = Vec::new();
-    for &level in &args.concurrency {
-        concurrency.push(jobs_in_flight(&site, level.max(1), args.jobs_per_level, &key).await?);
-    }
-    Ok(WorkflowReport {
-        snapshots_per_page: args.snapshots,
-        runs: args.runs,
-        pages,
-        steps,
-        decision_prompt_tokens_p50: percentile(&prompt_tokens, 0.5),
-        decision_prompt_tokens_p95: percentile(&prompt_tokens, 0.95),
-        concurrency,
-    })
+    Ok(steps)
 }
 
 /// Runs `jobs` structured flows, `level` at a time, on one browser with

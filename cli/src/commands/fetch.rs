@@ -79,32 +79,12 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
     }
     // Where the pages go: a file (created before any browser starts, so a
     // bad path fails at once) or standard output.
-    let mut sink: Box<dyn Write> = match &cmd.output {
-        Some(path) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(path)
-                .map_err(|e| crate::exit::usage(format!("cannot write {}: {e}", path.display())))?,
-        )),
-        None => Box::new(std::io::stdout()),
-    };
+    let mut sink = output(&cmd)?;
     // A screenshot or the HTML exist only as artefacts: never drop them.
     let keep = cmd.keep || cmd.fetch.screenshot || cmd.fetch.include_html;
     // Pages the cache answers fresh need no browser; when it answers
     // every page, none starts.
-    let mut hits: Vec<Option<oxwright_jobs::FetchResult>> = inputs.iter().map(|_| None).collect();
-    if !keep
-        && inputs
-            .iter()
-            .any(|i| matches!(i, Input::Page(s) if s.max_age_ms > 0))
-    {
-        let store = setup.store().await?;
-        for (hit, input) in hits.iter_mut().zip(&inputs) {
-            if let Input::Page(spec) = input {
-                *hit = fresh_from_cache(&setup.policy, store.as_ref(), spec)
-                    .await
-                    .map(|o| o.result);
-            }
-        }
-    }
+    let hits = cache_hits(&setup, &inputs, keep).await?;
     let answered = inputs
         .iter()
         .zip(&hits)
@@ -112,16 +92,7 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
     let (pool, ctx) = if answered {
         (None, None)
     } else {
-        // Pages read without a browser launch none until one must render.
-        let warm = inputs
-            .iter()
-            .any(|i| matches!(i, Input::Page(spec) if spec.render == oxwright_jobs::Render::Always));
-        let pool = if warm {
-            setup.pool().await?
-        } else {
-            setup.pool_cold().await?
-        };
-        let ctx = setup.handler(pool.clone()).await?;
+        let (pool, ctx) = start_browser(&setup, &inputs).await?;
         (Some(pool), Some(ctx))
     };
     if let Some(ctx) = ctx.as_ref().filter(|_| keep && !cmd.keep) {
@@ -131,38 +102,12 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
         );
     }
     let concurrency = pool.as_ref().map_or(1, |p| p.capacity());
-    let mut results = futures::stream::iter(inputs.into_iter().zip(hits).map(|(input, hit)| {
-        let ctx = ctx.clone();
-        async move {
-            let spec = match input {
-                Input::Page(spec) => *spec,
-                Input::Refused { text, error } => return anyhow::Ok(Outcome::Refused(text, error)),
-            };
-            if let Some(result) = hit {
-                return anyhow::Ok(Outcome::Ran(Box::new((spec, Ok(result), None::<JobReport>))));
-            }
-            let ctx = ctx.expect("a page the cache did not answer has a browser");
-            if keep {
-                let job = Job::new(JobSpec::Fetch(spec.clone()), None);
-                let report = run_job(&ctx, &job).await;
-                let result = match report.status {
-                    ReportStatus::Ok => {
-                        let key = oxwright_jobs::keys::job_result(job.kind(), job.id);
-                        let body = ctx.store.get(&key).await?;
-                        Ok(serde_json::from_slice::<oxwright_jobs::FetchResult>(&body)?)
-                    }
-                    ReportStatus::Failed => Err(report.error.clone().expect("failed reports carry an error")),
-                };
-                anyhow::Ok(Outcome::Ran(Box::new((spec, result, Some(report)))))
-            } else {
-                let store = Some(ctx.store.as_ref());
-                let result = fetch_cached(&ctx.pool, &ctx.policy, store, &spec)
-                    .await
-                    .map(|o| o.result);
-                anyhow::Ok(Outcome::Ran(Box::new((spec, result, None::<JobReport>))))
-            }
-        }
-    }))
+    let mut results = futures::stream::iter(
+        inputs
+            .into_iter()
+            .zip(hits)
+            .map(|(input, hit)| fetch_one(ctx.clone(), input, hit, keep)),
+    )
     .buffered(concurrency);
     let (mut failures, mut misconfigured) = (0, 0);
     while let Some(item) = results.next().await {
@@ -175,37 +120,11 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
                 continue;
             }
         };
-        match result {
-            Ok(r) => {
-                if cmd.json {
-                    serde_json::to_writer(&mut *out, &r)?;
-                    writeln!(out)?;
-                } else {
-                    if cmd.urls.len() > 1 {
-                        writeln!(out, "<!-- {} -->", r.final_url)?;
-                    }
-                    writeln!(out, "{}", r.markdown)?;
-                }
-                for w in &r.warnings {
-                    eprintln!("warning: {}: {}", printable(spec.url.as_str()), printable(w));
-                }
-            }
-            Err(err) => {
-                failures += 1;
-                misconfigured += usize::from(err.kind == oxwright_jobs::ErrorKind::BrowserMisconfigured);
-                if cmd.json {
-                    serde_json::to_writer(&mut *out, &serde_json::json!({"url": spec.url, "error": err}))?;
-                    writeln!(out)?;
-                }
-                // Most messages already name the URL (or the redirect hop that failed).
-                let text = err.to_string();
-                if text.contains(spec.url.as_str()) {
-                    eprintln!("error: {}", printable(&text));
-                } else {
-                    eprintln!("error: {}: {}", printable(spec.url.as_str()), printable(&text));
-                }
-            }
+        if let Err(err) = &result {
+            failures += 1;
+            misconfigured += usize::from(err.kind == oxwright_jobs::ErrorKind::BrowserMisconfigured);
         }
+        print_outcome(out, &cmd, &spec, &result)?;
         if let Some(report) = report {
             eprintln!("artefacts: {}", report.artifacts.join(", "));
         }
@@ -225,6 +144,135 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
         return Ok(crate::exit::USAGE);
     }
     Ok(crate::exit::of_outcome(failures, false))
+}
+
+/// Where the pages go: a file (created before any browser starts, so a
+/// bad path fails at once) or standard output.
+fn output(cmd: &FetchCmd) -> anyhow::Result<Box<dyn Write>> {
+    Ok(match &cmd.output {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .map_err(|e| crate::exit::usage(format!("cannot write {}: {e}", path.display())))?,
+        )),
+        None => Box::new(std::io::stdout()),
+    })
+}
+
+/// The pages the cache answers fresh (they need no browser).
+async fn cache_hits(
+    setup: &Setup,
+    inputs: &[Input],
+    keep: bool,
+) -> anyhow::Result<Vec<Option<oxwright_jobs::FetchResult>>> {
+    let mut hits: Vec<Option<oxwright_jobs::FetchResult>> = inputs.iter().map(|_| None).collect();
+    let cached = inputs
+        .iter()
+        .any(|i| matches!(i, Input::Page(s) if s.max_age_ms > 0));
+    if keep || !cached {
+        return Ok(hits);
+    }
+    let store = setup.store().await?;
+    for (hit, input) in hits.iter_mut().zip(inputs) {
+        if let Input::Page(spec) = input {
+            *hit = fresh_from_cache(&setup.policy, store.as_ref(), spec)
+                .await
+                .map(|o| o.result);
+        }
+    }
+    Ok(hits)
+}
+
+/// The browsers: warm when a page must render, else started when one must.
+async fn start_browser(
+    setup: &Setup,
+    inputs: &[Input],
+) -> anyhow::Result<(oxwright_browser::BrowserPool, oxwright_worker::HandlerContext)> {
+    // Pages read without a browser launch none until one must render.
+    let warm = inputs
+        .iter()
+        .any(|i| matches!(i, Input::Page(spec) if spec.render == oxwright_jobs::Render::Always));
+    let pool = if warm {
+        setup.pool().await?
+    } else {
+        setup.pool_cold().await?
+    };
+    let ctx = setup.handler(pool.clone()).await?;
+    Ok((pool, ctx))
+}
+
+/// Fetches one argument: its refusal, its cached result, or the page
+/// (as a job with artefacts under `--keep`).
+async fn fetch_one(
+    ctx: Option<oxwright_worker::HandlerContext>,
+    input: Input,
+    hit: Option<oxwright_jobs::FetchResult>,
+    keep: bool,
+) -> anyhow::Result<Outcome> {
+    let spec = match input {
+        Input::Page(spec) => *spec,
+        Input::Refused { text, error } => return Ok(Outcome::Refused(text, error)),
+    };
+    if let Some(result) = hit {
+        return Ok(Outcome::Ran(Box::new((spec, Ok(result), None))));
+    }
+    let ctx = ctx.expect("a page the cache did not answer has a browser");
+    if !keep {
+        let store = Some(ctx.store.as_ref());
+        let result = fetch_cached(&ctx.pool, &ctx.policy, store, &spec)
+            .await
+            .map(|o| o.result);
+        return Ok(Outcome::Ran(Box::new((spec, result, None))));
+    }
+    let job = Job::new(JobSpec::Fetch(spec.clone()), None);
+    let report = run_job(&ctx, &job).await;
+    let result = match report.status {
+        ReportStatus::Ok => {
+            let key = oxwright_jobs::keys::job_result(job.kind(), job.id);
+            let body = ctx.store.get(&key).await?;
+            Ok(serde_json::from_slice::<oxwright_jobs::FetchResult>(&body)?)
+        }
+        ReportStatus::Failed => Err(report.error.clone().expect("failed reports carry an error")),
+    };
+    Ok(Outcome::Ran(Box::new((spec, result, Some(report)))))
+}
+
+/// Writes a page's Markdown (or JSON) and its warnings, or its error.
+fn print_outcome(
+    out: &mut dyn Write,
+    cmd: &FetchCmd,
+    spec: &FetchSpec,
+    result: &Result<oxwright_jobs::FetchResult, JobError>,
+) -> anyhow::Result<()> {
+    match result {
+        Ok(r) => {
+            if cmd.json {
+                serde_json::to_writer(&mut *out, r)?;
+                writeln!(out)?;
+            } else {
+                if cmd.urls.len() > 1 {
+                    writeln!(out, "<!-- {} -->", r.final_url)?;
+                }
+                writeln!(out, "{}", r.markdown)?;
+            }
+            for w in &r.warnings {
+                eprintln!("warning: {}: {}", printable(spec.url.as_str()), printable(w));
+            }
+        }
+        Err(err) => {
+            if cmd.json {
+                serde_json::to_writer(&mut *out, &serde_json::json!({"url": spec.url, "error": err}))?;
+                writeln!(out)?;
+            }
+            // Most messages already name the URL (or the redirect hop that failed).
+            let text = err.to_string();
+            if text.contains(spec.url.as_str()) {
+                eprintln!("error: {}", printable(&text));
+            } else {
+                eprintln!("error: {}: {}", printable(spec.url.as_str()), printable(&text));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A page that ran: its spec, its result or failure, its job report (`--keep`).

@@ -151,17 +151,7 @@ pub(crate) struct Plan {
 pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::Result<i32> {
     let workflow = plan.workflow;
     // Read before a browser starts: a bad file is a usage error.
-    let sites = match &cmd.sites {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))
-                .map_err(usage)?;
-            let sites = oxwright_workflow::SiteProfiles::parse_yaml(&text)
-                .map_err(|e| usage(format!("{}: {e}", path.display())))?;
-            Some(Arc::new(sites))
-        }
-        None => None,
-    };
+    let sites = site_profiles(cmd)?;
     let secrets: Arc<dyn SecretStore> = match &cmd.secrets {
         Some(path) => Arc::new(FileSecrets::load(path).map_err(usage)?),
         None => Arc::new(EnvSecrets::new(setup.env.clone(), EnvSecrets::DEFAULT_PREFIX)),
@@ -184,20 +174,7 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
     let store = setup.store().await?;
     let mut checkpoints = Checkpoints::new(key, oxwright_workflow::this_worker());
     if let Some(resume) = &cmd.resume {
-        let at = oxwright_jobs::keys::session_artifact(resume, CHECKPOINT);
-        let body = match store.get(&at).await {
-            Ok(body) => body,
-            Err(oxwright_artifacts::ArtifactError::NotFound { .. }) => {
-                return Err(usage(format!(
-                    "--resume {resume}: no checkpoint at {at} in the {} (the run ended, or never completed a step)",
-                    store.describe()
-                )));
-            }
-            Err(e) => return Err(anyhow::Error::new(e).context(format!("reading {at}"))),
-        };
-        let checkpoint: Checkpoint =
-            serde_json::from_slice(&body).map_err(|e| usage(format!("--resume {resume}: {at}: {e}")))?;
-        checkpoints.resume = Some((checkpoint, "by_hand".into()));
+        checkpoints.resume = Some((saved_checkpoint(store.as_ref(), resume).await?, "by_hand".into()));
     }
     let sanitizer = Sanitizer::new();
     // With --json, stdout carries the result alone; progress goes to stderr.
@@ -208,23 +185,7 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
     };
     let mut open = OpenOptions::new(setup.policy.clone());
     open.headless = !cmd.headed;
-    let pool = match cmd.browser {
-        BrowserKind::Chromium => Some(setup.pool().await?),
-        BrowserKind::PlaywrightMcp => None,
-    };
-    let page = match &pool {
-        Some(pool) => pool.open(&open).await.context("opening a page")?,
-        None => {
-            let cfg = oxwright_playwright_mcp::PwMcpConfig {
-                executable: setup.config.pool(&setup.env).chrome_path,
-                ..Default::default()
-            };
-            oxwright_playwright_mcp::PlaywrightMcpEngine::new(cfg)
-                .open(&open)
-                .await
-                .context("opening a page on the playwright mcp server")?
-        }
-    };
+    let (pool, page) = open_page(&setup, cmd, &open).await?;
     let deps = RunDeps {
         llm,
         secrets,
@@ -256,31 +217,100 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
             return Ok(failed_run_code(&err));
         }
     };
-    if cmd.json {
-        // Cleaned once more as a whole; the session id is ours, not a
-        // secret, though its key looks like a session cookie's.
-        let cleaned = sanitizer.clean(&serde_json::to_string(&result)?);
-        let mut value: serde_json::Value = serde_json::from_str(&cleaned)?;
-        value["session_id"] = serde_json::Value::String(result.session_id.clone());
-        println!("{}", serde_json::to_string_pretty(&value)?);
-        eprintln!(
-            "artefacts: {} (sessions/{session}/)",
-            sanitizer.clean(&store.describe())
-        );
-    } else {
-        println!(
-            "artefacts: {} (sessions/{session}/)",
-            sanitizer.clean(&store.describe())
-        );
-    }
-    if let Some(err) = &result.error {
-        eprintln!("error: {}", printable(&sanitizer.clean(&err.to_string())));
-    }
+    print_result(cmd, &result, &sanitizer, &store.describe(), &session)?;
     Ok(if result.status == RunStatus::Completed {
         exit::OK
     } else {
         exit::JOBS_FAILED
     })
+}
+
+/// `--sites FILE`, read before a browser starts (a bad file is a usage error).
+fn site_profiles(cmd: &RunArgs) -> anyhow::Result<Option<Arc<oxwright_workflow::SiteProfiles>>> {
+    let Some(path) = &cmd.sites else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading {}", path.display()))
+        .map_err(usage)?;
+    let sites = oxwright_workflow::SiteProfiles::parse_yaml(&text)
+        .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+    Ok(Some(Arc::new(sites)))
+}
+
+/// The checkpoint `--resume SESSION` continues from.
+async fn saved_checkpoint(
+    store: &dyn oxwright_artifacts::ArtifactStore,
+    resume: &str,
+) -> anyhow::Result<Checkpoint> {
+    let at = oxwright_jobs::keys::session_artifact(resume, CHECKPOINT);
+    let body = match store.get(&at).await {
+        Ok(body) => body,
+        Err(oxwright_artifacts::ArtifactError::NotFound { .. }) => {
+            return Err(usage(format!(
+                "--resume {resume}: no checkpoint at {at} in the {} (the run ended, or never completed a step)",
+                store.describe()
+            )));
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("reading {at}"))),
+    };
+    serde_json::from_slice(&body).map_err(|e| usage(format!("--resume {resume}: {at}: {e}")))
+}
+
+/// A page on the chosen backend (and the pool to shut down after, for Chromium).
+async fn open_page(
+    setup: &Setup,
+    cmd: &RunArgs,
+    open: &OpenOptions,
+) -> anyhow::Result<(
+    Option<oxwright_browser::BrowserPool>,
+    Box<dyn oxwright_engine::Page>,
+)> {
+    let pool = match cmd.browser {
+        BrowserKind::Chromium => Some(setup.pool().await?),
+        BrowserKind::PlaywrightMcp => None,
+    };
+    let page = match &pool {
+        Some(pool) => pool.open(open).await.context("opening a page")?,
+        None => {
+            let cfg = oxwright_playwright_mcp::PwMcpConfig {
+                executable: setup.config.pool(&setup.env).chrome_path,
+                ..Default::default()
+            };
+            oxwright_playwright_mcp::PlaywrightMcpEngine::new(cfg)
+                .open(open)
+                .await
+                .context("opening a page on the playwright mcp server")?
+        }
+    };
+    Ok((pool, page))
+}
+
+/// Prints the run's result (`--json`: the result on stdout, cleaned) and
+/// where its artefacts are.
+fn print_result(
+    cmd: &RunArgs,
+    result: &oxwright_jobs::WorkflowResult,
+    sanitizer: &Sanitizer,
+    store: &str,
+    session: &str,
+) -> anyhow::Result<()> {
+    let artefacts = format!("artefacts: {} (sessions/{session}/)", sanitizer.clean(store));
+    if cmd.json {
+        // Cleaned once more as a whole; the session id is ours, not a
+        // secret, though its key looks like a session cookie's.
+        let cleaned = sanitizer.clean(&serde_json::to_string(result)?);
+        let mut value: serde_json::Value = serde_json::from_str(&cleaned)?;
+        value["session_id"] = serde_json::Value::String(result.session_id.clone());
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        eprintln!("{artefacts}");
+    } else {
+        println!("{artefacts}");
+    }
+    if let Some(err) = &result.error {
+        eprintln!("error: {}", printable(&sanitizer.clean(&err.to_string())));
+    }
+    Ok(())
 }
 
 /// Says which secrets are missing and the two ways to give them.

@@ -108,16 +108,7 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
     let shutdown = shutdown_on_signals();
     let section =
         &SchedulerSection::from_config(setup.config.scheduler.as_ref()).map_err(crate::exit::usage)?;
-    let mut webhook_secrets = BTreeMap::new();
-    for hook in &section.webhooks {
-        if let Some(var) = &hook.secret_env {
-            let secret =
-                setup.env.get(var).filter(|s| !s.is_empty()).with_context(|| {
-                    format!("webhook {:?}: environment variable {var} is not set", hook.name)
-                })?;
-            webhook_secrets.insert(hook.name.clone(), secret.clone());
-        }
-    }
+    let webhook_secrets = webhook_secrets(&setup, section)?;
     let secret_of = |var: &str| setup.env.get(var).filter(|s| !s.is_empty()).cloned();
     let api = ApiOptions {
         token: secret_of(&section.api_token_env),
@@ -171,6 +162,33 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         result?;
         return Ok(crate::exit::OK);
     }
+    run_embedded(&setup, store, opts, listener, shutdown).await
+}
+
+/// Each webhook's secret from the variable it names.
+fn webhook_secrets(setup: &Setup, section: &SchedulerSection) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut secrets = BTreeMap::new();
+    for hook in &section.webhooks {
+        if let Some(var) = &hook.secret_env {
+            let secret =
+                setup.env.get(var).filter(|s| !s.is_empty()).with_context(|| {
+                    format!("webhook {:?}: environment variable {var} is not set", hook.name)
+                })?;
+            secrets.insert(hook.name.clone(), secret.clone());
+        }
+    }
+    Ok(secrets)
+}
+
+/// The daemon without a broker: the scheduler and the workers in this
+/// process, on an in-process queue and its own browsers.
+async fn run_embedded(
+    setup: &Setup,
+    store: std::sync::Arc<dyn oxwright_artifacts::ArtifactStore>,
+    opts: SchedulerOptions,
+    listener: Option<tokio::net::TcpListener>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<i32> {
     let queue = std::sync::Arc::new(oxwright_queue::MemoryQueue::new());
     // Stopping goes in order: the workers finish what they run, the jobs
     // they never started get a `cancelled` line, then the scheduler
@@ -200,7 +218,7 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         },
         async {
             let result = oxwright_worker::run_consumers(
-                &setup,
+                setup,
                 queue.clone(),
                 store.clone(),
                 Default::default(),

@@ -222,6 +222,85 @@ impl Interceptor {
 }
 
 impl Shared {
+    /// A response paused before the page sees it: the main document's
+    /// checks (its status, a PDF taken whole, a 304), and a later
+    /// navigation's failure kept from replacing the document.
+    async fn on_response(&self, ev: &EventRequestPaused, is_main_doc: bool, later: bool) {
+        let url = ev.request.url.clone();
+        if is_main_doc && !later && self.navigated_by_page(ev) {
+            // The page sent itself elsewhere after its document
+            // arrived: a failure keeps that document; a success is
+            // followed as the navigation's document.
+            if let Some(reason) = failure_of(ev) {
+                self.doc.lock().expect("doc").abandon_early(&url, &reason);
+                return self.fail(ev, ErrorReason::Aborted).await;
+            }
+        }
+        if later {
+            let failure = match &ev.response_error_reason {
+                Some(reason) => Some(format!("{reason:?}")),
+                None => self.check_main_response(ev).map(|e| e.to_string()),
+            };
+            if let Some(reason) = failure {
+                self.doc.lock().expect("doc").abandon(&url, &reason);
+                return self.fail(ev, ErrorReason::Aborted).await;
+            }
+            return self.proceed(ev).await;
+        }
+        if is_main_doc && !self.conditional.is_empty() && ev.response_status_code == Some(304) {
+            return self.not_modified(ev).await;
+        }
+        if is_main_doc
+            && let Some(max) = self.capture_pdf
+            && is_pdf(ev)
+        {
+            return self.capture(ev, max).await;
+        }
+        if is_main_doc && let Some(err) = self.check_main_response(ev) {
+            self.doc.lock().expect("doc").error = Some(err);
+            return self.fail(ev, ErrorReason::BlockedByResponse).await;
+        }
+        self.proceed(ev).await
+    }
+
+    /// Lets a request go on with the job's request shaping and, for the
+    /// navigation's own document, its conditional validators.
+    async fn continue_shaped(&self, ev: &EventRequestPaused, first_document: bool) {
+        let conditional = first_document && !self.conditional.is_empty();
+        let url = &ev.request.url;
+        if self.headers.is_some() || conditional {
+            let original: Vec<(String, String)> = ev
+                .request
+                .headers
+                .inner()
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut headers = self
+                .headers
+                .as_ref()
+                .and_then(|rules| rules.for_request(url, &original));
+            if conditional {
+                // The validators replace any the browser chose itself.
+                let mut with = headers.unwrap_or(original);
+                with.retain(|(n, _)| !self.conditional.iter().any(|(c, _)| c.eq_ignore_ascii_case(n)));
+                with.extend(self.conditional.iter().cloned());
+                headers = Some(with);
+            }
+            if let Some(headers) = headers {
+                let mut cmd = ContinueRequestParams::new(ev.request_id.clone());
+                cmd.headers = Some(headers.into_iter().map(|(n, v)| HeaderEntry::new(n, v)).collect());
+                let _ = tokio::time::timeout(self.call_timeout, self.page.execute(cmd)).await;
+                return;
+            }
+        }
+        self.proceed(ev).await
+    }
+
     async fn on_paused(&self, ev: &EventRequestPaused) {
         let is_main_doc =
             ev.resource_type == ResourceType::Document && ev.frame_id.as_ref() == self.main_frame;
@@ -229,40 +308,7 @@ impl Shared {
         let response_stage = ev.response_status_code.is_some() || ev.response_error_reason.is_some();
         let later = is_main_doc && self.later_navigation(ev).await;
         if response_stage {
-            if is_main_doc && !later && self.navigated_by_page(ev) {
-                // The page sent itself elsewhere after its document
-                // arrived: a failure keeps that document; a success is
-                // followed as the navigation's document.
-                if let Some(reason) = failure_of(ev) {
-                    self.doc.lock().expect("doc").abandon_early(&url, &reason);
-                    return self.fail(ev, ErrorReason::Aborted).await;
-                }
-            }
-            if later {
-                let failure = match &ev.response_error_reason {
-                    Some(reason) => Some(format!("{reason:?}")),
-                    None => self.check_main_response(ev).map(|e| e.to_string()),
-                };
-                if let Some(reason) = failure {
-                    self.doc.lock().expect("doc").abandon(&url, &reason);
-                    return self.fail(ev, ErrorReason::Aborted).await;
-                }
-                return self.proceed(ev).await;
-            }
-            if is_main_doc && !self.conditional.is_empty() && ev.response_status_code == Some(304) {
-                return self.not_modified(ev).await;
-            }
-            if is_main_doc
-                && let Some(max) = self.capture_pdf
-                && is_pdf(ev)
-            {
-                return self.capture(ev, max).await;
-            }
-            if is_main_doc && let Some(err) = self.check_main_response(ev) {
-                self.doc.lock().expect("doc").error = Some(err);
-                return self.fail(ev, ErrorReason::BlockedByResponse).await;
-            }
-            return self.proceed(ev).await;
+            return self.on_response(ev, is_main_doc, later).await;
         }
         if let Ok(parsed) = url::Url::parse(&url)
             && matches!(parsed.scheme(), "http" | "https")
@@ -309,38 +355,7 @@ impl Shared {
         {
             return self.fulfil(ev, &served).await;
         }
-        let conditional = is_main_doc && !later && !self.conditional.is_empty();
-        if self.headers.is_some() || conditional {
-            let original: Vec<(String, String)> = ev
-                .request
-                .headers
-                .inner()
-                .as_object()
-                .map(|m| {
-                    m.iter()
-                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let mut headers = self
-                .headers
-                .as_ref()
-                .and_then(|rules| rules.for_request(&url, &original));
-            if conditional {
-                // The validators replace any the browser chose itself.
-                let mut with = headers.unwrap_or(original);
-                with.retain(|(n, _)| !self.conditional.iter().any(|(c, _)| c.eq_ignore_ascii_case(n)));
-                with.extend(self.conditional.iter().cloned());
-                headers = Some(with);
-            }
-            if let Some(headers) = headers {
-                let mut cmd = ContinueRequestParams::new(ev.request_id.clone());
-                cmd.headers = Some(headers.into_iter().map(|(n, v)| HeaderEntry::new(n, v)).collect());
-                let _ = tokio::time::timeout(self.call_timeout, self.page.execute(cmd)).await;
-                return;
-            }
-        }
-        self.proceed(ev).await
+        self.continue_shaped(ev, is_main_doc && !later).await
     }
 
     /// Says whether a main-frame document request is a later navigation

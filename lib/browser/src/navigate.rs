@@ -36,6 +36,10 @@ impl Tab {
         self.note(result)
     }
 
+    // One event loop over the navigation's lifecycle, frame, failure and
+    // hint streams, whose state the arms share; it stays whole until it
+    // is made a state machine of its own.
+    #[allow(clippy::too_many_lines)]
     async fn navigate_inner(
         &self,
         url: &url::Url,

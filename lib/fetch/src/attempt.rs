@@ -17,7 +17,7 @@ use oxwright_jobs::{
     TokenCounts,
 };
 use oxwright_markdown::{Conversion, count_tokens, html_to_markdown};
-use oxwright_workflow::{StructuredStep, run_steps};
+use oxwright_workflow::{Executor, StructuredStep, run_steps};
 
 use crate::decide::{self, Decision};
 use crate::{
@@ -306,21 +306,7 @@ async fn render_once(
         Some(s) => url::Url::parse(&s.url).unwrap_or_else(|_| spec.url.clone()),
         None => spec.url.clone(),
     };
-    let opts = GotoOptions {
-        wait_until: spec.wait_until,
-        wait_for: spec.wait_for.clone(),
-        block: spec.block_resources.clone(),
-        timeout: Duration::from_millis(spec.timeout_ms.max(1)),
-        capture_pdf: Some(PDF_MAX_BYTES),
-        // A served document already answered any conditional request.
-        conditional: if served.is_some() {
-            Vec::new()
-        } else {
-            validators.to_vec()
-        },
-        skip_frames: spec.frames.skipped(),
-        served,
-    };
+    let opts = goto_options(spec, validators, served);
     let t1 = Instant::now();
     let page = tab.as_ref();
     let mut nav = within_memory(page, page.goto(&target, &opts)).await?;
@@ -344,15 +330,8 @@ async fn render_once(
     if nav.parse_stopped && actions.is_empty() {
         let warnings = page_warnings(page).await;
         drop(tab);
-        let out = stopped_page_output(
-            spec,
-            policy,
-            opts.served.as_deref(),
-            warnings,
-            acquire_ms,
-            ms(t1.elapsed()),
-        )
-        .await?;
+        let served = opts.served.as_deref();
+        let out = stopped_page_output(spec, policy, served, warnings, acquire_ms, ms(t1.elapsed())).await?;
         return Ok(Some(out));
     }
     if spec.wait_ms > 0 {
@@ -361,52 +340,12 @@ async fn render_once(
         within_memory(page, page.wait_for(&WaitCondition::Time(wait), wait)).await?;
     }
     let navigate_ms = ms(t1.elapsed());
-    // The actions run on the ready page; a click that opened a tab leads
-    // the read there, and the page's own navigations are followed.
-    let exec = if actions.is_empty() {
-        None
-    } else {
-        let run = async {
-            run_steps(page, actions, &spec.url, action_timeout(spec))
-                .await
-                .map_err(action_error)
-        };
-        let exec = within_memory(page, run).await?;
-        if let Ok(url) = exec.page().url().await {
-            nav.final_url = url;
-        }
-        Some(exec)
-    };
+    let exec = run_actions(page, spec, actions, &mut nav).await?;
     let page: &dyn oxwright_engine::Page = exec.as_ref().map_or(page, |e| e.page());
-    let full_page = spec.formats.contains(&Format::ScreenshotFullPage);
-    let screenshot = if spec.screenshot || full_page || spec.formats.contains(&Format::Screenshot) {
-        let opts = ScreenshotOptions {
-            full_page,
-            ..ScreenshotOptions::default()
-        };
-        Some(page.screenshot(&opts).await?)
-    } else {
-        None
-    };
+    let screenshot = screenshot(page, spec).await?;
     let t2 = Instant::now();
-    let read = ExtractOptions {
-        include: spec.include.clone(),
-        exclude: spec.exclude.clone(),
-        overlays: spec.content == ContentMode::Main && !spec.keep_overlays,
-        frames: spec.frames == oxwright_jobs::Frames::Inline,
-    };
-    let read = within_memory(page, extract_with(page, &read, EXTRACT_LIMIT)).await?;
+    let (read, warnings) = read_page(page, spec, &mut nav).await?;
     let extract_ms = ms(t2.elapsed());
-    let mut warnings = page_warnings(page).await;
-    // What the page tried after its load event (popups, workers, a script's navigation).
-    nav.refused.extend(page.policy_refusals().await);
-    if !nav.refused.is_empty() {
-        warnings.push(format!(
-            "url policy refused {} sub-request(s), first: {}",
-            nav.refused.len(),
-            nav.refused[0]
-        ));
-    }
     // The browser is done: give the page back before the CPU-bound part.
     drop(exec);
     drop(tab);
@@ -424,6 +363,94 @@ async fn render_once(
     out.result.render_reason = decision.map(|d| d.reason);
     out.validators = validators;
     Ok(Some(out))
+}
+
+/// How a render navigates: the job's waits, blocking and deadline; a PDF
+/// is taken whole; the validators make it conditional unless a served
+/// document (which already answered them) is handed to the browser.
+fn goto_options(
+    spec: &FetchSpec,
+    validators: &[(String, String)],
+    served: Option<Arc<ServedDocument>>,
+) -> GotoOptions {
+    GotoOptions {
+        wait_until: spec.wait_until,
+        wait_for: spec.wait_for.clone(),
+        block: spec.block_resources.clone(),
+        timeout: Duration::from_millis(spec.timeout_ms.max(1)),
+        capture_pdf: Some(PDF_MAX_BYTES),
+        conditional: if served.is_some() {
+            Vec::new()
+        } else {
+            validators.to_vec()
+        },
+        skip_frames: spec.frames.skipped(),
+        served,
+    }
+}
+
+/// Runs the job's actions on the ready page; a click that opened a tab
+/// leads the read there, and the page's own navigations are followed
+/// (`nav.final_url` is where they ended).
+async fn run_actions<'p>(
+    page: &'p dyn oxwright_engine::Page,
+    spec: &FetchSpec,
+    actions: &[StructuredStep],
+    nav: &mut Navigated,
+) -> Result<Option<Executor<'p>>, JobError> {
+    if actions.is_empty() {
+        return Ok(None);
+    }
+    let run = async {
+        run_steps(page, actions, &spec.url, action_timeout(spec))
+            .await
+            .map_err(action_error)
+    };
+    let exec = within_memory(page, run).await?;
+    if let Ok(url) = exec.page().url().await {
+        nav.final_url = url;
+    }
+    Ok(Some(exec))
+}
+
+/// The screenshot the job asked for, if any.
+async fn screenshot(page: &dyn oxwright_engine::Page, spec: &FetchSpec) -> Result<Option<Vec<u8>>, JobError> {
+    let full_page = spec.formats.contains(&Format::ScreenshotFullPage);
+    if !(spec.screenshot || full_page || spec.formats.contains(&Format::Screenshot)) {
+        return Ok(None);
+    }
+    let opts = ScreenshotOptions {
+        full_page,
+        ..ScreenshotOptions::default()
+    };
+    Ok(Some(page.screenshot(&opts).await?))
+}
+
+/// Reads the rendered page, and the warnings it leaves (what the policy
+/// refused, added to `nav`, among them).
+async fn read_page(
+    page: &dyn oxwright_engine::Page,
+    spec: &FetchSpec,
+    nav: &mut Navigated,
+) -> Result<(Extracted, Vec<String>), JobError> {
+    let read = ExtractOptions {
+        include: spec.include.clone(),
+        exclude: spec.exclude.clone(),
+        overlays: spec.content == ContentMode::Main && !spec.keep_overlays,
+        frames: spec.frames == oxwright_jobs::Frames::Inline,
+    };
+    let read = within_memory(page, extract_with(page, &read, EXTRACT_LIMIT)).await?;
+    let mut warnings = page_warnings(page).await;
+    // What the page tried after its load event (popups, workers, a script's navigation).
+    nav.refused.extend(page.policy_refusals().await);
+    if !nav.refused.is_empty() {
+        warnings.push(format!(
+            "url policy refused {} sub-request(s), first: {}",
+            nav.refused.len(),
+            nav.refused[0]
+        ));
+    }
+    Ok((read, warnings))
 }
 
 /// The warnings a rendered page leaves: its wait's outcome, navigations it

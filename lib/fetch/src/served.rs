@@ -176,54 +176,8 @@ fn abs(base: &Url, u: &str) -> String {
 }
 
 fn metadata(doc: &Document, base: &Url) -> PageMetadata {
-    let mut meta = BTreeMap::new();
-    let mut og = BTreeMap::new();
-    let mut twitter = BTreeMap::new();
-    // As the page-side reader's `(^|:)(image|url|video|audio|player)(:url|:secure_url|:src)?$`.
-    let urlish = |k: &str| {
-        let kind = |p: &str| matches!(p, "image" | "url" | "video" | "audio" | "player");
-        let parts: Vec<&str> = k.split(':').collect();
-        let n = parts.len();
-        kind(parts[n - 1])
-            || (n >= 2 && matches!(parts[n - 1], "url" | "secure_url" | "src") && kind(parts[n - 2]))
-    };
-    for m in doc.select("meta[content]").nodes() {
-        let key = ["property", "name", "itemprop"]
-            .iter()
-            .find_map(|a| m.attr(a).filter(|v| !v.trim().is_empty()))
-            .map(|k| one_line(&k).to_lowercase())
-            .unwrap_or_default();
-        if key.is_empty() {
-            continue;
-        }
-        let mut value = one_line(&m.attr("content").unwrap_or_default());
-        let social = if ["og:", "article:", "book:", "profile:"]
-            .iter()
-            .any(|p| key.starts_with(p))
-        {
-            Some(&mut og)
-        } else if key.starts_with("twitter:") {
-            Some(&mut twitter)
-        } else {
-            None
-        };
-        if social.is_some() && !value.is_empty() && urlish(&key) {
-            value = abs(base, &value);
-        }
-        social.unwrap_or(&mut meta).entry(key).or_insert(value);
-    }
-    let mut json_ld = Vec::new();
-    for s in doc.select("script[type]").nodes() {
-        if json_ld.len() >= 20 {
-            break;
-        }
-        let is_ld = s
-            .attr("type")
-            .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/ld+json"));
-        if is_ld && let Ok(v) = serde_json::from_str::<serde_json::Value>(&s.text()) {
-            json_ld.push(v);
-        }
-    }
+    let (mut meta, og, twitter) = meta_tags(doc, base);
+    let json_ld = json_ld(doc);
     let time_of = |prop: &str| {
         doc.select(&format!("[itemprop={prop}]"))
             .nodes()
@@ -283,6 +237,72 @@ fn metadata(doc: &Document, base: &Url) -> PageMetadata {
         response_headers: BTreeMap::new(),
         meta,
     }
+}
+
+/// Plain, Open Graph and Twitter meta tags by name.
+type MetaTags = (
+    BTreeMap<String, String>,
+    BTreeMap<String, String>,
+    BTreeMap<String, String>,
+);
+
+/// The `<meta content>` tags by name: plain, Open Graph (and `article:`,
+/// `book:`, `profile:`), Twitter; the social ones' URLs made absolute.
+fn meta_tags(doc: &Document, base: &Url) -> MetaTags {
+    let mut meta = BTreeMap::new();
+    let mut og = BTreeMap::new();
+    let mut twitter = BTreeMap::new();
+    // As the page-side reader's `(^|:)(image|url|video|audio|player)(:url|:secure_url|:src)?$`.
+    let urlish = |k: &str| {
+        let kind = |p: &str| matches!(p, "image" | "url" | "video" | "audio" | "player");
+        let parts: Vec<&str> = k.split(':').collect();
+        let n = parts.len();
+        kind(parts[n - 1])
+            || (n >= 2 && matches!(parts[n - 1], "url" | "secure_url" | "src") && kind(parts[n - 2]))
+    };
+    for m in doc.select("meta[content]").nodes() {
+        let key = ["property", "name", "itemprop"]
+            .iter()
+            .find_map(|a| m.attr(a).filter(|v| !v.trim().is_empty()))
+            .map(|k| one_line(&k).to_lowercase())
+            .unwrap_or_default();
+        if key.is_empty() {
+            continue;
+        }
+        let mut value = one_line(&m.attr("content").unwrap_or_default());
+        let social = if ["og:", "article:", "book:", "profile:"]
+            .iter()
+            .any(|p| key.starts_with(p))
+        {
+            Some(&mut og)
+        } else if key.starts_with("twitter:") {
+            Some(&mut twitter)
+        } else {
+            None
+        };
+        if social.is_some() && !value.is_empty() && urlish(&key) {
+            value = abs(base, &value);
+        }
+        social.unwrap_or(&mut meta).entry(key).or_insert(value);
+    }
+    (meta, og, twitter)
+}
+
+/// The page's JSON-LD blocks (the first 20 that parse).
+fn json_ld(doc: &Document) -> Vec<serde_json::Value> {
+    let mut json_ld = Vec::new();
+    for s in doc.select("script[type]").nodes() {
+        if json_ld.len() >= 20 {
+            break;
+        }
+        let is_ld = s
+            .attr("type")
+            .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/ld+json"));
+        if is_ld && let Ok(v) = serde_json::from_str::<serde_json::Value>(&s.text()) {
+            json_ld.push(v);
+        }
+    }
+    json_ld
 }
 
 /// The first string value of `key` in the JSON-LD blocks, depth first.

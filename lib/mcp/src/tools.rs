@@ -143,6 +143,15 @@ fn portable(schema: &mut serde_json::Value) {
 
 /// Every tool, Playwright MCP's names first, then the seed's aliases, then ours.
 pub fn catalogue() -> Vec<Tool> {
+    let mut tools = playwright_tools();
+    tools.extend(playwright_reading_tools());
+    tools.extend(seed_aliases());
+    tools.extend(own_tools());
+    tools
+}
+
+/// Playwright MCP's tools that navigate and act, by its names.
+fn playwright_tools() -> Vec<Tool> {
     vec![
         tool::<NavigateArgs>(
             ToolName::BrowserNavigate,
@@ -191,6 +200,12 @@ pub fn catalogue() -> Vec<Tool> {
             "Press a key on the focused element (or the page).",
             false,
         ),
+    ]
+}
+
+/// Playwright MCP's tools that wait, read and manage the browser.
+fn playwright_reading_tools() -> Vec<Tool> {
+    vec![
         tool::<WaitForArgs>(
             ToolName::BrowserWaitFor,
             "Wait for text to appear or disappear, or for a number of seconds.",
@@ -250,7 +265,12 @@ pub fn catalogue() -> Vec<Tool> {
             "Close this session's tabs (the next tool opens a fresh page).",
             false,
         ),
-        // The seed's (executeautomation) names, for prompts written for that server.
+    ]
+}
+
+/// The seed's (executeautomation) names, for prompts written for that server.
+fn seed_aliases() -> Vec<Tool> {
+    vec![
         tool::<NavigateArgs>(ToolName::PlaywrightNavigate, "Alias of browser_navigate.", false),
         tool::<ScreenshotArgs>(
             ToolName::PlaywrightScreenshot,
@@ -288,7 +308,12 @@ pub fn catalogue() -> Vec<Tool> {
             "Alias of browser_console_messages.",
             true,
         ),
-        // oxwright's own.
+    ]
+}
+
+/// oxwright's own: fetch, sitemaps, workflows.
+fn own_tools() -> Vec<Tool> {
+    vec![
         tool::<FetchArgs>(
             ToolName::FetchMarkdown,
             "Fetch a page in a fresh isolated page and return it as LLM-ready Markdown (main content or full page), with title, status and token counts.",

@@ -11,7 +11,7 @@ use oxwright_jobs::{StepDecision, StepDurations as Durations, StepValue};
 
 use crate::decision::{Action, ActionValue};
 use crate::executor::{ActError, Executor};
-use crate::steps::{StepAction, StructuredStep};
+use crate::steps::{Assertion, StepAction, StructuredStep};
 use crate::{AttemptError, Locator, MemorySecrets, Sanitizer, WorkflowError};
 
 /// Attempts per structured step (seed: at most 3).
@@ -93,7 +93,6 @@ pub async fn attempt_step(
     sanitizer: &Sanitizer,
     trace: &mut StepTrace,
 ) -> Result<Result<(), AttemptError>, WorkflowError> {
-    let d = &mut trace.durations;
     let engine_attempt =
         |e: &oxwright_engine::EngineError| AttemptError::from_engine(e, sanitizer.clean(&e.to_string()));
     Ok(match &step.action {
@@ -109,37 +108,14 @@ pub async fn attempt_step(
                 Err(e) if e.is_fatal() => return Err(e.into()),
                 Err(e) => Err(engine_attempt(&e)),
             };
-            d.action_ms = ms(t.elapsed());
+            trace.durations.action_ms = ms(t.elapsed());
             r
         }
         StepAction::Sleep(dur) => {
             tokio::time::sleep(*dur).await;
             Ok(())
         }
-        StepAction::Expect(assertion) => {
-            let t = Instant::now();
-            let r = exec.check(assertion, wait).await;
-            d.precheck_ms = ms(t.elapsed());
-            trace.decision = Some(StepDecision {
-                locator: assertion.locator().cloned(),
-                ..plain_decision("expect", None, None)
-            });
-            match r {
-                Ok(()) => {
-                    trace.precheck = assertion.locator().map(|_| 1);
-                    Ok(())
-                }
-                Err(ActError::Workflow(e)) => return Err(e),
-                Err(ActError::Engine(e)) => return Err(e.into()),
-                Err(e) => {
-                    let err = e.attempt();
-                    if assertion.locator().is_some() {
-                        trace.precheck = Some(precheck_count::<()>(&Err(err.clone())));
-                    }
-                    Err(err)
-                }
-            }
-        }
+        StepAction::Expect(assertion) => expect_step(exec, assertion, wait, trace).await?,
         StepAction::Act {
             locator,
             nth,
@@ -166,52 +142,9 @@ pub async fn attempt_step(
             }
         }
         StepAction::Else { first, otherwise } => {
-            let tried = StructuredStep {
-                action: (**first).clone(),
-                ..step.clone()
-            };
-            match Box::pin(attempt_step(exec, &tried, start_url, wait, sanitizer, trace)).await? {
-                Ok(()) => Ok(()),
-                Err(failed) => {
-                    let fallback = StructuredStep {
-                        action: (**otherwise).clone(),
-                        ..step.clone()
-                    };
-                    *trace = StepTrace::default();
-                    let done =
-                        Box::pin(attempt_step(exec, &fallback, start_url, wait, sanitizer, trace)).await?;
-                    trace.skipped = Some(format!("the first step failed ({failed}); its `else` step ran"));
-                    done
-                }
-            }
+            else_step(exec, step, first, otherwise, start_url, wait, sanitizer, trace).await?
         }
-        StepAction::PressKey(key) => {
-            trace.decision = Some(plain_decision("press", Some(key.clone()), None));
-            let t = Instant::now();
-            // The focused element takes the key; with none, the body does.
-            let focused = Locator::css(":focus");
-            let target = match exec.locate(&focused).await {
-                Ok(found) if found.len() == 1 => Target::Element(found[0].clone()),
-                _ => Target::Locator {
-                    locator: Locator::css("body"),
-                    nth: None,
-                },
-            };
-            let r = exec
-                .perform(&target, Action::Press, Some(&ActionValue::Literal(key.clone())))
-                .await;
-            d.action_ms = ms(t.elapsed());
-            match r {
-                Ok(acted) => {
-                    d.settle_ms = ms(acted.settle);
-                    trace.acted = Some(Some(acted.navigated));
-                    Ok(())
-                }
-                Err(ActError::Workflow(e)) => return Err(e),
-                Err(ActError::Engine(e)) => return Err(e.into()),
-                Err(e) => Err(e.attempt()),
-            }
-        }
+        StepAction::PressKey(key) => press_step(exec, key, trace).await?,
         StepAction::Dialog { accept, text } => {
             let how = if *accept {
                 oxwright_engine::DialogAction::Accept
@@ -234,13 +167,111 @@ pub async fn attempt_step(
             ));
             let t = Instant::now();
             let r = exec.page().evaluate(to.script(), exec.timeout()).await;
-            d.action_ms = ms(t.elapsed());
+            trace.durations.action_ms = ms(t.elapsed());
             match r {
                 Ok(_) => Ok(()),
                 Err(e) if e.is_fatal() => return Err(e.into()),
                 Err(e) => Err(engine_attempt(&e)),
             }
         }
+    })
+}
+
+/// An `expect:` step: the assertion holds within `wait`.
+async fn expect_step(
+    exec: &mut Executor<'_>,
+    assertion: &Assertion,
+    wait: Duration,
+    trace: &mut StepTrace,
+) -> Result<Result<(), AttemptError>, WorkflowError> {
+    let t = Instant::now();
+    let r = exec.check(assertion, wait).await;
+    trace.durations.precheck_ms = ms(t.elapsed());
+    trace.decision = Some(StepDecision {
+        locator: assertion.locator().cloned(),
+        ..plain_decision("expect", None, None)
+    });
+    Ok(match r {
+        Ok(()) => {
+            trace.precheck = assertion.locator().map(|_| 1);
+            Ok(())
+        }
+        Err(ActError::Workflow(e)) => return Err(e),
+        Err(ActError::Engine(e)) => return Err(e.into()),
+        Err(e) => {
+            let err = e.attempt();
+            if assertion.locator().is_some() {
+                trace.precheck = Some(precheck_count::<()>(&Err(err.clone())));
+            }
+            Err(err)
+        }
+    })
+}
+
+/// `STEP else STEP`: the second runs when the first fails, and says why.
+#[allow(clippy::too_many_arguments)]
+async fn else_step(
+    exec: &mut Executor<'_>,
+    step: &StructuredStep,
+    first: &StepAction,
+    otherwise: &StepAction,
+    start_url: &url::Url,
+    wait: Duration,
+    sanitizer: &Sanitizer,
+    trace: &mut StepTrace,
+) -> Result<Result<(), AttemptError>, WorkflowError> {
+    let tried = StructuredStep {
+        action: first.clone(),
+        ..step.clone()
+    };
+    match Box::pin(attempt_step(exec, &tried, start_url, wait, sanitizer, trace)).await? {
+        Ok(()) => Ok(Ok(())),
+        Err(failed) => {
+            let fallback = StructuredStep {
+                action: otherwise.clone(),
+                ..step.clone()
+            };
+            *trace = StepTrace::default();
+            let done = Box::pin(attempt_step(exec, &fallback, start_url, wait, sanitizer, trace)).await?;
+            trace.skipped = Some(format!("the first step failed ({failed}); its `else` step ran"));
+            Ok(done)
+        }
+    }
+}
+
+/// `press: KEY` on the focused element (the body when none is).
+async fn press_step(
+    exec: &mut Executor<'_>,
+    key: &str,
+    trace: &mut StepTrace,
+) -> Result<Result<(), AttemptError>, WorkflowError> {
+    trace.decision = Some(plain_decision("press", Some(key.to_owned()), None));
+    let t = Instant::now();
+    let focused = Locator::css(":focus");
+    let target = match exec.locate(&focused).await {
+        Ok(found) if found.len() == 1 => Target::Element(found[0].clone()),
+        _ => Target::Locator {
+            locator: Locator::css("body"),
+            nth: None,
+        },
+    };
+    let r = exec
+        .perform(
+            &target,
+            Action::Press,
+            Some(&ActionValue::Literal(key.to_owned())),
+        )
+        .await;
+    trace.durations.action_ms = ms(t.elapsed());
+    Ok(match r {
+        Ok(acted) => {
+            trace.durations.settle_ms = ms(acted.settle);
+            trace.acted = Some(Some(acted.navigated));
+            Ok(())
+        }
+        Err(ActError::Workflow(e)) => return Err(e),
+        Err(ActError::Engine(e)) => return Err(e.into()),
+        Err(e) => Err(e.attempt()),
     })
 }
 

@@ -381,31 +381,6 @@ pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
         .ok_or_else(|| format!("expected `verb: …`, one of {}", VERBS.join(", ")))?;
     let verb = verb.trim().to_ascii_lowercase();
     let rest = rest.trim();
-    let target_only = |action: Action| -> Result<StepAction, String> {
-        let (each, target) = match word_prefix(rest, "each") {
-            Some(after) => (true, after),
-            None => (false, rest),
-        };
-        let (locator, nth, tail) = parse_target(target)?;
-        let (if_present, then_stop) = match tail.trim() {
-            "" => (false, false),
-            "if present" => (true, false),
-            "if present then stop" => (true, true),
-            other => return Err(format!("unexpected {other:?} after the target")),
-        };
-        if each && nth.is_some() {
-            return Err("`each` acts on every match: it takes no nth".into());
-        }
-        Ok(StepAction::Act {
-            locator,
-            nth,
-            action,
-            value: None,
-            if_present,
-            each,
-            then_stop,
-        })
-    };
     match verb.as_str() {
         "goto" => {
             if rest.is_empty() {
@@ -413,59 +388,22 @@ pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
             }
             Ok(StepAction::Goto(rest.to_string()))
         }
-        "click" => target_only(Action::Click),
-        "dblclick" => target_only(Action::DoubleClick),
-        "hover" => target_only(Action::Hover),
-        "check" => target_only(Action::Check),
-        "uncheck" => target_only(Action::Uncheck),
+        "click" => target_step(rest, Action::Click),
+        "dblclick" => target_step(rest, Action::DoubleClick),
+        "hover" => target_step(rest, Action::Hover),
+        "check" => target_step(rest, Action::Check),
+        "uncheck" => target_step(rest, Action::Uncheck),
         "scroll" => match rest.to_ascii_lowercase().as_str() {
             "top" => Ok(StepAction::ScrollPage(ScrollTo::Top)),
             "bottom" => Ok(StepAction::ScrollPage(ScrollTo::Bottom)),
             "up" => Ok(StepAction::ScrollPage(ScrollTo::Up)),
             "down" => Ok(StepAction::ScrollPage(ScrollTo::Down)),
-            _ => target_only(Action::Scroll)
+            _ => target_step(rest, Action::Scroll)
                 .map_err(|e| format!("{e} (scroll takes a target or top, bottom, up, down)")),
         },
-        "fill" | "select" | "press" => {
-            let action = match verb.as_str() {
-                "fill" => Action::Fill,
-                "select" => Action::Select,
-                _ => Action::Press,
-            };
-            if action == Action::Press && !rest.contains('=') {
-                // `press: Enter`: the focused element takes the key.
-                let key = unquote(rest);
-                if key.is_empty() {
-                    return Err("press needs a key (Enter, Tab, Control+a …) or `TARGET = KEY`".into());
-                }
-                return Ok(StepAction::PressKey(key));
-            }
-            let (each, target) = match word_prefix(rest, "each") {
-                Some(after) => (true, after),
-                None => (false, rest),
-            };
-            let (locator, nth, tail) = parse_target(target)?;
-            if each && nth.is_some() {
-                return Err("`each` acts on every match: it takes no nth".into());
-            }
-            let value = tail
-                .trim()
-                .strip_prefix('=')
-                .ok_or_else(|| format!("{verb} needs `TARGET = VALUE`"))?;
-            let value = unquote(value);
-            if action == Action::Press && value.is_empty() {
-                return Err("press needs a key after `=`".into());
-            }
-            Ok(StepAction::Act {
-                locator,
-                nth,
-                action,
-                value: Some(ActionValue::from_text(&value)),
-                if_present: false,
-                each,
-                then_stop: false,
-            })
-        }
+        "fill" => value_step(&verb, rest, Action::Fill),
+        "select" => value_step(&verb, rest, Action::Select),
+        "press" => value_step(&verb, rest, Action::Press),
         "wait" => {
             if let Some(d) = parse_duration(rest) {
                 if d > MAX_SLEEP {
@@ -473,23 +411,10 @@ pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
                 }
                 return Ok(StepAction::Sleep(d));
             }
-            target_only(Action::Wait)
+            target_step(rest, Action::Wait)
         }
         "expect" => parse_assertion(rest).map(StepAction::Expect),
-        "dialog" => {
-            let (word, text) = match rest.split_once(char::is_whitespace) {
-                Some((w, t)) => (w, Some(unquote(t)).filter(|t| !t.is_empty())),
-                None => (rest, None),
-            };
-            match word.to_ascii_lowercase().as_str() {
-                "accept" => Ok(StepAction::Dialog { accept: true, text }),
-                "dismiss" if text.is_none() => Ok(StepAction::Dialog {
-                    accept: false,
-                    text: None,
-                }),
-                _ => Err("dialog takes `accept [TEXT]` or `dismiss`".into()),
-            }
-        }
+        "dialog" => dialog_step(rest),
         other => Err(match nearest_verb(other) {
             Some(verb) => format!(
                 "unknown verb {other:?}: did you mean `{verb}:`? (verbs: {})",
@@ -497,6 +422,87 @@ pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
             ),
             None => format!("unknown verb {other:?}; expected one of {}", VERBS.join(", ")),
         }),
+    }
+}
+
+/// `[each] TARGET [nth N]` and what may follow it: `if present`, `then stop`.
+fn target_step(rest: &str, action: Action) -> Result<StepAction, String> {
+    let (each, target) = match word_prefix(rest, "each") {
+        Some(after) => (true, after),
+        None => (false, rest),
+    };
+    let (locator, nth, tail) = parse_target(target)?;
+    let (if_present, then_stop) = match tail.trim() {
+        "" => (false, false),
+        "if present" => (true, false),
+        "if present then stop" => (true, true),
+        other => return Err(format!("unexpected {other:?} after the target")),
+    };
+    if each && nth.is_some() {
+        return Err("`each` acts on every match: it takes no nth".into());
+    }
+    Ok(StepAction::Act {
+        locator,
+        nth,
+        action,
+        value: None,
+        if_present,
+        each,
+        then_stop,
+    })
+}
+
+/// `fill:`, `select:`, `press:` — `[each] TARGET = VALUE` (and `press: KEY`
+/// for the focused element).
+fn value_step(verb: &str, rest: &str, action: Action) -> Result<StepAction, String> {
+    if action == Action::Press && !rest.contains('=') {
+        // `press: Enter`: the focused element takes the key.
+        let key = unquote(rest);
+        if key.is_empty() {
+            return Err("press needs a key (Enter, Tab, Control+a …) or `TARGET = KEY`".into());
+        }
+        return Ok(StepAction::PressKey(key));
+    }
+    let (each, target) = match word_prefix(rest, "each") {
+        Some(after) => (true, after),
+        None => (false, rest),
+    };
+    let (locator, nth, tail) = parse_target(target)?;
+    if each && nth.is_some() {
+        return Err("`each` acts on every match: it takes no nth".into());
+    }
+    let value = tail
+        .trim()
+        .strip_prefix('=')
+        .ok_or_else(|| format!("{verb} needs `TARGET = VALUE`"))?;
+    let value = unquote(value);
+    if action == Action::Press && value.is_empty() {
+        return Err("press needs a key after `=`".into());
+    }
+    Ok(StepAction::Act {
+        locator,
+        nth,
+        action,
+        value: Some(ActionValue::from_text(&value)),
+        if_present: false,
+        each,
+        then_stop: false,
+    })
+}
+
+/// `dialog: accept [TEXT]` or `dialog: dismiss`.
+fn dialog_step(rest: &str) -> Result<StepAction, String> {
+    let (word, text) = match rest.split_once(char::is_whitespace) {
+        Some((w, t)) => (w, Some(unquote(t)).filter(|t| !t.is_empty())),
+        None => (rest, None),
+    };
+    match word.to_ascii_lowercase().as_str() {
+        "accept" => Ok(StepAction::Dialog { accept: true, text }),
+        "dismiss" if text.is_none() => Ok(StepAction::Dialog {
+            accept: false,
+            text: None,
+        }),
+        _ => Err("dialog takes `accept [TEXT]` or `dismiss`".into()),
     }
 }
 

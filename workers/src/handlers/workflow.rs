@@ -95,25 +95,7 @@ pub async fn run_workflow_job(
     let workflow_id = spec.workflow_id.clone().unwrap_or_else(|| {
         oxwright_workflow::workflow_id(spec.name.as_deref(), spec.start_url.as_str(), &spec.workflow)
     });
-    // A replay follows the checklist its workflow's runs recorded.
-    let replay = match spec.replay {
-        false => None,
-        true => {
-            let cache = oxwright_workflow::ActionCache::load(&ctx.store, &workflow_id)
-                .await
-                .map_err(JobError::from)?;
-            if cache.checklist.is_empty() {
-                return Err(JobError::new(
-                    ErrorKind::InvalidInput,
-                    format!("replay: nothing is recorded for workflow {workflow_id:?}; run it once first"),
-                ));
-            }
-            Some(oxwright_workflow::ReplayOptions {
-                checklist: cache.checklist,
-                trust_after: spec.trust_after.unwrap_or(oxwright_workflow::DEFAULT_TRUST_AFTER),
-            })
-        }
-    };
+    let replay = replay_options(ctx, spec, &workflow_id).await?;
     let text = match &replay {
         Some(r) => r
             .checklist
@@ -124,31 +106,11 @@ pub async fn run_workflow_job(
         None => spec.workflow.clone(),
     };
     let workflow = Workflow::parse(&text).map_err(JobError::from)?;
-    let session = spec.session_id.clone().unwrap_or_else(|| job.id.to_string());
-    if session.is_empty()
-        || !session
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-    {
-        return Err(JobError::new(
-            ErrorKind::InvalidInput,
-            format!("session id {session:?}: use letters, digits, '-', '_' and '.'"),
-        ));
-    }
+    let session = session_id(spec, job)?;
     if let Err(source) = ctx.policy.check(&spec.start_url).await {
         return Err(EngineError::policy(spec.start_url.as_str(), &source).into());
     }
-    let llm = match &spec.llm {
-        Some(l) => {
-            let mut cfg = LlmConfig::new(l.base_url.clone(), l.model.clone());
-            cfg.model.api_key_env = l.api_key_env.clone();
-            let cfg = cfg.with_large_model(l.large_model.clone());
-            let client = LlmClient::new(cfg, &ctx.workflow.env)
-                .map_err(|e| JobError::from(oxwright_workflow::WorkflowError::Llm(e)))?;
-            Some(Arc::new(client) as Arc<dyn oxwright_llm::ChatModel>)
-        }
-        None => None,
-    };
+    let llm = llm_client(ctx, spec)?;
     let mut open = OpenOptions::new(ctx.policy.clone());
     open.headless = spec.headless;
     let page = ctx.pool.open(&open).await.map_err(JobError::from)?;
@@ -205,4 +167,61 @@ pub async fn run_workflow_job(
     let mut written = result.artifacts.clone();
     written.push(result_key);
     Ok(written)
+}
+
+/// With `replay`, the checklist the workflow's runs recorded and the trust
+/// count; a workflow never run is refused.
+async fn replay_options(
+    ctx: &HandlerContext,
+    spec: &WorkflowSpec,
+    workflow_id: &str,
+) -> Result<Option<oxwright_workflow::ReplayOptions>, JobError> {
+    if !spec.replay {
+        return Ok(None);
+    }
+    let cache = oxwright_workflow::ActionCache::load(&ctx.store, workflow_id)
+        .await
+        .map_err(JobError::from)?;
+    if cache.checklist.is_empty() {
+        return Err(JobError::new(
+            ErrorKind::InvalidInput,
+            format!("replay: nothing is recorded for workflow {workflow_id:?}; run it once first"),
+        ));
+    }
+    Ok(Some(oxwright_workflow::ReplayOptions {
+        checklist: cache.checklist,
+        trust_after: spec.trust_after.unwrap_or(oxwright_workflow::DEFAULT_TRUST_AFTER),
+    }))
+}
+
+/// The run's session id: the spec's, else the job's; a safe key segment.
+fn session_id(spec: &WorkflowSpec, job: &Job) -> Result<String, JobError> {
+    let session = spec.session_id.clone().unwrap_or_else(|| job.id.to_string());
+    if session.is_empty()
+        || !session
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        return Err(JobError::new(
+            ErrorKind::InvalidInput,
+            format!("session id {session:?}: use letters, digits, '-', '_' and '.'"),
+        ));
+    }
+    Ok(session)
+}
+
+/// The job's LLM, when it names one.
+fn llm_client(
+    ctx: &HandlerContext,
+    spec: &WorkflowSpec,
+) -> Result<Option<Arc<dyn oxwright_llm::ChatModel>>, JobError> {
+    let Some(l) = &spec.llm else {
+        return Ok(None);
+    };
+    let mut cfg = LlmConfig::new(l.base_url.clone(), l.model.clone());
+    cfg.model.api_key_env = l.api_key_env.clone();
+    let cfg = cfg.with_large_model(l.large_model.clone());
+    let client = LlmClient::new(cfg, &ctx.workflow.env)
+        .map_err(|e| JobError::from(oxwright_workflow::WorkflowError::Llm(e)))?;
+    Ok(Some(Arc::new(client) as Arc<dyn oxwright_llm::ChatModel>))
 }

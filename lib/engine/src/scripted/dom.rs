@@ -168,23 +168,11 @@ pub(crate) fn parse(url: url::Url, html: &str, generation: u64) -> Doc {
                         .to_ascii_lowercase()
                 })
                 .or_else(|| implicit_role(&tag, &attrs).map(str::to_string));
-            let mut options = Vec::new();
-            if tag == "select" {
-                for o in child.find(&["option"]) {
-                    let label = normalize(&o.text());
-                    let value = o
-                        .attr("value")
-                        .map(|v| v.to_string())
-                        .unwrap_or_else(|| label.clone());
-                    options.push((value, label, o.has_attr("selected")));
-                }
-                if !attrs.contains_key("multiple")
-                    && !options.iter().any(|o| o.2)
-                    && let Some(first) = options.first_mut()
-                {
-                    first.2 = true;
-                }
-            }
+            let options = if tag == "select" {
+                select_options(child, &attrs)
+            } else {
+                Vec::new()
+            };
             let value = match tag.as_str() {
                 "textarea" => normalize(&child.text()),
                 _ => attrs.get("value").cloned().unwrap_or_default(),
@@ -211,8 +199,41 @@ pub(crate) fn parse(url: url::Url, html: &str, generation: u64) -> Doc {
             nodes.len() - 1
         });
     }
-    // Accessible names: aria-label, aria-labelledby, <label>, alt/title,
-    // content for the roles named by content, placeholder last.
+    name_nodes(&mut nodes);
+    Doc {
+        url,
+        title,
+        html: html.to_string(),
+        nodes,
+        generation,
+    }
+}
+
+/// A `<select>`'s options as `(value, label, selected)`; a single select
+/// with none chosen has its first.
+fn select_options(select: &NodeRef, attrs: &HashMap<String, String>) -> Vec<(String, String, bool)> {
+    let mut options = Vec::new();
+    for o in select.find(&["option"]) {
+        let label = normalize(&o.text());
+        let value = o
+            .attr("value")
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| label.clone());
+        options.push((value, label, o.has_attr("selected")));
+    }
+    if !attrs.contains_key("multiple")
+        && !options.iter().any(|o| o.2)
+        && let Some(first) = options.first_mut()
+    {
+        first.2 = true;
+    }
+    options
+}
+
+/// Gives every node its accessible name: aria-label, aria-labelledby,
+/// its `<label>`, alt, a button's value, content for the roles named by
+/// content, title, placeholder last.
+fn name_nodes(nodes: &mut [Node]) {
     let by_id: HashMap<String, usize> = nodes
         .iter()
         .enumerate()
@@ -261,13 +282,6 @@ pub(crate) fn parse(url: url::Url, html: &str, generation: u64) -> Doc {
             String::new()
         };
         nodes[i].name = name;
-    }
-    Doc {
-        url,
-        title,
-        html: html.to_string(),
-        nodes,
-        generation,
     }
 }
 

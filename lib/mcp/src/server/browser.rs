@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::OxwrightMcp;
 use super::util::*;
+use super::views::{full_view, partial_view};
 use crate::args::*;
-use crate::diff::diff_lines;
 use crate::errors::explain;
 
 impl OxwrightMcp {
@@ -96,57 +96,12 @@ impl OxwrightMcp {
                 let mut text = format!("- Page URL: {}\n- Page Title: {}\n", snap.url, snap.title);
                 // A region or a search answers from this snapshot and
                 // leaves the tab's last full snapshot (for diff) alone.
-                if let Some(r) = &a.scope {
-                    let body = match snap.scoped(r, cap) {
-                        Some((body, _)) => body,
-                        None => format!("No line holds ref {r}; take a full snapshot for fresh refs.\n"),
-                    };
-                    text.push_str(&format!("### Snapshot of {r}\n```yaml\n{body}```\n"));
-                    return Ok(Reply::text(text));
-                }
-                if let Some(q) = &a.find {
-                    let (body, hits) = snap.find(q, cap);
-                    let body = if hits == 0 { format!("Nothing on the page matches {q:?}.\n") } else { body };
-                    text.push_str(&format!("### {hits} line(s) matching {q:?}\n```yaml\n{body}```\n"));
-                    return Ok(Reply::text(text));
-                }
-                if let Some(depth) = a.depth {
-                    let (body, deeper) = snap.to_depth(depth as usize, cap);
-                    text.push_str(&format!("### Page snapshot (to depth {depth})\n```yaml\n{body}```\n"));
-                    if deeper > 0 {
-                        text.push_str(&format!(
-                            "{deeper} deeper lines left out: `target` shows one region whole, `find` searches every line.\n"
-                        ));
-                    }
+                if let Some(view) = partial_view(&snap, &a, cap) {
+                    text.push_str(&view);
                     return Ok(Reply::text(text));
                 }
                 let lines = rendered_lines(&snap);
-                match (diff, tab.last_snapshot.as_ref()) {
-                    (true, Some(prev)) => {
-                        let changes = diff_lines(prev, &lines);
-                        if changes.is_empty() {
-                            text.push_str("### Snapshot diff\nNo change since the last snapshot.\n");
-                        } else {
-                            let body: String = changes.iter().map(|l| format!("{l}\n")).collect();
-                            let (body, _) = cap_text(&body, cap);
-                            text.push_str(&format!("### Snapshot diff\n```diff\n{body}```\n"));
-                        }
-                    }
-                    (true, None) => {
-                        text.push_str(&format!(
-                            "### Page snapshot (no earlier snapshot of this page to diff against)\n```yaml\n{}```\n",
-                            snap.text
-                        ));
-                    }
-                    _ => text.push_str(&format!("### Page snapshot\n```yaml\n{}```\n", snap.text)),
-                }
-                if snap.pruned > 0 && !(diff && tab.last_snapshot.is_some()) {
-                    text.push_str(&format!(
-                        "{} lines did not fit in {cap} characters: `scope` (a ref) shows one region whole, \
-                         `find` searches every line, `maxChars` raises the cap.\n",
-                        snap.pruned
-                    ));
-                }
+                text.push_str(&full_view(&snap, &lines, diff, tab.last_snapshot.as_deref(), cap));
                 tab.last_snapshot = Some(lines);
                 Ok(Reply::text(text))
             })

@@ -34,6 +34,7 @@ use util::*;
 mod browser;
 mod jobs;
 mod util;
+mod views;
 
 /// How the server behaves.
 #[derive(Debug, Clone)]
@@ -219,6 +220,34 @@ impl OxwrightMcp {
                 "no tool named {name:?}; call tools/list for the tools this server has"
             ));
         };
+        if matches!(
+            tool,
+            ToolName::BrowserNavigate
+                | ToolName::PlaywrightNavigate
+                | ToolName::BrowserNavigateBack
+                | ToolName::BrowserClick
+                | ToolName::PlaywrightClick
+                | ToolName::BrowserHover
+                | ToolName::PlaywrightHover
+                | ToolName::BrowserType
+                | ToolName::PlaywrightFill
+                | ToolName::BrowserFillForm
+                | ToolName::BrowserSelectOption
+                | ToolName::PlaywrightSelect
+                | ToolName::BrowserPressKey
+                | ToolName::BrowserDrag
+                | ToolName::BrowserHandleDialog
+                | ToolName::BrowserFileUpload
+                | ToolName::BrowserResize
+        ) {
+            self.acting_tool(tool, name, args).await
+        } else {
+            self.reading_tool(tool, name, args).await
+        }
+    }
+
+    /// The tools that navigate or act on the page.
+    async fn acting_tool(&self, tool: ToolName, name: &str, args: Value) -> Result<Reply, String> {
         match tool {
             ToolName::BrowserNavigate | ToolName::PlaywrightNavigate => {
                 let a: NavigateArgs = parse(name, args)?;
@@ -235,24 +264,7 @@ impl OxwrightMcp {
                 })
                 .await
             }
-            ToolName::BrowserSnapshot => {
-                let a: SnapshotArgs = parse(name, args)?;
-                self.snapshot(a).await
-            }
-            ToolName::BrowserClick => {
-                let a: ClickArgs = parse(name, args)?;
-                let button = a.button.map(MouseButton::from).unwrap_or_default();
-                let act = match (button, a.modifiers.is_empty(), a.double_click) {
-                    (MouseButton::Left, true, true) => Act::DoubleClick,
-                    (MouseButton::Left, true, false) => Act::Click,
-                    (_, _, true) => return Err("doubleClick takes no other button and no modifiers".into()),
-                    (button, _, false) => Act::ClickWith {
-                        button,
-                        modifiers: a.modifiers.into_iter().map(Into::into).collect(),
-                    },
-                };
-                self.act(&a.el, act, a.snap.snapshot).await
-            }
+            ToolName::BrowserClick => self.click(parse(name, args)?).await,
             ToolName::PlaywrightClick => {
                 let a: SelectorArgs = parse(name, args)?;
                 self.act(&selector(&a.selector), Act::Click, false).await
@@ -299,6 +311,57 @@ impl OxwrightMcp {
                 let a: PressKeyArgs = parse(name, args)?;
                 self.press_key(a.key, a.snap.snapshot).await
             }
+            ToolName::BrowserDrag => {
+                let a: DragArgs = parse(name, args)?;
+                self.drag(&a).await
+            }
+            ToolName::BrowserHandleDialog => {
+                let a: DialogArgs = parse(name, args)?;
+                self.handle_dialog(a).await
+            }
+            ToolName::BrowserFileUpload => {
+                let a: UploadArgs = parse(name, args)?;
+                self.upload(a).await
+            }
+            ToolName::BrowserResize => self.resize(parse(name, args)?).await,
+            other => Err(format!("{} does not act on the page", other.name())),
+        }
+    }
+
+    /// `browser_click`: a left click, a double click, or another button
+    /// or modifiers.
+    async fn click(&self, a: ClickArgs) -> Result<Reply, String> {
+        let button = a.button.map(MouseButton::from).unwrap_or_default();
+        let act = match (button, a.modifiers.is_empty(), a.double_click) {
+            (MouseButton::Left, true, true) => Act::DoubleClick,
+            (MouseButton::Left, true, false) => Act::Click,
+            (_, _, true) => return Err("doubleClick takes no other button and no modifiers".into()),
+            (button, _, false) => Act::ClickWith {
+                button,
+                modifiers: a.modifiers.into_iter().map(Into::into).collect(),
+            },
+        };
+        self.act(&a.el, act, a.snap.snapshot).await
+    }
+
+    /// `browser_resize`: the viewport's size.
+    async fn resize(&self, a: ResizeArgs) -> Result<Reply, String> {
+        self.with_tab(false, move |tab| {
+            Box::pin(async move {
+                tab.page.set_viewport(a.width, a.height).await?;
+                Ok(format!("Resized the viewport to {}x{}.", a.width, a.height))
+            })
+        })
+        .await
+    }
+
+    /// The tools that read the page, the browser or the web.
+    async fn reading_tool(&self, tool: ToolName, name: &str, args: Value) -> Result<Reply, String> {
+        match tool {
+            ToolName::BrowserSnapshot => {
+                let a: SnapshotArgs = parse(name, args)?;
+                self.snapshot(a).await
+            }
             ToolName::BrowserWaitFor => {
                 let a: WaitForArgs = parse(name, args)?;
                 self.wait_for(a).await
@@ -328,10 +391,6 @@ impl OxwrightMcp {
                 };
                 self.network(a.include_static, filter).await
             }
-            ToolName::BrowserDrag => {
-                let a: DragArgs = parse(name, args)?;
-                self.drag(&a).await
-            }
             ToolName::BrowserNetworkRequest => {
                 let a: RequestArgs = parse(name, args)?;
                 self.network_request(a).await
@@ -340,27 +399,9 @@ impl OxwrightMcp {
                 let a: FindArgs = parse(name, args)?;
                 self.find(a).await
             }
-            ToolName::BrowserHandleDialog => {
-                let a: DialogArgs = parse(name, args)?;
-                self.handle_dialog(a).await
-            }
-            ToolName::BrowserFileUpload => {
-                let a: UploadArgs = parse(name, args)?;
-                self.upload(a).await
-            }
             ToolName::BrowserTabs => {
                 let a: TabsArgs = parse(name, args)?;
                 self.tabs(a).await
-            }
-            ToolName::BrowserResize => {
-                let a: ResizeArgs = parse(name, args)?;
-                self.with_tab(false, move |tab| {
-                    Box::pin(async move {
-                        tab.page.set_viewport(a.width, a.height).await?;
-                        Ok(format!("Resized the viewport to {}x{}.", a.width, a.height))
-                    })
-                })
-                .await
             }
             ToolName::BrowserClose => {
                 let _: NoArgs = parse(name, args)?;
@@ -386,6 +427,7 @@ impl OxwrightMcp {
                 let a: WorkflowArgs = parse(name, args)?;
                 self.run_workflow(a).await
             }
+            other => Err(format!("{} acts on the page", other.name())),
         }
     }
 

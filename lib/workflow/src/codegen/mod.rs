@@ -85,62 +85,8 @@ pub fn generate(result: &Value, records: &[StepRecord], sanitizer: &Sanitizer) -
         .and_then(Value::as_str)
         .ok_or_else(|| CodegenError::Unusable("result.json has no start_url".into()))?;
     let structured = result.get("mode").and_then(Value::as_str) == Some("structured");
-    // Steps a `then stop` left unrun have no record and no line.
-    let ran: Vec<u32> = result
-        .get("steps")
-        .and_then(Value::as_array)
-        .map(|steps| {
-            steps
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.get("status").and_then(Value::as_str) != Some("skipped"))
-                .map(|(i, _)| i as u32 + 1)
-                .collect()
-        })
-        .unwrap_or_default();
-    let completed: Vec<&StepRecord> = ran
-        .into_iter()
-        .map(|n| {
-            records
-                .iter()
-                .rfind(|r| r.step_number == n && r.completed)
-                .ok_or_else(|| {
-                    CodegenError::Unusable(format!("step {n} has no completed record in steps.jsonl"))
-                })
-        })
-        .collect::<Result<_, _>>()?;
-    let mut g = Gen {
-        lines: Vec::new(),
-        env: Vec::new(),
-    };
-    g.push(format!("await page.goto({});", ts::string(start)));
-    for (i, rec) in completed.iter().enumerate() {
-        g.lines.push(String::new());
-        g.push(format!(
-            "// step {}: {}",
-            rec.step_number,
-            comment(&rec.original_instruction)
-        ));
-        let parsed = if structured {
-            structured_step(&rec.original_instruction)
-        } else {
-            None
-        };
-        match parsed {
-            Some(action) => step_from_line(&mut g, &action, rec, start)?,
-            None => step_from_decision(&mut g, rec)?,
-        }
-        // A verified effect: the page the next step started on.
-        let navigated = rec.result.navigated == Some(true);
-        let after = rec
-            .url_after
-            .clone()
-            .or_else(|| completed.get(i + 1).map(|n| n.url.clone()))
-            .filter(|u| !u.is_empty() && *u != rec.url);
-        if navigated && let Some(url) = after {
-            g.push(format!("await expect(page).toHaveURL({});", ts::string(&url)));
-        }
-    }
+    let completed = completed_records(result, records)?;
+    let g = test_lines(start, structured, &completed)?;
     let name = result
         .get("name")
         .and_then(Value::as_str)
@@ -180,6 +126,75 @@ pub fn generate(result: &Value, records: &[StepRecord], sanitizer: &Sanitizer) -
     code.push_str("});\n");
     refuse_masked(&code, sanitizer)?;
     Ok(Spec { code, env: g.env })
+}
+
+/// The completed record of every step the run ran, in order (steps a
+/// `then stop` left unrun have none).
+fn completed_records<'r>(
+    result: &Value,
+    records: &'r [StepRecord],
+) -> Result<Vec<&'r StepRecord>, CodegenError> {
+    // Steps a `then stop` left unrun have no record and no line.
+    let ran: Vec<u32> = result
+        .get("steps")
+        .and_then(Value::as_array)
+        .map(|steps| {
+            steps
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.get("status").and_then(Value::as_str) != Some("skipped"))
+                .map(|(i, _)| i as u32 + 1)
+                .collect()
+        })
+        .unwrap_or_default();
+    ran.into_iter()
+        .map(|n| {
+            records
+                .iter()
+                .rfind(|r| r.step_number == n && r.completed)
+                .ok_or_else(|| {
+                    CodegenError::Unusable(format!("step {n} has no completed record in steps.jsonl"))
+                })
+        })
+        .collect()
+}
+
+/// The test's body: the start page, then each step's lines and the URL
+/// its verified navigation led to.
+fn test_lines(start: &str, structured: bool, completed: &[&StepRecord]) -> Result<Gen, CodegenError> {
+    let mut g = Gen {
+        lines: Vec::new(),
+        env: Vec::new(),
+    };
+    g.push(format!("await page.goto({});", ts::string(start)));
+    for (i, rec) in completed.iter().enumerate() {
+        g.lines.push(String::new());
+        g.push(format!(
+            "// step {}: {}",
+            rec.step_number,
+            comment(&rec.original_instruction)
+        ));
+        let parsed = if structured {
+            structured_step(&rec.original_instruction)
+        } else {
+            None
+        };
+        match parsed {
+            Some(action) => step_from_line(&mut g, &action, rec, start)?,
+            None => step_from_decision(&mut g, rec)?,
+        }
+        // A verified effect: the page the next step started on.
+        let navigated = rec.result.navigated == Some(true);
+        let after = rec
+            .url_after
+            .clone()
+            .or_else(|| completed.get(i + 1).map(|n| n.url.clone()))
+            .filter(|u| !u.is_empty() && *u != rec.url);
+        if navigated && let Some(url) = after {
+            g.push(format!("await expect(page).toHaveURL({});", ts::string(&url)));
+        }
+    }
+    Ok(g)
 }
 
 /// One line of text for a `//` comment.

@@ -104,6 +104,29 @@ pub(super) fn render(s: &SessionArtefacts, sanitizer: &Sanitizer) -> String {
         );
     }
     h.push_str("<dl>");
+    facts(&mut h, &t, s, result);
+    h.push_str("</dl></header>\n");
+    if let Some(list) = result.get("checklist").and_then(Value::as_array) {
+        h.push_str("<h2>Checklist</h2><ol id=\"checklist\">");
+        for item in list.iter().filter_map(Value::as_str) {
+            let _ = write!(h, "<li>{}</li>", t.show(item.trim_start_matches("[]").trim()));
+        }
+        h.push_str("</ol>\n");
+    }
+    h.push_str("<h2>Steps</h2>\n");
+    for (number, outcome) in steps(s, result) {
+        step(&mut h, &t, s, number, &outcome);
+    }
+    h.push_str("<h2>Artefacts</h2><ul id=\"artefacts\">");
+    for f in &s.files {
+        let _ = write!(h, "<li>{}</li>", link(f, f));
+    }
+    h.push_str("</ul>\n</body></html>\n");
+    h
+}
+
+/// The run's facts: session, mode, URLs, times, where it was resumed, totals.
+fn facts(h: &mut String, t: &Text<'_>, s: &SessionArtefacts, result: &Value) {
     let mut row = |k: &str, v: String| {
         let _ = write!(h, "<dt>{}</dt><dd>{v}</dd>", escape(k));
     };
@@ -164,24 +187,6 @@ pub(super) fn render(s: &SessionArtefacts, sanitizer: &Sanitizer) -> String {
         }
         row("Totals", escape(&line));
     }
-    h.push_str("</dl></header>\n");
-    if let Some(list) = result.get("checklist").and_then(Value::as_array) {
-        h.push_str("<h2>Checklist</h2><ol id=\"checklist\">");
-        for item in list.iter().filter_map(Value::as_str) {
-            let _ = write!(h, "<li>{}</li>", t.show(item.trim_start_matches("[]").trim()));
-        }
-        h.push_str("</ol>\n");
-    }
-    h.push_str("<h2>Steps</h2>\n");
-    for (number, outcome) in steps(s, result) {
-        step(&mut h, &t, s, number, &outcome);
-    }
-    h.push_str("<h2>Artefacts</h2><ul id=\"artefacts\">");
-    for f in &s.files {
-        let _ = write!(h, "<li>{}</li>", link(f, f));
-    }
-    h.push_str("</ul>\n</body></html>\n");
-    h
 }
 
 /// The steps to show: the result's outcomes, else one per recorded step.
@@ -283,6 +288,21 @@ fn step(h: &mut String, t: &Text<'_>, s: &SessionArtefacts, n: u32, o: &Value) {
         }
         h.push_str("</ul>");
     }
+    step_pictures(h, s, n);
+    attempts_table(h, t, s, n);
+    let error_prefix = format!("errors/step-{n}-");
+    let errors: Vec<&String> = s.files.iter().filter(|f| f.starts_with(&error_prefix)).collect();
+    if !errors.is_empty() {
+        h.push_str("<p class=\"error\">Failure artefacts: ");
+        let links: Vec<String> = errors.iter().map(|f| link(f, f)).collect();
+        h.push_str(&links.join(", "));
+        h.push_str("</p>");
+    }
+    h.push_str("</section>\n");
+}
+
+/// The page before and after step `n`, and at its failure.
+fn step_pictures(h: &mut String, s: &SessionArtefacts, n: u32) {
     // Before: the previous step's screenshot, or the first page's.
     let before = if n <= 1 {
         "screenshots/start.png".to_string()
@@ -304,6 +324,10 @@ fn step(h: &mut String, t: &Text<'_>, s: &SessionArtefacts, n: u32, o: &Value) {
     if !shots.is_empty() {
         let _ = write!(h, "<div class=\"shots\">{}</div>", shots.join(""));
     }
+}
+
+/// One row per attempt of step `n`: decision, matches, result, tokens, time.
+fn attempts_table(h: &mut String, t: &Text<'_>, s: &SessionArtefacts, n: u32) {
     let records: Vec<&StepRecord> = s.records.iter().filter(|r| r.step_number == n).collect();
     if !records.is_empty() {
         h.push_str(
@@ -355,13 +379,4 @@ fn step(h: &mut String, t: &Text<'_>, s: &SessionArtefacts, n: u32, o: &Value) {
         }
         h.push_str("</table>");
     }
-    let error_prefix = format!("errors/step-{n}-");
-    let errors: Vec<&String> = s.files.iter().filter(|f| f.starts_with(&error_prefix)).collect();
-    if !errors.is_empty() {
-        h.push_str("<p class=\"error\">Failure artefacts: ");
-        let links: Vec<String> = errors.iter().map(|f| link(f, f)).collect();
-        h.push_str(&links.join(", "));
-        h.push_str("</p>");
-    }
-    h.push_str("</section>\n");
 }

@@ -4,6 +4,7 @@
 //! token budget.
 
 use super::*;
+use crate::ActionDecision;
 
 /// `failure` and, for each quoted text of `step` ("Load more"), the page's
 /// lines that hold it with the lines they sit under (from the whole
@@ -99,275 +100,368 @@ impl Run<'_> {
 
     pub(super) async fn llm_step(&mut self, index: usize) -> Result<(), WorkflowError> {
         let number = index as u32 + 1;
-        let instruction = self.checklist[index].clone();
-        let step = instruction.trim_start_matches("[]").trim().to_string();
+        let step = self.checklist[index].trim_start_matches("[]").trim().to_string();
         self.log
             .say(&format!("step {number}/{}: {step}", self.checklist.len()));
         let step_started = Instant::now();
         self.kind = StepKind::Llm;
         self.tried.clear();
-        let (mut p_tokens, mut c_tokens) = (0u64, 0u64);
-        let mut reasons: Vec<String> = Vec::new();
-        let mut cached: Option<Snapshot> = None;
-        let mut last_snapshot = String::new();
-        let mut completed = false;
-        let mut attempt = 0;
-        let mut limit = MAX_ATTEMPTS;
-        let mut emergency: Option<StepEmergency> = None;
-        // The last successful action (or the step's start), for the stall trigger.
-        let mut progress = tokio::time::Instant::now();
-        // Where the step started, and the action about to run with its
-        // element's fingerprint (for the action cache).
-        let mut step_url: Option<String> = None;
-        let recording = self.opts.workflow_id.is_some();
-        while !completed {
-            // Every attempt so far failed (a completed one ends the loop).
-            if emergency.is_none()
-                && let Some((trigger, reason)) =
-                    emergency::trigger(attempt, progress.elapsed(), &self.confidence)
-            {
-                emergency = Some(self.emergency_on(number, trigger, reason));
-                limit = attempt + emergency::EMERGENCY_ATTEMPTS;
-            }
-            if attempt >= limit {
-                break;
-            }
-            attempt += 1;
-            let large = emergency.is_some();
-            let attempt_started = Instant::now();
-            let mut d = Durations::default();
-            let t = Instant::now();
-            let snap = match cached.take() {
-                Some(s) => s,
-                None => self.exec.snapshot().await?,
-            };
-            d.snapshot_ms = ms(t.elapsed());
-            last_snapshot = snap.text.clone();
-            if step_url.is_none() {
-                step_url = Some(snap.url.clone());
-            }
-            // Step meta is rebuilt every attempt; phase 1 derives no hints.
-            let mut meta = json!({ "id": format!("step_{number}_{attempt}"), "originalInstruction": step, "attempt": attempt });
-            let mut hint_keys: Vec<&str> = Vec::new();
-            // The site's profile, when `sites.yaml` has one for this page.
-            if let Some(site) = self.opts.hints.sites.as_ref().and_then(|s| s.matching(&snap.url)) {
-                meta["site"] = site.hint();
-                hint_keys.push("site");
-            }
-            let sitemap = if large {
-                None
-            } else {
-                self.sitemap_urls(&snap.url).await
-            };
-            if sitemap.is_some() {
-                hint_keys.push("sitemap");
-            }
-            let failure = reasons.last().cloned();
-            // The cap cut the snapshot and the target was not seen: what the
-            // step quotes is searched for in the whole page and shown.
-            let failure = match failure {
-                Some(f) if snap.pruned > 0 => Some(found_in_page(&f, &step, &snap)),
-                f => f,
-            };
-            let (messages, max_tokens) = if large {
-                let html = self.exec.page().html().await.unwrap_or_default();
-                let dom = emergency::light_dom(&html, emergency::LIGHT_DOM_MAX_CHARS);
-                (
-                    prompts::emergency_decision(&self.checklist, index, &step, &reasons, &dom),
-                    prompts::EMERGENCY_MAX_TOKENS,
-                )
-            } else {
-                (
-                    self.decision_prompt(index, &step, &meta, failure.as_deref(), &snap, sitemap.as_deref()),
-                    DECISION_MAX_TOKENS,
-                )
-            };
-            let t = Instant::now();
-            let answer = self
-                .ask_model("decision", Some(number), messages, max_tokens, large)
-                .await;
-            d.decision_ms = ms(t.elapsed());
-            let mut line = AttemptLine::new(
-                number,
-                attempt,
-                &step,
-                &meta,
-                &hint_keys,
-                snap.text.len(),
-                &snap.url,
-            );
-            line.emergency = emergency.clone();
-            let decision = match answer {
-                Err(e) => Err(AttemptError::Llm(e.to_string())),
-                Ok((text, usage)) => {
-                    p_tokens += usage.prompt_tokens;
-                    c_tokens += usage.completion_tokens;
-                    line.tokens(&usage);
-                    match parse_decision_in(&text, large) {
-                        Ok(DecisionAnswer::Act(decision)) => Ok(*decision),
-                        Ok(DecisionAnswer::TargetNotFound) => Err(AttemptError::TargetNotFound),
-                        Err(reason) => Err(AttemptError::Unusable(reason)),
-                    }
-                }
-            };
-            let decision = match decision {
-                Ok(dec) => dec,
-                Err(err) => {
-                    reasons.push(err.to_string());
-                    line.fail(&err);
-                    self.finish_attempt(line, d, attempt_started).await?;
-                    continue;
-                }
-            };
-            if !large && let Some(c) = decision.confidence {
-                self.confidence.push(c);
-            }
-            let t = Instant::now();
-            let cacheable = recording && decision.near().is_none();
-            let (target, locator) = match decision.near() {
-                Some((text, role)) => {
-                    // Proximity resolves on this attempt's snapshot, to a ref.
-                    let text_locator = Locator::Text {
-                        text: text.clone(),
-                        exact: false,
-                    };
-                    line.decision = Some(llm_decision(&decision, &text_locator));
-                    let found = emergency::near_ref(&snap.text, &text, role.as_deref());
-                    (
-                        found.map(|r| (Target::Ref(r), 1)).ok_or(AttemptError::NotUnique {
-                            locator: format!("near {text:?}"),
-                            count: 0,
-                        }),
-                        text_locator,
-                    )
-                }
-                None => {
-                    let locator = decision
-                        .locator()
-                        .map_err(|e| WorkflowError::Config(e.to_string()))?;
-                    line.decision = Some(llm_decision(&decision, &locator));
-                    (self.llm_target(&locator, decision.action).await?, locator)
-                }
-            };
-            d.precheck_ms = ms(t.elapsed());
-            let target = match target {
-                Ok((target, count)) => {
-                    line.precheck = Some(count);
-                    target
-                }
-                Err(err) => {
-                    match &err {
-                        AttemptError::NotUnique { count, .. } => line.precheck = Some(*count),
-                        AttemptError::NoMatch { .. } => line.precheck = Some(0),
-                        _ => {}
-                    }
-                    reasons.push(err.to_string());
-                    line.fail(&err);
-                    self.finish_attempt(line, d, attempt_started).await?;
-                    continue;
-                }
-            };
-            // The element's neighbourhood before the action changes the page.
-            let fingerprint = match cacheable {
-                true => self
-                    .exec
-                    .page()
-                    .inspect(&target)
-                    .await
-                    .ok()
-                    .map(|s| Fingerprint::of(&s)),
-                false => None,
-            };
-            self.checkpoint_acting(index, Some(decision.action)).await;
-            match self
-                .exec
-                .perform(&target, decision.action, decision.value.as_ref())
-                .await
-            {
-                Ok(acted) => {
-                    progress = tokio::time::Instant::now();
-                    d.action_ms = ms(acted.action);
-                    d.settle_ms = ms(acted.settle);
-                    line.succeeded(Some(acted.navigated));
-                }
-                Err(ActError::Workflow(e)) => return Err(e),
-                Err(ActError::Engine(e)) => return Err(e.into()),
-                Err(e) => {
-                    let err = e.attempt();
-                    reasons.push(err.to_string());
-                    line.fail(&err);
-                    self.finish_attempt(line, d, attempt_started).await?;
-                    continue;
-                }
-            }
-            let t = Instant::now();
-            let fresh = self.exec.snapshot().await?;
-            d.snapshot_ms += ms(t.elapsed());
-            last_snapshot = fresh.text.clone();
-            let action_text = format!("{} {}", locator, decision.action.as_str());
-            let t = Instant::now();
-            let verdict = self
-                .ask_model(
-                    "judge",
-                    Some(number),
-                    prompts::judge(&step, &action_text, &fresh.text),
-                    JUDGE_MAX_TOKENS,
-                    large,
-                )
-                .await;
-            d.judge_ms = ms(t.elapsed());
-            let verdict = match verdict {
-                Ok((text, usage)) => {
-                    p_tokens += usage.prompt_tokens;
-                    c_tokens += usage.completion_tokens;
-                    line.tokens(&usage);
-                    prompts::parse_judgement(&text).map_err(AttemptError::Unusable)
-                }
-                Err(e) => Err(AttemptError::Llm(e.to_string())),
-            };
-            match verdict {
-                Ok(true) => {
-                    completed = true;
-                    line.completed = true;
-                    if let (Some(fingerprint), Some(url)) = (fingerprint, &step_url) {
-                        self.resolved = Some((
-                            EntryKey::on(&self.opts.start_url, url, &step),
-                            Resolved {
-                                locator: locator.clone(),
-                                action: decision.action,
-                                value: decision.value.clone(),
-                                fingerprint,
-                                url_after: crate::cache::url_pattern_on(&fresh.url, &self.opts.start_url),
-                            },
-                        ));
-                    }
-                }
-                Ok(false) => {
-                    let err = AttemptError::NotCompleted;
-                    reasons.push(err.to_string());
-                    line.reason = Some(err.to_string());
-                }
-                Err(err) => {
-                    reasons.push(err.to_string());
-                    line.reason = Some(err.to_string());
-                }
-            }
-            cached = Some(fresh);
-            self.finish_attempt(line, d, attempt_started).await?;
+        let mut s = LlmStep {
+            index,
+            number,
+            step,
+            recording: self.opts.workflow_id.is_some(),
+            p_tokens: 0,
+            c_tokens: 0,
+            reasons: Vec::new(),
+            cached: None,
+            last_snapshot: String::new(),
+            completed: false,
+            attempt: 0,
+            limit: MAX_ATTEMPTS,
+            emergency: None,
+            progress: tokio::time::Instant::now(),
+            step_url: None,
+        };
+        while !s.completed && self.next_attempt(&mut s) {
+            self.llm_attempt(&mut s).await?;
         }
-        if let Some(e) = &emergency {
+        if let Some(e) = &s.emergency {
             self.emergency_off(number, e);
         }
         self.close_step(
             index,
-            completed,
-            attempt,
-            reasons,
-            p_tokens,
-            c_tokens,
+            s.completed,
+            s.attempt,
+            s.reasons,
+            s.p_tokens,
+            s.c_tokens,
             step_started,
-            &last_snapshot,
+            &s.last_snapshot,
         )
         .await
     }
+
+    /// Counts the next attempt, turning emergency mode on when a trigger
+    /// fires (every attempt so far failed); `false` once none is left.
+    fn next_attempt(&mut self, s: &mut LlmStep) -> bool {
+        if s.emergency.is_none()
+            && let Some((trigger, reason)) =
+                emergency::trigger(s.attempt, s.progress.elapsed(), &self.confidence)
+        {
+            s.emergency = Some(self.emergency_on(s.number, trigger, reason));
+            s.limit = s.attempt + emergency::EMERGENCY_ATTEMPTS;
+        }
+        if s.attempt >= s.limit {
+            return false;
+        }
+        s.attempt += 1;
+        true
+    }
+
+    /// One attempt: decide, check the target, act, judge, and record it.
+    async fn llm_attempt(&mut self, s: &mut LlmStep) -> Result<(), WorkflowError> {
+        let started = Instant::now();
+        let mut d = Durations::default();
+        let t = Instant::now();
+        let snap = match s.cached.take() {
+            Some(snap) => snap,
+            None => self.exec.snapshot().await?,
+        };
+        d.snapshot_ms = ms(t.elapsed());
+        s.last_snapshot = snap.text.clone();
+        s.step_url.get_or_insert_with(|| snap.url.clone());
+        let (mut line, decision) = self.decide(s, &snap, &mut d).await;
+        let decision = match decision {
+            Ok(decision) => decision,
+            Err(err) => return self.attempt_failed(s, line, &err, d, started).await,
+        };
+        if s.emergency.is_none()
+            && let Some(c) = decision.confidence
+        {
+            self.confidence.push(c);
+        }
+        let (target, locator) = match self.check(&snap, &decision, &mut line, &mut d).await? {
+            Ok(found) => found,
+            Err(err) => return self.attempt_failed(s, line, &err, d, started).await,
+        };
+        // The element's neighbourhood before the action changes the page.
+        let fingerprint = match s.recording && decision.near().is_none() {
+            true => self
+                .exec
+                .page()
+                .inspect(&target)
+                .await
+                .ok()
+                .map(|st| Fingerprint::of(&st)),
+            false => None,
+        };
+        if let Err(err) = self.act(s, &target, &decision, &mut line, &mut d).await? {
+            return self.attempt_failed(s, line, &err, d, started).await;
+        }
+        let t = Instant::now();
+        let fresh = self.exec.snapshot().await?;
+        d.snapshot_ms += ms(t.elapsed());
+        s.last_snapshot = fresh.text.clone();
+        let action_text = format!("{} {}", locator, decision.action.as_str());
+        match self.judge(s, &action_text, &fresh, &mut line, &mut d).await {
+            Ok(true) => {
+                s.completed = true;
+                line.completed = true;
+                if let (Some(fingerprint), Some(url)) = (fingerprint, &s.step_url) {
+                    self.resolved = Some((
+                        EntryKey::on(&self.opts.start_url, url, &s.step),
+                        Resolved {
+                            locator: locator.clone(),
+                            action: decision.action,
+                            value: decision.value.clone(),
+                            fingerprint,
+                            url_after: crate::cache::url_pattern_on(&fresh.url, &self.opts.start_url),
+                        },
+                    ));
+                }
+            }
+            Ok(false) => {
+                let err = AttemptError::NotCompleted;
+                s.reasons.push(err.to_string());
+                line.reason = Some(err.to_string());
+            }
+            Err(err) => {
+                s.reasons.push(err.to_string());
+                line.reason = Some(err.to_string());
+            }
+        }
+        s.cached = Some(fresh);
+        self.finish_attempt(line, d, started).await
+    }
+
+    /// Records a failed attempt and why.
+    async fn attempt_failed(
+        &mut self,
+        s: &mut LlmStep,
+        mut line: AttemptLine,
+        err: &AttemptError,
+        d: Durations,
+        started: Instant,
+    ) -> Result<(), WorkflowError> {
+        s.reasons.push(err.to_string());
+        line.fail(err);
+        self.finish_attempt(line, d, started).await
+    }
+
+    /// Asks the model what to do on `snap` (the light DOM in emergency
+    /// mode); the attempt's line, and the decision or why there is none.
+    async fn decide(
+        &mut self,
+        s: &mut LlmStep,
+        snap: &Snapshot,
+        d: &mut Durations,
+    ) -> (AttemptLine, Result<ActionDecision, AttemptError>) {
+        let (number, attempt, large) = (s.number, s.attempt, s.emergency.is_some());
+        // Step meta is rebuilt every attempt; phase 1 derives no hints.
+        let mut meta = json!({ "id": format!("step_{number}_{attempt}"), "originalInstruction": s.step, "attempt": attempt });
+        let mut hint_keys: Vec<&str> = Vec::new();
+        // The site's profile, when `sites.yaml` has one for this page.
+        if let Some(site) = self.opts.hints.sites.as_ref().and_then(|p| p.matching(&snap.url)) {
+            meta["site"] = site.hint();
+            hint_keys.push("site");
+        }
+        let sitemap = if large {
+            None
+        } else {
+            self.sitemap_urls(&snap.url).await
+        };
+        if sitemap.is_some() {
+            hint_keys.push("sitemap");
+        }
+        // The cap cut the snapshot and the target was not seen: what the
+        // step quotes is searched for in the whole page and shown.
+        let failure = match s.reasons.last().cloned() {
+            Some(f) if snap.pruned > 0 => Some(found_in_page(&f, &s.step, snap)),
+            f => f,
+        };
+        let (messages, max_tokens) = if large {
+            let html = self.exec.page().html().await.unwrap_or_default();
+            let dom = emergency::light_dom(&html, emergency::LIGHT_DOM_MAX_CHARS);
+            (
+                prompts::emergency_decision(&self.checklist, s.index, &s.step, &s.reasons, &dom),
+                prompts::EMERGENCY_MAX_TOKENS,
+            )
+        } else {
+            (
+                self.decision_prompt(
+                    s.index,
+                    &s.step,
+                    &meta,
+                    failure.as_deref(),
+                    snap,
+                    sitemap.as_deref(),
+                ),
+                DECISION_MAX_TOKENS,
+            )
+        };
+        let t = Instant::now();
+        let answer = self
+            .ask_model("decision", Some(number), messages, max_tokens, large)
+            .await;
+        d.decision_ms = ms(t.elapsed());
+        let mut line = AttemptLine::new(
+            number,
+            attempt,
+            &s.step,
+            &meta,
+            &hint_keys,
+            snap.text.len(),
+            &snap.url,
+        );
+        line.emergency = s.emergency.clone();
+        let decision = match answer {
+            Err(e) => Err(AttemptError::Llm(e.to_string())),
+            Ok((text, usage)) => {
+                s.p_tokens += usage.prompt_tokens;
+                s.c_tokens += usage.completion_tokens;
+                line.tokens(&usage);
+                match parse_decision_in(&text, large) {
+                    Ok(DecisionAnswer::Act(decision)) => Ok(*decision),
+                    Ok(DecisionAnswer::TargetNotFound) => Err(AttemptError::TargetNotFound),
+                    Err(reason) => Err(AttemptError::Unusable(reason)),
+                }
+            }
+        };
+        (line, decision)
+    }
+
+    /// The precheck: the decision's target, exactly one element now (a
+    /// proximity decision resolves on `snap`, to a ref), and its locator.
+    async fn check(
+        &self,
+        snap: &Snapshot,
+        decision: &ActionDecision,
+        line: &mut AttemptLine,
+        d: &mut Durations,
+    ) -> Result<Result<(Target, Locator), AttemptError>, WorkflowError> {
+        let t = Instant::now();
+        let (target, locator) = match decision.near() {
+            Some((text, role)) => {
+                let text_locator = Locator::Text {
+                    text: text.clone(),
+                    exact: false,
+                };
+                line.decision = Some(llm_decision(decision, &text_locator));
+                let found = emergency::near_ref(&snap.text, &text, role.as_deref());
+                let target = found.map(|r| (Target::Ref(r), 1)).ok_or(AttemptError::NotUnique {
+                    locator: format!("near {text:?}"),
+                    count: 0,
+                });
+                (target, text_locator)
+            }
+            None => {
+                let locator = decision
+                    .locator()
+                    .map_err(|e| WorkflowError::Config(e.to_string()))?;
+                line.decision = Some(llm_decision(decision, &locator));
+                (self.llm_target(&locator, decision.action).await?, locator)
+            }
+        };
+        d.precheck_ms = ms(t.elapsed());
+        Ok(match target {
+            Ok((target, count)) => {
+                line.precheck = Some(count);
+                Ok((target, locator))
+            }
+            Err(err) => {
+                match &err {
+                    AttemptError::NotUnique { count, .. } => line.precheck = Some(*count),
+                    AttemptError::NoMatch { .. } => line.precheck = Some(0),
+                    _ => {}
+                }
+                Err(err)
+            }
+        })
+    }
+
+    /// Performs the decision on `target` (an in-flight mark first, for a
+    /// resume); an engine or workflow failure ends the run.
+    async fn act(
+        &mut self,
+        s: &mut LlmStep,
+        target: &Target,
+        decision: &ActionDecision,
+        line: &mut AttemptLine,
+        d: &mut Durations,
+    ) -> Result<Result<(), AttemptError>, WorkflowError> {
+        self.checkpoint_acting(s.index, Some(decision.action)).await;
+        match self
+            .exec
+            .perform(target, decision.action, decision.value.as_ref())
+            .await
+        {
+            Ok(acted) => {
+                s.progress = tokio::time::Instant::now();
+                d.action_ms = ms(acted.action);
+                d.settle_ms = ms(acted.settle);
+                line.succeeded(Some(acted.navigated));
+                Ok(Ok(()))
+            }
+            Err(ActError::Workflow(e)) => Err(e),
+            Err(ActError::Engine(e)) => Err(e.into()),
+            Err(e) => Ok(Err(e.attempt())),
+        }
+    }
+
+    /// Asks the judge whether the step is done on `fresh`.
+    async fn judge(
+        &mut self,
+        s: &mut LlmStep,
+        action_text: &str,
+        fresh: &Snapshot,
+        line: &mut AttemptLine,
+        d: &mut Durations,
+    ) -> Result<bool, AttemptError> {
+        let t = Instant::now();
+        let verdict = self
+            .ask_model(
+                "judge",
+                Some(s.number),
+                prompts::judge(&s.step, action_text, &fresh.text),
+                JUDGE_MAX_TOKENS,
+                s.emergency.is_some(),
+            )
+            .await;
+        d.judge_ms = ms(t.elapsed());
+        match verdict {
+            Ok((text, usage)) => {
+                s.p_tokens += usage.prompt_tokens;
+                s.c_tokens += usage.completion_tokens;
+                line.tokens(&usage);
+                prompts::parse_judgement(&text).map_err(AttemptError::Unusable)
+            }
+            Err(e) => Err(AttemptError::Llm(e.to_string())),
+        }
+    }
+}
+
+/// What one plain-language step carries from attempt to attempt.
+struct LlmStep {
+    index: usize,
+    number: u32,
+    /// The instruction without its checkbox.
+    step: String,
+    /// Whether completed actions go to the action cache.
+    recording: bool,
+    p_tokens: u64,
+    c_tokens: u64,
+    /// Why each failed attempt failed.
+    reasons: Vec<String>,
+    /// The snapshot the judge saw, for the next attempt.
+    cached: Option<Snapshot>,
+    last_snapshot: String,
+    completed: bool,
+    attempt: u32,
+    limit: u32,
+    emergency: Option<StepEmergency>,
+    /// The last successful action (or the step's start), for the stall trigger.
+    progress: tokio::time::Instant,
+    /// Where the step started (the action cache's key).
+    step_url: Option<String>,
 }

@@ -200,47 +200,7 @@ pub async fn run_workflow(
             "plain-language steps need an LLM (--llm-base-url and --model)".into(),
         ));
     }
-    let log = SessionLog::new(
-        deps.store.clone(),
-        opts.session_id.clone(),
-        deps.sanitizer.clone(),
-        opts.console.clone(),
-    );
-    let exec = Executor::new(
-        page,
-        deps.sanitizer.clone(),
-        deps.secrets.clone(),
-        opts.action_timeout,
-        opts.snapshot_max_chars,
-    );
-    let mut run = Run {
-        exec,
-        llm: deps.llm.clone(),
-        log,
-        sanitizer: deps.sanitizer.clone(),
-        opts: opts.clone(),
-        checklist: Vec::new(),
-        outcomes: Vec::new(),
-        stopped_at: None,
-        totals: WorkflowTotals::default(),
-        history: Vec::new(),
-        kind: StepKind::Llm,
-        tried: Vec::new(),
-        confidence: emergency::Confidence::default(),
-        cache: None,
-        events: Vec::new(),
-        resolved: None,
-        sitemaps: Default::default(),
-        cp: opts
-            .checkpoints
-            .clone()
-            .map(|c| resume::CpState::new(c, workflow)),
-        once: Vec::new(),
-        source: match mode {
-            WorkflowMode::Llm => StepSource::Llm,
-            WorkflowMode::Structured => StepSource::Structured,
-        },
-    };
+    let mut run = new_run(page, workflow, &deps, &opts, mode);
     let outcome = run.run(workflow).await;
     if let Err(e @ WorkflowError::HandedOver { .. }) = outcome {
         // Not the end: the checkpoint stays for the invocation that goes on.
@@ -255,32 +215,7 @@ pub async fn run_workflow(
         }
     };
     let final_url = run.exec.snapshot().await.ok().map(|s| s.url);
-    run.totals.steps = run.checklist.len() as u32;
-    run.totals.steps_ok = run
-        .outcomes
-        .iter()
-        .filter(|o| o.status == RunStatus::Completed)
-        .count() as u32;
-    run.totals.total_tokens = run.totals.prompt_tokens + run.totals.completion_tokens;
-    let prior_ms = run.cp.as_ref().map_or(0.0, |c| c.prior_ms);
-    run.totals.duration_ms = prior_ms + started.elapsed().as_secs_f64() * 1000.0;
-    for i in run.outcomes.len()..run.checklist.len() {
-        run.outcomes.push(StepOutcome {
-            step_number: i as u32 + 1,
-            instruction: run.checklist[i].clone(),
-            status: RunStatus::Skipped,
-            attempts: 0,
-            reasons: run
-                .stopped_at
-                .map(|n| vec![format!("not run: step {n} ran and said `then stop`")])
-                .unwrap_or_default(),
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            duration_ms: 0.0,
-            screenshot: None,
-            source: None,
-        });
-    }
+    run.tally(started);
     // A run that stopped early completed every step it ran.
     let ran = run.stopped_at.unwrap_or(run.totals.steps);
     let status = if error.is_none() && run.totals.steps_ok == ran {
@@ -343,6 +278,89 @@ pub async fn run_workflow(
         clean.totals.duration_ms
     ));
     Ok(clean)
+}
+
+/// The run's state before its first step.
+fn new_run<'a>(
+    page: &'a dyn Page,
+    workflow: &Workflow,
+    deps: &RunDeps,
+    opts: &WorkflowOptions,
+    mode: WorkflowMode,
+) -> Run<'a> {
+    let log = SessionLog::new(
+        deps.store.clone(),
+        opts.session_id.clone(),
+        deps.sanitizer.clone(),
+        opts.console.clone(),
+    );
+    let exec = Executor::new(
+        page,
+        deps.sanitizer.clone(),
+        deps.secrets.clone(),
+        opts.action_timeout,
+        opts.snapshot_max_chars,
+    );
+    Run {
+        exec,
+        llm: deps.llm.clone(),
+        log,
+        sanitizer: deps.sanitizer.clone(),
+        opts: opts.clone(),
+        checklist: Vec::new(),
+        outcomes: Vec::new(),
+        stopped_at: None,
+        totals: WorkflowTotals::default(),
+        history: Vec::new(),
+        kind: StepKind::Llm,
+        tried: Vec::new(),
+        confidence: emergency::Confidence::default(),
+        cache: None,
+        events: Vec::new(),
+        resolved: None,
+        sitemaps: Default::default(),
+        cp: opts
+            .checkpoints
+            .clone()
+            .map(|c| resume::CpState::new(c, workflow)),
+        once: Vec::new(),
+        source: match mode {
+            WorkflowMode::Llm => StepSource::Llm,
+            WorkflowMode::Structured => StepSource::Structured,
+        },
+    }
+}
+
+impl Run<'_> {
+    /// The run's totals, and a skipped outcome for every step not run.
+    fn tally(&mut self, started: Instant) {
+        self.totals.steps = self.checklist.len() as u32;
+        self.totals.steps_ok = self
+            .outcomes
+            .iter()
+            .filter(|o| o.status == RunStatus::Completed)
+            .count() as u32;
+        self.totals.total_tokens = self.totals.prompt_tokens + self.totals.completion_tokens;
+        let prior_ms = self.cp.as_ref().map_or(0.0, |c| c.prior_ms);
+        self.totals.duration_ms = prior_ms + started.elapsed().as_secs_f64() * 1000.0;
+        for i in self.outcomes.len()..self.checklist.len() {
+            self.outcomes.push(StepOutcome {
+                step_number: i as u32 + 1,
+                instruction: self.checklist[i].clone(),
+                status: RunStatus::Skipped,
+                attempts: 0,
+                reasons: self
+                    .stopped_at
+                    .map(|n| vec![format!("not run: step {n} ran and said `then stop`")])
+                    .unwrap_or_default(),
+                prompt_tokens: 0,
+                completion_tokens: 0,
+                duration_ms: 0.0,
+                screenshot: None,
+                source: None,
+            });
+        }
+    }
 }
 
 impl Run<'_> {

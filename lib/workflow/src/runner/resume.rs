@@ -277,6 +277,63 @@ impl Run<'_> {
     /// was in flight. Returns the step (0-based) to run next, or `None`
     /// when there is no checkpoint to continue.
     pub(super) async fn resume(&mut self, workflow: &Workflow) -> Result<Option<usize>, WorkflowError> {
+        let Some((saved, inner, reason)) = self.open_checkpoint(workflow)? else {
+            return Ok(None);
+        };
+        let worker = self
+            .cp
+            .as_ref()
+            .map(|cp| cp.cfg.worker.clone())
+            .unwrap_or_default();
+        let next = saved.next_step as usize;
+        let from = (saved.document_step as usize).min(next);
+        let state_restored = self.reopen(&inner).await?;
+        self.replay_since(workflow, &saved, from, next).await?;
+        // Where the document now is, so the next checkpoint knows.
+        if let Some(now) = self.document().await
+            && let Some(cp) = self.cp.as_mut()
+        {
+            cp.document = Some(now);
+        }
+        let (at, in_flight) = match saved.acting {
+            Some(step) if step as usize == next && next < self.checklist.len() => {
+                match self.in_flight(workflow, next).await? {
+                    Ok(how) => {
+                        self.outcomes.push(StepOutcome {
+                            step_number: next as u32 + 1,
+                            instruction: self.checklist[next].clone(),
+                            status: RunStatus::Completed,
+                            attempts: 0,
+                            reasons: vec![format!("resumed: it ran before the run moved on, and {how}")],
+                            prompt_tokens: 0,
+                            completion_tokens: 0,
+                            duration_ms: 0.0,
+                            screenshot: None,
+                            source: Some(self.source),
+                        });
+                        let done = format!("step {} was in flight and counts as done: {how}", next + 1);
+                        (next + 1, Some(done))
+                    }
+                    Err(why) => {
+                        let note = format!("step {} was in flight: {why}", next + 1);
+                        self.mark_resumed(next, &reason, &worker, Some(note), state_restored);
+                        return Err(self.uncertain(next, why).await);
+                    }
+                }
+            }
+            _ => (next, None),
+        };
+        self.mark_resumed(at, &reason, &worker, in_flight, state_restored);
+        Ok(Some(at))
+    }
+
+    /// The checkpoint to continue from, checked (this workflow's, a
+    /// version this build reads) and unsealed, with the run's progress
+    /// taken from it; `None` when there is none.
+    fn open_checkpoint(
+        &mut self,
+        workflow: &Workflow,
+    ) -> Result<Option<(Checkpoint, Sealed, String)>, WorkflowError> {
         let Some(cp) = self.cp.as_mut() else {
             return Ok(None);
         };
@@ -304,7 +361,6 @@ impl Run<'_> {
         cp.prior_ms = saved.totals.duration_ms;
         cp.resumed = saved.resumed.clone();
         cp.document_step = from as u32;
-        let worker = cp.cfg.worker.clone();
         self.checklist = saved.checklist.clone();
         self.once = once_flags(workflow, &self.checklist);
         self.totals = saved.totals.clone();
@@ -317,11 +373,17 @@ impl Run<'_> {
             self.checklist.len(),
             saved.worker
         ));
+        Ok(Some((saved, inner, reason)))
+    }
+
+    /// Reopens the checkpoint's document with its browser state; says
+    /// whether the state was restored.
+    async fn reopen(&mut self, inner: &Sealed) -> Result<bool, WorkflowError> {
         let url = url::Url::parse(&inner.document_url)
             .or_else(|_| url::Url::parse(&inner.url))
             .map_err(|e| WorkflowError::Checkpoint(format!("its URL does not parse: {e}")))?;
         let opts = GotoOptions::load(self.exec.timeout().max(Duration::from_secs(15)));
-        let state_restored = match &inner.state {
+        let restored = match &inner.state {
             Some(state) => match self.exec.page().restore_state(state, &url, &opts).await {
                 Ok(_) => true,
                 Err(e) if e.kind == oxwright_engine::EngineErrorKind::Unsupported => {
@@ -343,8 +405,19 @@ impl Run<'_> {
         if let Some(cp) = self.cp.as_mut() {
             cp.document = None;
         }
-        // The steps run on this document, again: their effects were the
-        // page's own (typed text, ticked boxes), gone with the browser.
+        Ok(restored)
+    }
+
+    /// Runs the steps `from..next` again on the reopened document: their
+    /// effects were the page's own (typed text, ticked boxes), gone with
+    /// the browser. A `once:` step, a pause and a check are not run again.
+    async fn replay_since(
+        &mut self,
+        workflow: &Workflow,
+        saved: &Checkpoint,
+        from: usize,
+        next: usize,
+    ) -> Result<(), WorkflowError> {
         for i in from..next {
             let kept = saved
                 .outcomes
@@ -370,52 +443,7 @@ impl Run<'_> {
                 .say(&format!("  replaying step {} on the reopened page", i + 1));
             self.run_step(workflow, i).await?;
         }
-        // Where the document now is, so the next checkpoint knows.
-        if let Some(now) = self.document().await
-            && let Some(cp) = self.cp.as_mut()
-        {
-            cp.document = Some(now);
-        }
-        let mut at = next;
-        let in_flight = match saved.acting {
-            Some(step) if step as usize == next && next < self.checklist.len() => {
-                let verdict = self.in_flight(workflow, next).await?;
-                match verdict {
-                    Ok(how) => {
-                        self.outcomes.push(StepOutcome {
-                            step_number: next as u32 + 1,
-                            instruction: self.checklist[next].clone(),
-                            status: RunStatus::Completed,
-                            attempts: 0,
-                            reasons: vec![format!("resumed: it ran before the run moved on, and {how}")],
-                            prompt_tokens: 0,
-                            completion_tokens: 0,
-                            duration_ms: 0.0,
-                            screenshot: None,
-                            source: Some(self.source),
-                        });
-                        at = next + 1;
-                        Some(format!(
-                            "step {} was in flight and counts as done: {how}",
-                            next + 1
-                        ))
-                    }
-                    Err(why) => {
-                        self.mark_resumed(
-                            next,
-                            &reason,
-                            &worker,
-                            Some(format!("step {} was in flight: {why}", next + 1)),
-                            state_restored,
-                        );
-                        return Err(self.uncertain(next, why).await);
-                    }
-                }
-            }
-            _ => None,
-        };
-        self.mark_resumed(at, &reason, &worker, in_flight, state_restored);
-        Ok(Some(at))
+        Ok(())
     }
 
     fn mark_resumed(

@@ -279,56 +279,21 @@ impl Snapshotter {
                 {
                     self.render(ctx, sub, &root, depth + 1, &mut inner, elements);
                 }
-                let only_text =
-                    |kids: &[Line]| !kids.is_empty() && kids.iter().all(|l| l.text.starts_with("- text: "));
-                let joined = |kids: &[Line]| {
-                    kids.iter()
-                        .map(|l| l.text.trim_start_matches("- text: "))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                };
-                let mut text_only = only_text(&inner[first_child..]);
-                let mut folded = normalize(&joined(&inner[first_child..]));
-                if text_only && (folded == name || value.as_deref() == Some(folded.as_str())) {
-                    // The name or the value already says it.
-                    inner.truncate(first_child);
-                    text_only = false;
-                    folded.clear();
-                }
+                let (text_only, folded) = fold_text(&mut inner, first_child, &name, value.as_deref());
                 let keep = interactive(role)
                     || node
                         .backend
                         .is_some_and(|_| name.len() < 80 && role != "paragraph");
-                if let Some(v) = value {
-                    head.push_str(&format!(": {v}"));
-                    out.push(Line {
-                        depth,
-                        text: head,
-                        keep,
-                    });
-                    out.extend(inner);
-                } else if text_only && first_child == 0 {
-                    head.push_str(&format!(": {folded}"));
-                    out.push(Line {
-                        depth,
-                        text: head,
-                        keep,
-                    });
-                } else if inner.is_empty() {
-                    out.push(Line {
-                        depth,
-                        text: head,
-                        keep,
-                    });
-                } else {
-                    head.push(':');
-                    out.push(Line {
-                        depth,
-                        text: head,
-                        keep,
-                    });
-                    out.extend(inner);
-                }
+                push_element(
+                    out,
+                    depth,
+                    head,
+                    keep,
+                    value,
+                    inner,
+                    text_only && first_child == 0,
+                    &folded,
+                );
             }
         }
     }
@@ -591,6 +556,72 @@ fn short_url(url: &str, page: Option<&url::Url>) -> String {
             s
         }
         _ => url.to_string(),
+    }
+}
+
+/// Whether the lines under an element are text alone (and that text
+/// joined); text the element's name or value already says is dropped.
+fn fold_text(inner: &mut Vec<Line>, first_child: usize, name: &str, value: Option<&str>) -> (bool, String) {
+    let kids = &inner[first_child..];
+    let mut text_only = !kids.is_empty() && kids.iter().all(|l| l.text.starts_with("- text: "));
+    let mut folded = normalize(
+        &kids
+            .iter()
+            .map(|l| l.text.trim_start_matches("- text: "))
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    if text_only && (folded == name || value == Some(folded.as_str())) {
+        // The name or the value already says it.
+        inner.truncate(first_child);
+        text_only = false;
+        folded.clear();
+    }
+    (text_only, folded)
+}
+
+/// An element's line: `: value`, `: text` when its lines below are text
+/// alone, `:` over its children, or bare.
+#[allow(clippy::too_many_arguments)]
+fn push_element(
+    out: &mut Vec<Line>,
+    depth: usize,
+    mut head: String,
+    keep: bool,
+    value: Option<String>,
+    inner: Vec<Line>,
+    folds: bool,
+    folded: &str,
+) {
+    if let Some(v) = value {
+        head.push_str(&format!(": {v}"));
+        out.push(Line {
+            depth,
+            text: head,
+            keep,
+        });
+        out.extend(inner);
+    } else if folds {
+        head.push_str(&format!(": {folded}"));
+        out.push(Line {
+            depth,
+            text: head,
+            keep,
+        });
+    } else if inner.is_empty() {
+        out.push(Line {
+            depth,
+            text: head,
+            keep,
+        });
+    } else {
+        head.push(':');
+        out.push(Line {
+            depth,
+            text: head,
+            keep,
+        });
+        out.extend(inner);
     }
 }
 

@@ -66,6 +66,91 @@ fn rare_flags(v: &Value) -> HashSet<usize> {
         .collect()
 }
 
+/// Each node's attributes as (name, value) pairs.
+fn node_attributes<'a>(strings: &'a [Value], v: &'a Value, n: usize) -> Vec<Vec<(&'a str, &'a str)>> {
+    let mut attrs: Vec<Vec<(&str, &str)>> = v
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            a.as_array()
+                .map(|a| {
+                    a.chunks(2)
+                        .filter(|p| p.len() == 2)
+                        .map(|p| (string(strings, &p[0]), string(strings, &p[1])))
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    attrs.resize(n, Vec::new());
+    attrs
+}
+
+/// (display, visibility) of each node with a layout box.
+fn layout_styles<'a>(strings: &'a [Value], layout: &'a Value, n: usize) -> Vec<Option<(&'a str, &'a str)>> {
+    let mut style = vec![None; n];
+    let styles = layout["styles"].as_array();
+    for (k, node) in layout["nodeIndex"].as_array().into_iter().flatten().enumerate() {
+        let Some(node) = node
+            .as_i64()
+            .and_then(|x| usize::try_from(x).ok())
+            .filter(|&x| x < n)
+        else {
+            continue;
+        };
+        if style[node].is_some() {
+            continue;
+        }
+        let s = styles.and_then(|s| s.get(k)).and_then(Value::as_array);
+        let get = |j: usize| {
+            s.and_then(|s| s.get(j))
+                .map(|v| string(strings, v))
+                .unwrap_or_default()
+        };
+        style[node] = Some((get(0), get(1)));
+    }
+    style
+}
+
+/// Frame owner node → the index of its content document.
+fn content_documents(v: &Value) -> HashMap<usize, usize> {
+    v["index"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .zip(v["value"].as_array().into_iter().flatten())
+        .filter_map(|(i, v)| {
+            Some((
+                usize::try_from(i.as_i64()?).ok()?,
+                usize::try_from(v.as_i64()?).ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// Elements by `id` (the first), and the `<label for>` elements of each id.
+type IdIndex<'a> = (HashMap<&'a str, usize>, HashMap<&'a str, Vec<usize>>);
+
+fn id_index<'a>(attrs: &[Vec<(&'a str, &'a str)>], kind: &[i64], tag: &[String]) -> IdIndex<'a> {
+    let mut by_id = HashMap::new();
+    let mut label_for: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, a) in attrs.iter().enumerate() {
+        if kind[i] != 1 {
+            continue;
+        }
+        for &(k, v) in a {
+            if k == "id" && !v.is_empty() {
+                by_id.entry(v).or_insert(i);
+            }
+            if k == "for" && tag[i] == "LABEL" && !v.is_empty() {
+                label_for.entry(v).or_default().push(i);
+            }
+        }
+    }
+    (by_id, label_for)
+}
+
 impl<'a> Doc<'a> {
     pub(super) fn parse(strings: &'a [Value], d: &'a Value) -> Option<Self> {
         let nodes = &d["nodes"];
@@ -100,50 +185,14 @@ impl<'a> Doc<'a> {
             .map(|s| string(strings, s))
             .collect();
         value.resize(n, "");
-        let mut attrs: Vec<Vec<(&str, &str)>> = nodes["attributes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|a| {
-                a.as_array()
-                    .map(|a| {
-                        a.chunks(2)
-                            .filter(|p| p.len() == 2)
-                            .map(|p| (string(strings, &p[0]), string(strings, &p[1])))
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            })
-            .collect();
-        attrs.resize(n, Vec::new());
+        let attrs = node_attributes(strings, &nodes["attributes"], n);
         let mut children = vec![Vec::new(); n];
         for (i, p) in parent.iter().enumerate() {
             if let Some(p) = p.filter(|&p| p < i) {
                 children[p].push(i);
             }
         }
-        let mut style = vec![None; n];
-        let layout = &d["layout"];
-        let styles = layout["styles"].as_array();
-        for (k, node) in layout["nodeIndex"].as_array().into_iter().flatten().enumerate() {
-            let Some(node) = node
-                .as_i64()
-                .and_then(|x| usize::try_from(x).ok())
-                .filter(|&x| x < n)
-            else {
-                continue;
-            };
-            if style[node].is_some() {
-                continue;
-            }
-            let s = styles.and_then(|s| s.get(k)).and_then(Value::as_array);
-            let get = |j: usize| {
-                s.and_then(|s| s.get(j))
-                    .map(|v| string(strings, v))
-                    .unwrap_or_default()
-            };
-            style[node] = Some((get(0), get(1)));
-        }
+        let style = layout_styles(strings, &d["layout"], n);
         let mut shown_below: Vec<bool> = style.iter().map(Option::is_some).collect();
         for i in (0..n).rev() {
             if shown_below[i]
@@ -152,38 +201,8 @@ impl<'a> Doc<'a> {
                 shown_below[p] = true;
             }
         }
-        let content_doc = nodes["contentDocumentIndex"]["index"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .zip(
-                nodes["contentDocumentIndex"]["value"]
-                    .as_array()
-                    .into_iter()
-                    .flatten(),
-            )
-            .filter_map(|(i, v)| {
-                Some((
-                    usize::try_from(i.as_i64()?).ok()?,
-                    usize::try_from(v.as_i64()?).ok()?,
-                ))
-            })
-            .collect();
-        let mut by_id = HashMap::new();
-        let mut label_for: HashMap<&str, Vec<usize>> = HashMap::new();
-        for (i, a) in attrs.iter().enumerate() {
-            if kind[i] != 1 {
-                continue;
-            }
-            for &(k, v) in a {
-                if k == "id" && !v.is_empty() {
-                    by_id.entry(v).or_insert(i);
-                }
-                if k == "for" && tag[i] == "LABEL" && !v.is_empty() {
-                    label_for.entry(v).or_default().push(i);
-                }
-            }
-        }
+        let content_doc = content_documents(&nodes["contentDocumentIndex"]);
+        let (by_id, label_for) = id_index(&attrs, &kind, &tag);
         let base = url::Url::parse(string(strings, &d["baseURL"]))
             .or_else(|_| url::Url::parse(string(strings, &d["documentURL"])))
             .ok();
