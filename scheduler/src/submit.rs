@@ -36,6 +36,20 @@ pub struct BatchRecord {
     pub resubmit_of: Option<String>,
 }
 
+impl BatchRecord {
+    /// Writes the record to `batches/<id>/batch.json`.
+    pub async fn put(&self, store: &dyn ArtifactStore) -> Result<(), oxwright_artifacts::ArtifactError> {
+        let body = serde_json::to_vec_pretty(self).expect("batch records serialise");
+        store
+            .put(
+                &keys::batch_record(&self.batch_id),
+                Bytes::from(body),
+                "application/json",
+            )
+            .await
+    }
+}
+
 /// One job of a [`BatchRecord`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BatchRecordJob {
@@ -155,14 +169,7 @@ pub async fn submit_batch_with(
             "application/x-ndjson",
         )
         .await?;
-    let body = serde_json::to_vec_pretty(&record).expect("batch records serialise");
-    store
-        .put(
-            &keys::batch_record(batch_id),
-            Bytes::from(body),
-            "application/json",
-        )
-        .await?;
+    record.put(store).await?;
     for job in &jobs {
         publish_job(queue, job).await?;
     }

@@ -181,7 +181,7 @@ pub(crate) async fn get_batch(
     if query.limit == 0 || query.limit > MAX_PAGE {
         return Err(invalid(format!("limit must be 1 to {MAX_PAGE}")));
     }
-    let Some(status) = status(&state, &id).await? else {
+    let Some(status) = status(&state, &id, None).await? else {
         return Err(not_found(format!("no batch {id}")));
     };
     let lines = manifest(&state, &id).await?;
@@ -257,69 +257,44 @@ pub(crate) async fn manifest(state: &AppState, id: &str) -> Result<Vec<u8>, ApiE
 }
 
 /// The progress of batch `id`: the tracker's, or, on a daemon that only
-/// views (it gets no reports), the store's.
+/// views (it gets no reports), the store's: its summary, or its manifest
+/// counted as the batch's runner has written it so far. `record` is the
+/// batch's record when the caller has read it.
 pub(crate) async fn status(
-    state: &AppState,
-    id: &str,
-) -> Result<Option<crate::tracker::BatchStatus>, ApiError> {
-    if state.opts.api.view_only {
-        let record = crate::submit::read_batch_record(state.store.as_ref(), id)
-            .await
-            .map_err(unavailable)?;
-        return stored_status(state, id, record.as_ref()).await;
-    }
-    state.tracker.lock().await.status(id).await.map_err(unavailable)
-}
-
-/// A batch's progress from the store alone: a dashboard that only views
-/// gets no reports, so it reads the summary, or counts the manifest as the
-/// batch's runner has written it so far.
-async fn stored_status(
     state: &AppState,
     id: &str,
     record: Option<&crate::submit::BatchRecord>,
 ) -> Result<Option<crate::tracker::BatchStatus>, ApiError> {
+    use crate::tracker::BatchStatus;
+    if !state.opts.api.view_only {
+        return state.tracker.lock().await.status(id).await.map_err(unavailable);
+    }
     match state.store.get(&keys::batch_summary(id)).await {
         Ok(body) => {
             if let Ok(summary) = serde_json::from_slice::<crate::batch::BatchSummary>(&body) {
-                return Ok(Some(crate::tracker::BatchStatus::of(&summary, true)));
+                return Ok(Some(BatchStatus::of(&summary, true)));
             }
         }
         Err(oxwright_artifacts::ArtifactError::NotFound { .. }) => {}
         Err(err) => return Err(unavailable(err)),
     }
-    let Some(record) = record else {
-        return Ok(None);
-    };
-    let lines = crate::api::batches::stored_manifest(state, id).await?;
-    let mut status = crate::tracker::BatchStatus {
-        batch_id: id.to_owned(),
-        total: record.total,
-        done: 0,
-        ok: 0,
-        failed: 0,
-        failed_by_kind: Default::default(),
-        complete: false,
-        manifest: keys::batch_manifest(id),
-    };
-    let reports = lines
-        .split(|b| *b == b'\n')
-        .filter_map(|l| serde_json::from_slice::<JobReport>(l).ok());
-    for report in reports {
-        status.done += 1;
-        if report.status == ReportStatus::Ok {
-            status.ok += 1;
-            continue;
+    let read;
+    let record = match record {
+        Some(record) => record,
+        None => {
+            read = crate::submit::read_batch_record(state.store.as_ref(), id)
+                .await
+                .map_err(unavailable)?;
+            let Some(record) = read.as_ref() else {
+                return Ok(None);
+            };
+            record
         }
-        status.failed += 1;
-        if let Some(err) = report.error {
-            *status
-                .failed_by_kind
-                .entry(err.kind.as_str().to_owned())
-                .or_insert(0) += 1;
-        }
-    }
-    Ok(Some(status))
+    };
+    let manifest = crate::batch::ManifestWriter::resume(state.store.clone(), id, record.total)
+        .await
+        .map_err(unavailable)?;
+    Ok(Some(BatchStatus::of(manifest.summary(), false)))
 }
 
 /// Whether batch `id` was cancelled.

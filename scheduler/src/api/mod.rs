@@ -79,22 +79,26 @@ async fn require_token(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    if let Some(token) = &state.opts.api.token {
-        let given = request
-            .headers()
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
-            return ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "missing or wrong bearer token: send `Authorization: Bearer <token>`",
-            )
-            .into_response();
-        }
+    if let Some(token) = &state.opts.api.token
+        && !bearer_is(request.headers(), token)
+    {
+        return ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or wrong bearer token: send `Authorization: Bearer <token>`",
+        )
+        .into_response();
     }
     next.run(request).await
+}
+
+/// Whether the request sends `Authorization: Bearer <secret>`.
+pub(crate) fn bearer_is(headers: &axum::http::HeaderMap, secret: &str) -> bool {
+    headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|given| constant_time_eq(given.as_bytes(), secret.as_bytes()))
 }
 
 /// Compares secrets without an early exit on the first differing byte.

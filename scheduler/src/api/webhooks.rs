@@ -24,18 +24,14 @@ pub(crate) async fn post_webhook(
             format!("no webhook {name}"),
         ));
     };
-    if let Some(secret) = state.opts.webhook_secrets.get(&hook.name) {
-        let given = headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if !given.is_some_and(|g| super::constant_time_eq(g.as_bytes(), secret.as_bytes())) {
-            return Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "missing or wrong bearer token",
-            ));
-        }
+    if let Some(secret) = state.opts.webhook_secrets.get(&hook.name)
+        && !super::bearer_is(&headers, secret)
+    {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or wrong bearer token",
+        ));
     }
     let batch_id = format!("{}-{}", hook.name, new_batch_id());
     let receipt = state

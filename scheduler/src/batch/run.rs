@@ -8,12 +8,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use chrono::Utc;
 use oxwright_artifacts::{ArtifactError, ArtifactStore};
-use oxwright_jobs::{
-    ErrorKind, FetchSpec, Job, JobError, JobId, JobKind, JobReport, JobSpec, ReportStatus, keys,
-};
+use oxwright_jobs::{ErrorKind, FetchSpec, Job, JobError, JobId, JobKind, JobReport, JobSpec, ReportStatus};
 use oxwright_queue::{JobQueue, QueueError};
 use tokio_util::sync::CancellationToken;
 use url::Url;
@@ -73,14 +70,7 @@ async fn write_record(store: &dyn ArtifactStore, req: &BatchRequest) -> Result<(
         webhook: None,
         resubmit_of: None,
     };
-    let body = serde_json::to_vec_pretty(&record).expect("batch records serialise");
-    store
-        .put(
-            &keys::batch_record(&req.batch_id),
-            Bytes::from(body),
-            "application/json",
-        )
-        .await?;
+    record.put(store).await?;
     Ok(())
 }
 

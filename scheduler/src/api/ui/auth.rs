@@ -91,11 +91,11 @@ impl UiAuth {
                 Err(Refusal::Host)
             };
         };
-        let bearer = headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if bearer.is_some_and(|b| self.token_ok(b)) {
+        if self
+            .token
+            .as_deref()
+            .is_some_and(|t| super::super::bearer_is(headers, t))
+        {
             return Ok(());
         }
         let cookie = cookie(headers, COOKIE);

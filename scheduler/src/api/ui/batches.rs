@@ -82,7 +82,7 @@ impl Batch {
         let record = read_batch_record(state.store.as_ref(), id)
             .await
             .map_err(unavailable)?;
-        let status = crate::api::batches::status(state, id).await?;
+        let status = crate::api::batches::status(state, id, record.as_ref()).await?;
         let Some(status) = status else {
             return Ok(None);
         };

@@ -87,6 +87,22 @@ pub(crate) fn link(href: &str, text: &str) -> String {
     format!("<a href=\"{}\">{}</a>", esc(href), esc(text))
 }
 
+/// The "Artefacts" list: a link to each key, named by what follows
+/// `prefix`.
+pub(crate) fn file_list(body: &mut String, keys: &[String], prefix: &str) {
+    body.push_str("<h2>Artefacts</h2><ul class=\"files\">");
+    for key in keys {
+        let name = key.strip_prefix(prefix).unwrap_or(key);
+        let _ = write!(
+            body,
+            "<li><a href=\"/ui/files/{}\">{}</a></li>",
+            esc(key),
+            esc(name)
+        );
+    }
+    body.push_str("</ul>");
+}
+
 /// A duration in ms as people read it.
 pub(crate) fn ms(ms: f64) -> String {
     if ms >= 60_000.0 {

@@ -10,7 +10,7 @@ use axum::response::Response;
 use oxwright_jobs::{ErrorKind, JobError, JobId, JobKind, keys};
 use serde_json::Value;
 
-use super::html::{Nav, enc, esc, link};
+use super::html::{Nav, enc, esc, file_list, link};
 use super::{markdown, page};
 use crate::api::error::{ApiError, invalid, not_found, unavailable};
 use crate::api::state::AppState;
@@ -42,31 +42,15 @@ async fn show_job(state: &AppState, kind: &str, id: &str) -> Result<(String, Str
         serde_json::from_value(Value::String(kind.to_owned())).map_err(|_| invalid("no such job kind"))?;
     let id: JobId =
         serde_json::from_value(Value::String(id.to_owned())).map_err(|_| invalid("bad job id"))?;
-    let artifacts = state
-        .store
-        .list(&keys::job_artifact(kind, id, ""))
-        .await
-        .map_err(unavailable)?;
+    let dir = keys::job_artifact(kind, id, "");
+    let artifacts = state.store.list(&dir).await.map_err(unavailable)?;
     if let Some(result) = get_json(state, &keys::job_result(kind, id)).await? {
-        return Ok(done(&result, &artifacts));
+        return Ok(done(&result, &artifacts, &dir));
     }
     if let Some(error) = get_json(state, &keys::job_artifact(kind, id, "error.json")).await? {
-        return Ok(failed(&error, &artifacts));
+        return Ok(failed(&error, &artifacts, &dir));
     }
     Err(not_found(format!("job {id} has no result yet")))
-}
-
-fn file_link(key: &str) -> String {
-    let name = key.rsplit('/').next().unwrap_or(key);
-    format!("<a href=\"/ui/files/{}\">{}</a>", esc(key), esc(name))
-}
-
-fn artifact_list(artifacts: &[String], body: &mut String) {
-    body.push_str("<h2>Artefacts</h2><ul class=\"files\">");
-    for key in artifacts {
-        let _ = write!(body, "<li>{}</li>", file_link(key));
-    }
-    body.push_str("</ul>");
 }
 
 fn text(v: &Value) -> String {
@@ -77,7 +61,7 @@ fn text(v: &Value) -> String {
     }
 }
 
-fn done(result: &Value, artifacts: &[String]) -> (String, String) {
+fn done(result: &Value, artifacts: &[String], dir: &str) -> (String, String) {
     let title = [
         &result["title"],
         &result["name"],
@@ -155,7 +139,7 @@ fn done(result: &Value, artifacts: &[String]) -> (String, String) {
             esc(&serde_json::to_string_pretty(meta).unwrap_or_default())
         );
     }
-    artifact_list(artifacts, &mut body);
+    file_list(&mut body, artifacts, dir);
     let mut raw = result.clone();
     if let Some(md) = raw
         .get_mut("markdown")
@@ -203,7 +187,7 @@ fn links(result: &Value, body: &mut String) {
     }
 }
 
-fn failed(doc: &Value, artifacts: &[String]) -> (String, String) {
+fn failed(doc: &Value, artifacts: &[String], dir: &str) -> (String, String) {
     let url = text(&doc["url"]);
     let mut body = String::new();
     match serde_json::from_value::<JobError>(doc["error"].clone()) {
@@ -232,7 +216,7 @@ fn failed(doc: &Value, artifacts: &[String]) -> (String, String) {
         }
         Err(_) => body.push_str("<p class=\"error\">The error artefact is unreadable.</p>"),
     }
-    artifact_list(artifacts, &mut body);
+    file_list(&mut body, artifacts, dir);
     let _ = write!(
         body,
         "<details><summary>error.json</summary><pre>{}</pre></details>",
@@ -308,7 +292,7 @@ mod tests {
             "links": {"internal": [{"href": "javascript:alert(4)", "text": "<b>x</b>"}]},
             "warnings": ["<i>w</i>"],
         });
-        let (title, body) = done(&result, &["jobs/fetch/x/<b>.png".into()]);
+        let (title, body) = done(&result, &["jobs/fetch/x/<b>.png".into()], "jobs/fetch/x/");
         assert_eq!(title, "<script>alert(1)</script>", "escaped by the layout");
         assert!(!body.contains("<script"), "{body}");
         assert!(!body.contains("<img src=x"), "{body}");

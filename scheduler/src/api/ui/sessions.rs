@@ -203,17 +203,8 @@ async fn show_session(state: &AppState, id: &str) -> Result<String, ApiError> {
     }
     body.push_str("</p>");
     steps(id, &result, &present, &mut body);
-    body.push_str("<h2>Artefacts</h2><ul class=\"files\">");
-    for key in &present {
-        let name = key.strip_prefix(&keys::session_artifact(id, "")).unwrap_or(key);
-        let _ = write!(
-            body,
-            "<li><a href=\"/ui/files/{}\">{}</a></li>",
-            esc(key),
-            esc(name)
-        );
-    }
-    body.push_str("</ul>");
+    let present: Vec<String> = present.into_iter().collect();
+    html::file_list(&mut body, &present, &keys::session_artifact(id, ""));
     Ok(body)
 }
 
