@@ -110,10 +110,26 @@ fn fetch_watching(
     let child = cmd.spawn().expect("oxwright runs");
     let owner = child.id() as i32;
     let started = Instant::now();
+    // A renderer forked a moment ago has its namespaces but installs its
+    // seccomp filter a little later, during its own start; so the renderers
+    // are read again until every one is filtered (or two seconds have
+    // passed since the first was seen), and the last reading is judged.
     let mut seen = Vec::new();
-    while seen.is_empty() && started.elapsed() < Duration::from_secs(20) {
+    let mut first_seen = None;
+    while started.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(100));
-        seen = renderers(owner);
+        let now = renderers(owner);
+        if now.is_empty() {
+            if first_seen.is_some() {
+                break;
+            }
+            continue;
+        }
+        seen = now;
+        let since = *first_seen.get_or_insert_with(Instant::now);
+        if seen.iter().all(|r| r.seccomp == "2") || since.elapsed() > Duration::from_secs(2) {
+            break;
+        }
     }
     (seen, child.wait_with_output().expect("oxwright ends"))
 }
