@@ -552,7 +552,12 @@ def main(argv: list[str]) -> int:
     print(text)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"corpus": str(corpus), "pages": len(truth), "modes": reports}, indent=2), encoding="utf-8")
+        # Results are committed: the run's own directories are named, not shown.
+        text = json.dumps({"corpus": str(corpus), "pages": len(truth), "modes": reports}, indent=2)
+        repo = Path(__file__).resolve().parent.parent.parent
+        for path, name in ((str(corpus), "<corpus>"), (str(workdir), "<work>"), (str(repo) + "/", "")):
+            text = text.replace(json.dumps(path)[1:-1], name)
+        args.json.write_text(text, encoding="utf-8")
     failed_to_run = any((r.get("run") or {}).get("exit_code") not in (0, 1, None) for r in reports)
     return 1 if failed_to_run or not reports else 0
 

@@ -100,6 +100,16 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+
+
+def publishable(text: str, names: dict) -> str:
+    """Results are committed: the run's own directories are replaced by
+    their names (`<work>`), and paths inside the repository made relative."""
+    for path, name in sorted(names.items(), key=lambda kv: -len(kv[0])):
+        if path:
+            text = text.replace(json.dumps(path)[1:-1], name)
+    return text.replace(json.dumps(str(REPO) + "/")[1:-1], "")
 PR_SET_CHILD_SUBREAPER = 36
 CHROMIUM = "/usr/bin/chromium"
 # Added to every Chromium-based peer's own flags.
@@ -722,7 +732,9 @@ def run_all(a, peers: dict) -> None:
     meta["loadavg_at_end"] = Path("/proc/loadavg").read_text().strip()
     result = {"machine": meta, "summary": summary, "runs": runs}
     if a.json:
-        Path(a.json).write_text(json.dumps(result, indent=1) + "\n")
+        names = {str(work): "<work>", str(a.corpus): "<corpus>", str(a.cgroup_parent or ""): "<cgroup>",
+                 str(Path(a.python).parent.parent) if a.python else "": "<venv>"}
+        Path(a.json).write_text(publishable(json.dumps(result, indent=1) + "\n", names))
         print(f"wrote {a.json}", file=sys.stderr)
     print(table(summary))
     print(failure_list(runs))

@@ -223,6 +223,35 @@ async fn auto_reads_what_the_served_html_holds_and_renders_the_rest_once() {
     );
 }
 
+/// A served page of navigation and headline lists (some 400 words) around
+/// an empty story slot, whose article a script fetches after `load`, is
+/// rendered by `auto`: a list of links is not an article, so its words do
+/// not count as content. `never` says a render would differ.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_renders_a_frame_whose_article_comes_after_load() {
+    let env = Env::start().await;
+    let r = fetch(&env, &with(&env, "/frame-fetched-article", Render::Auto))
+        .await
+        .unwrap();
+    let why = r.render_reason.clone().unwrap_or_default();
+    assert!(r.rendered, "{why}");
+    assert!(why.contains("words of main content"), "{why}");
+    assert!(
+        r.markdown.contains(markers::FETCHED_STORY_CONTENT),
+        "{}",
+        r.markdown
+    );
+    let r = fetch(&env, &with(&env, "/frame-fetched-article", Render::Never))
+        .await
+        .unwrap();
+    assert!(!r.markdown.contains(markers::FETCHED_STORY_CONTENT));
+    assert!(
+        r.warnings.iter().any(|w| w.contains("would run its scripts")),
+        "{:?}",
+        r.warnings
+    );
+}
+
 /// An article a web component keeps in its open shadow root reaches the
 /// Markdown (what the component's own styles hide does not), rendered by
 /// default and by `auto`, which sees an empty custom element and a script.

@@ -510,14 +510,21 @@ async fn convert(
         let mut conv = html_to_markdown(&visible, Some(&base), mode)?;
         let (main_words, signs) = match raw {
             Some(raw) => {
-                let main_words = if mode == ContentMode::Main {
-                    decide::words(&conv.markdown)
+                let no_article = |c: &Conversion| {
+                    c.warnings
+                        .iter()
+                        .any(|w| w.starts_with(oxwright_markdown::MAIN_FALLBACK_WARNING))
+                };
+                let (main_words, fell_back) = if mode == ContentMode::Main {
+                    (decide::prose_words(&conv.html), no_article(&conv))
                 } else {
                     html_to_markdown(&visible, Some(&base), ContentMode::Main)
-                        .map(|c| decide::words(&c.markdown))
-                        .unwrap_or(0)
+                        .map(|c| (decide::prose_words(&c.html), no_article(&c)))
+                        .unwrap_or((0, false))
                 };
-                (main_words, decide::signs(&raw))
+                let mut signs = decide::signs(&raw);
+                signs.no_article = fell_back;
+                (main_words, signs)
             }
             None => (0, decide::Signs::default()),
         };

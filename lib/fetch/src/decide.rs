@@ -1,12 +1,17 @@
 //! `render: auto`: whether the document a server sent holds the page, or
 //! only a browser running its scripts would show it. The rule reads the
-//! served markup and the main content converted from it:
+//! served markup and the main content converted from it, whose words are
+//! counted outside links (a list of headlines is not an article):
 //!
 //! - the spec asks for what only a browser does (actions, `wait_for`, a
 //!   lifecycle state, an extra wait, a screenshot): render;
 //! - a frameset, or a `<meta http-equiv=refresh>` to another URL: render
 //!   (the page is elsewhere);
 //! - no script at all: the served HTML is the page, read it;
+//! - no article found in the served HTML (the main-content reader gave way
+//!   to the whole page, so the words counted are the page's frame —
+//!   navigation, teasers, footer — not its content): render, whatever the
+//!   length, since the article is what the scripts bring;
 //! - a long main content (at least [`LONG_WORDS`] words): read it, whatever
 //!   else the page runs (comments widgets, analytics, a `<noscript>` for
 //!   them);
@@ -97,6 +102,10 @@ pub struct Signs {
     pub noscript_wall: bool,
     /// An inline script that assigns the page's location.
     pub script_redirect: bool,
+    /// The main-content reader found no article in the served document and
+    /// fell back to the whole page. Set by the caller from the conversion,
+    /// not from the markup.
+    pub no_article: bool,
 }
 
 /// Mount points single-page frameworks render into.
@@ -271,7 +280,8 @@ fn assigns_location(code: &str) -> bool {
     false
 }
 
-/// Decides from the served document's `signs` and its main content's word count.
+/// Decides from the served document's `signs` and its main content's word
+/// count (prose: the words outside links).
 pub fn decide(signs: &Signs, main_words: usize) -> Decision {
     if signs.frameset {
         return Decision::render("the served HTML is a frameset");
@@ -285,6 +295,11 @@ pub fn decide(signs: &Signs, main_words: usize) -> Decision {
     if scripts == 0 {
         return Decision::read(format!(
             "the served HTML runs no script: it is the page (main content {main_words} words)"
+        ));
+    }
+    if signs.no_article {
+        return Decision::render(format!(
+            "no article in the served HTML: its {main_words} words are the page's frame, and it runs {scripts} script(s)"
         ));
     }
     if main_words >= LONG_WORDS {
@@ -323,12 +338,17 @@ pub fn decide(signs: &Signs, main_words: usize) -> Decision {
     ))
 }
 
-/// Counts the words of Markdown as a reader sees them (link targets and
-/// markup left out).
-pub fn words(markdown: &str) -> usize {
-    oxwright_markdown::markdown_to_text(markdown)
-        .split_whitespace()
-        .count()
+/// Counts the words of prose in `html` (a main content's cleaned HTML): the
+/// text outside links. A list of headlines is links, not an article, so a
+/// served frame of navigation and teasers does not pass for content.
+pub fn prose_words(html: &str) -> usize {
+    let doc = Document::from(html);
+    doc.root()
+        .descendants_it()
+        .filter(|n| n.is_text())
+        .filter(|n| !n.ancestors_it(None).any(|a| a.has_name("a")))
+        .map(|n| n.text().split_whitespace().count())
+        .sum()
 }
 
 #[cfg(test)]
@@ -358,6 +378,22 @@ mod tests {
         assert!(s.noscript_wall && !s.script_redirect);
         assert!(!decide(&s, 900).render);
         assert!(decide(&s, 20).render);
+    }
+
+    #[test]
+    fn a_frame_with_no_article_is_rendered_whatever_its_length() {
+        let mut s = signs(
+            r#"<body><nav>Home News Sport</nav><section class="teasers"><p>teaser</p></section>
+               <div class="story"></div><script src="/story.js"></script></body>"#,
+        );
+        assert!(!decide(&s, 300).render);
+        s.no_article = true;
+        let d = decide(&s, 300);
+        assert!(d.render && d.reason.contains("no article"), "{d:?}");
+        // With no script, nothing would bring an article: the page is read.
+        let mut plain = signs("<body><nav>Home News Sport</nav></body>");
+        plain.no_article = true;
+        assert!(!decide(&plain, 300).render);
     }
 
     #[test]
