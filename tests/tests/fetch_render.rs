@@ -296,32 +296,39 @@ async fn content_the_page_schedules_after_load_reaches_the_markdown() {
     }
 }
 
-/// A script that sends the page to `https://` on its own host before it
-/// has loaded (a host that speaks no TLS) does not lose the page: the
-/// document that arrived is read, in every render mode, with a warning
-/// naming the URL the page tried.
+/// A script that sends the page elsewhere before it has loaded — to
+/// `https://` on its own host (a host that speaks no TLS), or to a host
+/// that does not resolve — does not lose the page: the document that
+/// arrived is read, in every render mode, with a warning naming the URL the
+/// page tried.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_https_upgrade_keeps_the_document_that_arrived() {
     let env = Env::start().await;
-    for render in [Render::Always, Render::Auto, Render::Never] {
-        let mut spec = with(&env, "/upgrade-https", render);
-        spec.retry_count = 0;
-        let r = fetch(&env, &spec)
-            .await
-            .unwrap_or_else(|e| panic!("{render:?}: {e}"));
-        assert!(
-            r.markdown.contains("UPGRADE-ARTICLE-TEXT"),
-            "{render:?}: {}",
-            r.markdown
-        );
-        assert_eq!(r.final_url, env.site.url("/upgrade-https"), "{render:?}");
-        if render != Render::Never {
-            let https = env.site.url("/upgrade-https").replace("http://", "https://");
+    let upgrade = env.site.url("/upgrade-https").replace("http://", "https://");
+    let cases = [
+        ("/upgrade-https", upgrade.as_str()),
+        ("/moves-to-nowhere", "http://page-moved.invalid/moves-to-nowhere"),
+    ];
+    for (path, tried) in cases {
+        for render in [Render::Always, Render::Auto, Render::Never] {
+            let mut spec = with(&env, path, render);
+            spec.retry_count = 0;
+            let r = fetch(&env, &spec)
+                .await
+                .unwrap_or_else(|e| panic!("{path} {render:?}: {e}"));
             assert!(
-                r.warnings.iter().any(|w| w.contains(&https)),
-                "{render:?}: {:?}",
-                r.warnings
+                r.markdown.contains("UPGRADE-ARTICLE-TEXT"),
+                "{path} {render:?}: {}",
+                r.markdown
             );
+            assert_eq!(r.final_url, env.site.url(path), "{path} {render:?}");
+            if render != Render::Never {
+                assert!(
+                    r.warnings.iter().any(|w| w.contains(tried)),
+                    "{path} {render:?}: {:?}",
+                    r.warnings
+                );
+            }
         }
     }
     // `auto` rendered it (a script redirect on a short page) with the body

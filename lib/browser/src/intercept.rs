@@ -329,6 +329,16 @@ impl Shared {
                 }
                 return self.fail(ev, ErrorReason::Aborted).await;
             }
+            if is_main_doc && matches!(source, PolicyError::Resolve { .. }) && self.navigated_by_page(ev) {
+                // The page sent itself, before it had loaded, to a host
+                // that does not resolve: a failure, not a refusal, so the
+                // document that arrived stays, as for a failed response.
+                self.doc
+                    .lock()
+                    .expect("doc")
+                    .abandon_early(&url, &source.to_string());
+                return self.fail(ev, ErrorReason::Aborted).await;
+            }
             {
                 let mut doc = self.doc.lock().expect("doc");
                 if is_main_doc && doc.error.is_none() {
