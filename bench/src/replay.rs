@@ -13,9 +13,8 @@ use oxwright_fixtures::FixtureServer;
 use oxwright_fixtures::llm::ScriptedLlm;
 use oxwright_jobs::{RunStatus, WorkflowResult};
 use oxwright_llm::{LlmClient, LlmConfig};
-use oxwright_workflow::{
-    MemorySecrets, ReplayOptions, RunDeps, Sanitizer, Workflow, WorkflowOptions, run_workflow,
-};
+use oxwright_secrets::{MemorySecrets, Sanitizer};
+use oxwright_workflow::{ReplayOptions, RunDeps, Workflow, WorkflowOptions, run_workflow};
 use serde::Serialize;
 
 use crate::fetch::policy_for;

@@ -16,7 +16,8 @@ use oxwright_fixtures::llm::{Reply, ScriptedLlm};
 use oxwright_jobs::RunStatus;
 use oxwright_llm::{LlmClient, LlmConfig};
 use oxwright_markdown::count_tokens;
-use oxwright_workflow::{MemorySecrets, RunDeps, Sanitizer, Workflow, WorkflowOptions, run_workflow};
+use oxwright_secrets::{MemorySecrets, Sanitizer};
+use oxwright_workflow::{RunDeps, Workflow, WorkflowOptions, run_workflow};
 use serde::Serialize;
 use serde_json::Value;
 

@@ -11,7 +11,7 @@ use oxwright_artifacts::ArtifactStore;
 use oxwright_fixtures::APP_PASSWORD;
 use oxwright_fixtures::llm::ScriptedLlm;
 use oxwright_jobs::RunStatus;
-use oxwright_workflow::Sanitizer;
+use oxwright_secrets::Sanitizer;
 use oxwright_workflow::codegen::{
     FAILED_SPEC_TS, FAILURE_TXT, Published, SPEC_TS, VerifyOptions, codegen_session,
 };

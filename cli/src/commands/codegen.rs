@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
+use oxwright_secrets::{EnvSecrets, FileSecrets, Sanitizer, SecretStore};
 use oxwright_workflow::codegen::{Published, VerifyOptions, codegen_session};
-use oxwright_workflow::{EnvSecrets, FileSecrets, Sanitizer, SecretStore};
 
 use super::report::{location, session_id};
 use crate::exit::{self, usage};
@@ -114,5 +114,5 @@ pub async fn run(setup: Setup, cmd: CodegenCmd) -> anyhow::Result<i32> {
 async fn placeholder_names(store: &dyn oxwright_artifacts::ArtifactStore, session: &str) -> Vec<String> {
     let key = oxwright_jobs::keys::session_steps(session);
     let body = store.get(&key).await.unwrap_or_default();
-    oxwright_workflow::placeholders(&String::from_utf8_lossy(&body))
+    oxwright_secrets::placeholders(&String::from_utf8_lossy(&body))
 }

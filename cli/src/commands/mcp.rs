@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 use oxwright_engine::BrowserEngine;
 use oxwright_mcp::{HttpOptions, McpConfig, McpServices, Shared};
-use oxwright_workflow::{EnvSecrets, FileSecrets, MemorySecrets, SecretStore};
+use oxwright_secrets::{EnvSecrets, FileSecrets, MemorySecrets, SecretStore};
 
 use crate::exit::{self, usage};
 use oxwright_worker::Setup;

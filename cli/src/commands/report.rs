@@ -4,7 +4,7 @@
 
 use anyhow::Context as _;
 use clap::Args;
-use oxwright_workflow::Sanitizer;
+use oxwright_secrets::Sanitizer;
 use oxwright_workflow::report::write_report;
 
 use crate::exit;

@@ -12,9 +12,10 @@ use anyhow::Context as _;
 use clap::Args;
 use oxwright_engine::{BrowserEngine, EngineErrorKind, OpenOptions};
 use oxwright_jobs::{JobId, RunStatus};
+use oxwright_secrets::{EnvSecrets, FileSecrets, Sanitizer, SecretStore};
 use oxwright_workflow::{
-    CHECKPOINT, Checkpoint, CheckpointKey, Checkpoints, ConsoleSink, EnvSecrets, FileSecrets, RunDeps,
-    Sanitizer, SecretStore, Workflow, WorkflowError, WorkflowOptions, run_workflow,
+    CHECKPOINT, Checkpoint, CheckpointKey, Checkpoints, ConsoleSink, RunDeps, Workflow, WorkflowError,
+    WorkflowOptions, run_workflow,
 };
 
 use crate::exit::{self, usage};
@@ -158,7 +159,7 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
     };
     // Checked before a browser starts: a missing secret would fail the run
     // only when its step is reached, after the earlier steps ran.
-    let missing = oxwright_workflow::missing_secrets(&workflow.placeholders(), secrets.as_ref())
+    let missing = oxwright_secrets::missing(&workflow.placeholders(), secrets.as_ref())
         .await
         .map_err(usage)?;
     if !missing.is_empty() {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Locator;
-use crate::secrets::placeholders;
+use oxwright_secrets::placeholders;
 
 /// Locator methods the LLM may use: the first three always, the rest only
 /// in emergency mode (the seed's wider set for the light DOM).

@@ -74,6 +74,15 @@ pub enum WorkflowError {
     Checkpoint(String),
 }
 
+impl From<oxwright_secrets::ResolveError> for WorkflowError {
+    fn from(err: oxwright_secrets::ResolveError) -> Self {
+        match err {
+            oxwright_secrets::ResolveError::Missing(name) => WorkflowError::MissingSecret(name),
+            oxwright_secrets::ResolveError::Store(e) => WorkflowError::Secrets(e.to_string()),
+        }
+    }
+}
+
 impl WorkflowError {
     /// Wraps a failed store operation, keeping whether it is transient.
     pub fn store(err: &ArtifactError) -> Self {

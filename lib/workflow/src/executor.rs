@@ -15,9 +15,9 @@ use oxwright_engine::{
 
 use crate::closest::closest_names;
 use crate::decision::{Action, ActionValue};
-use crate::secrets::resolve as resolve_secret;
 use crate::steps::Assertion;
 use crate::{AttemptError, Locator, Sanitizer, SecretStore, WorkflowError};
+use oxwright_secrets::resolve as resolve_secret;
 
 /// Names listed when a locator matches nothing.
 const CLOSEST_NAMES: usize = 3;
@@ -411,7 +411,7 @@ impl<'a> Executor<'a> {
             Action::Fill | Action::Select => {
                 let (value, secret) = resolve_secret(text, self.secrets.as_ref(), &self.sanitizer)
                     .await
-                    .map_err(ActError::Workflow)?;
+                    .map_err(|e| ActError::Workflow(e.into()))?;
                 let plain = value.expose().to_string();
                 drop(value);
                 if action == Action::Fill {
@@ -560,7 +560,7 @@ impl<'a> Executor<'a> {
             Assertion::Value { expected, .. } => {
                 let (want, secret) = resolve_secret(expected.text(), self.secrets.as_ref(), &self.sanitizer)
                     .await
-                    .map_err(ActError::Workflow)?;
+                    .map_err(|e| ActError::Workflow(e.into()))?;
                 let want = want.expose().to_string();
                 match &state.value {
                     None if state.secret => (!want.is_empty())

@@ -21,8 +21,6 @@ mod log;
 mod prompts;
 pub mod report;
 mod runner;
-mod sanitize;
-mod secrets;
 pub mod step_run;
 mod steps;
 
@@ -45,10 +43,8 @@ pub use prompts::{CHECKLIST_MAX_TOKENS, STEP_TOKEN_BUDGET, parse_checklist};
 pub use runner::{
     ConsoleSink, FINAL_MARKDOWN, FINAL_SCREENSHOT, ReplayOptions, RunDeps, WorkflowOptions, run_workflow,
 };
-pub use sanitize::Sanitizer;
-pub use secrets::{
-    EnvSecrets, FileSecrets, MemorySecrets, Secret, SecretError, SecretStore, missing as missing_secrets,
-    placeholders, resolve as resolve_placeholders,
-};
+// The secrets and the sanitiser live below workflows, in `oxwright-secrets`;
+// this crate's modules name them from its root.
+pub(crate) use oxwright_secrets::{MemorySecrets, Sanitizer, SecretStore, placeholders};
 pub use step_run::{StepsError, parse_steps, run_steps};
 pub use steps::{StepAction, StructuredStep, Workflow, WorkflowBody};

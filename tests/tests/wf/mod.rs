@@ -13,9 +13,8 @@ use oxwright_fixtures::FixtureServer;
 use oxwright_fixtures::llm::{Reply, ScriptedLlm};
 use oxwright_jobs::WorkflowResult;
 use oxwright_llm::{LlmClient, LlmConfig};
-use oxwright_workflow::{
-    ConsoleSink, MemorySecrets, RunDeps, Sanitizer, SecretStore, Workflow, WorkflowOptions, run_workflow,
-};
+use oxwright_secrets::{MemorySecrets, Sanitizer, SecretStore};
+use oxwright_workflow::{ConsoleSink, RunDeps, Workflow, WorkflowOptions, run_workflow};
 use serde_json::Value;
 
 pub mod files;

@@ -11,9 +11,9 @@ use bytes::Bytes;
 use oxwright_engine::{BrowserEngine, EngineError, OpenOptions};
 use oxwright_jobs::{ErrorKind, Job, JobError, RunStatus, WorkflowSpec, keys};
 use oxwright_llm::{LlmClient, LlmConfig};
+use oxwright_secrets::{EnvSecrets, Sanitizer, SecretStore};
 use oxwright_workflow::{
-    CHECKPOINT, Checkpoint, CheckpointKey, Checkpoints, EnvSecrets, RunDeps, Sanitizer, SecretStore,
-    Workflow, WorkflowOptions, run_workflow,
+    CHECKPOINT, Checkpoint, CheckpointKey, Checkpoints, RunDeps, Workflow, WorkflowOptions, run_workflow,
 };
 
 use super::HandlerContext;

@@ -172,7 +172,7 @@ impl OxwrightMcp {
     }
 
     pub(super) async fn resolve_secrets(&self, text: &str) -> Result<(String, bool), String> {
-        let (value, had) = oxwright_workflow::resolve_placeholders(
+        let (value, had) = oxwright_secrets::resolve(
             text,
             self.shared.services.secrets.as_ref(),
             &self.shared.sanitizer,

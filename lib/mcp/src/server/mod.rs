@@ -14,7 +14,7 @@ use oxwright_engine::{
     SnapshotOptions, UrlPolicy,
 };
 use oxwright_llm::ChatModel;
-use oxwright_workflow::{Sanitizer, SecretStore};
+use oxwright_secrets::{Sanitizer, SecretStore};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,

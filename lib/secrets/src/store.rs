@@ -238,6 +238,17 @@ pub async fn missing(names: &[String], store: &dyn SecretStore) -> Result<Vec<St
     Ok(out)
 }
 
+/// Why a placeholder could not be resolved.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ResolveError {
+    /// The store has no value for this name.
+    #[error("secret {{{{{0}}}}} is not in the secret store")]
+    Missing(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] SecretError),
+}
+
 /// Replaces every placeholder in `text` with its value, registering each
 /// value with `sanitizer` first; says whether there was any. Runs only
 /// where the result is typed.
@@ -245,7 +256,7 @@ pub async fn resolve(
     text: &str,
     store: &dyn SecretStore,
     sanitizer: &crate::Sanitizer,
-) -> Result<(Secret, bool), crate::WorkflowError> {
+) -> Result<(Secret, bool), ResolveError> {
     let names = placeholders(text);
     if names.is_empty() {
         return Ok((Secret::new(text), false));
@@ -254,9 +265,8 @@ pub async fn resolve(
     for name in names {
         let value = store
             .get(&name)
-            .await
-            .map_err(|e| crate::WorkflowError::Secrets(e.to_string()))?
-            .ok_or_else(|| crate::WorkflowError::MissingSecret(name.clone()))?;
+            .await?
+            .ok_or_else(|| ResolveError::Missing(name.clone()))?;
         sanitizer.register(&name, value.expose());
         values.insert(name, value);
     }
@@ -301,6 +311,6 @@ mod tests {
         assert_eq!(v.expose(), "pw: hunter2");
         assert_eq!(s.clean("hunter2"), "{{PASSWORD}}");
         let err = resolve("{{NOPE}}", &store, &s).await.unwrap_err();
-        assert!(matches!(err, crate::WorkflowError::MissingSecret(n) if n == "NOPE"));
+        assert!(matches!(err, ResolveError::Missing(n) if n == "NOPE"));
     }
 }

@@ -1,0 +1,19 @@
+//! Secrets and the sanitiser, below everything that types a secret or
+//! writes a line: workflows, fetch actions, the MCP server, reports and
+//! generated specs.
+//!
+//! - [`SecretStore`] resolves a `{{NAME}}` placeholder to its value only at
+//!   the moment of typing ([`resolve`]); environment variables
+//!   ([`EnvSecrets`]), a file ([`FileSecrets`]) or memory ([`MemorySecrets`]).
+//! - [`Sanitizer`] is the one filter every outgoing line passes through: it
+//!   puts the placeholder back for every value resolved, and masks e-mail
+//!   addresses, phone and card numbers, tokens, cookies and credentials.
+
+mod sanitize;
+mod store;
+
+pub use sanitize::Sanitizer;
+pub use store::{
+    EnvSecrets, FileSecrets, MemorySecrets, ResolveError, Secret, SecretError, SecretStore, missing,
+    placeholders, resolve,
+};
