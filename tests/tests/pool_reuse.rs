@@ -1,7 +1,7 @@
 //! Context reuse against real Chromium: a reset context shows the next job
-//! nothing of the previous one, and contexts that failed, were driven
-//! through raw DevTools access or are configured fresh-per-job are never
-//! handed out again.
+//! nothing of the previous one (whether it was read or driven by steps),
+//! and contexts that failed, were driven through raw DevTools access or are
+//! configured fresh-per-job are never handed out again.
 
 mod common;
 
@@ -112,6 +112,51 @@ async fn reused_context_shows_nothing_of_the_previous_job() {
         (stats.leases, stats.contexts, stats.reused),
         (2, 1, 1),
         "{stats:?}"
+    );
+}
+
+/// A page driven as a workflow drives it — snapshot, locate, fill, click
+/// (here a fetch's structured actions, the same executor) — is reset and
+/// handed to the next job like a read-only fetch's, and the next job sees
+/// nothing of it: the session the sign-in stored is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_context_driven_by_steps_is_reused_and_shows_nothing_of_its_job() {
+    let env = single_page_env(50).await;
+    let mut spec = env.spec("/app/login");
+    spec.actions = vec![
+        r#"fill: textbox "Username" = ada"#.to_string(),
+        format!(
+            r#"fill: textbox "Password" = {}"#,
+            oxwright_fixtures::APP_PASSWORD
+        ),
+        r#"click: button "Sign in""#.to_string(),
+    ];
+    let signed_in = fetch_page(&env.pool, &env.policy, &spec)
+        .await
+        .expect("job A signs in")
+        .result;
+    assert!(
+        signed_in.final_url.ends_with("/app/search"),
+        "{}",
+        signed_in.final_url
+    );
+    wait_idle(&env).await;
+
+    let b = env.pool.acquire(true).await.expect("lease B");
+    b.navigate(&env.site.url("/app/search").parse().unwrap(), &nav(&env))
+        .await
+        .expect("job B navigates");
+    let seen = b
+        .evaluate("sessionStorage.getItem('user')", LIMIT)
+        .await
+        .expect("job B reads state");
+    drop(b);
+    assert_eq!(seen, json!(null), "job B saw job A's sign-in");
+    let stats = env.pool.stats();
+    assert_eq!(
+        (stats.leases, stats.contexts, stats.reused),
+        (2, 1, 1),
+        "the steps' context was not reused: {stats:?}"
     );
 }
 

@@ -195,13 +195,13 @@ impl Tab {
     }
 
     /// The page's link to its out-of-process frames (opened on first use,
-    /// again after its connection closed). Opening one taints the tab.
+    /// again after its connection closed). The reset closes it, and with it
+    /// every frame session and auto-attachment it made.
     pub(crate) async fn frame_link(&self) -> Result<Arc<crate::frame_link::FrameLink>, BrowserError> {
         let mut slot = self.frame_link.lock().await;
         if let Some(link) = slot.as_ref().filter(|l| !l.closed()) {
             return Ok(link.clone());
         }
-        self.taint();
         let target = self.page.target_id().as_ref().to_string();
         let link =
             crate::frame_link::FrameLink::open(&self.browser.ws_url, &target, self.call_timeout).await?;

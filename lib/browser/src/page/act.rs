@@ -531,7 +531,13 @@ pub(crate) async fn drag(tab: &Tab, source: i64, dest: i64, timeout: Duration) -
         }
     }
     .await;
-    let _ = call(tab, "Input.setInterceptDrags", json!({ "enabled": false })).await;
+    if call(tab, "Input.setInterceptDrags", json!({ "enabled": false }))
+        .await
+        .is_err()
+    {
+        // Drags left intercepted would reach the next job's page.
+        tab.taint();
+    }
     if dragged.is_err() {
         // Never leave the button down.
         let _ = button(tab, "mouseReleased", x0, y0).await;

@@ -172,6 +172,8 @@ impl ChromiumPage {
             .map_err(listen_err)?;
         let main_frame: &str = page.target_id().as_ref();
         let (network, network_task) = if opts.record_requests {
+            // The recording buffers stay with the renderer after a reset.
+            lease.taint();
             let (log, task) = network::record(&page, main_frame.to_string())
                 .await
                 .map_err(listen_err)?;

@@ -33,9 +33,14 @@ impl Command for Raw {
     type Response = Value;
 }
 
-/// Sends `method` with `params` under the tab's call deadline.
+/// Sends `method` with `params` under the tab's call deadline. What these
+/// calls change (the document, its DOM and input, isolated worlds, object
+/// groups) goes with the document when the pool resets the tab, so they
+/// leave the context reusable; a caller whose change outlives the reset
+/// (an emulation override, an input interception left on) taints the tab
+/// itself.
 pub(crate) async fn call(tab: &Tab, method: &'static str, params: Value) -> Result<Value, BrowserError> {
-    tab.call(Raw { method, params }).await
+    tab.call_own(Raw { method, params }).await
 }
 
 /// How far up a node id the frame's slot sits: backend node ids are a

@@ -3,8 +3,8 @@
 //! timezone, viewport, mobile), the cookies set before each navigation,
 //! and the headers and credentials the interceptor adds for one host.
 //! These DevTools overrides are not undone by the pool's reset, so a
-//! shaped page's context is never handed to another job (raw calls taint
-//! the tab).
+//! shaped page's context is never handed to another job: shaping taints
+//! the tab.
 
 use std::sync::Arc;
 
@@ -53,6 +53,7 @@ fn accept_language(locale: &str) -> String {
 
 /// Applies the page-level parts of `shape` to the freshly opened page.
 pub(crate) async fn emulate(tab: &Tab, shape: &RequestShape) -> Result<(), EngineError> {
+    tab.taint();
     if let Some(tz) = &shape.timezone {
         raw::call(tab, "Emulation.setTimezoneOverride", json!({ "timezoneId": tz }))
             .await
@@ -119,6 +120,7 @@ pub(crate) async fn set_cookies(tab: &Tab, url: &url::Url, shape: &RequestShape)
     if shape.cookies.is_empty() {
         return Ok(());
     }
+    tab.taint();
     let cookies: Vec<serde_json::Value> = shape
         .cookies
         .iter()

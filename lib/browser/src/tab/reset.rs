@@ -111,6 +111,10 @@ impl Tab {
         // Interception stays on: the next job's interceptor answers it, and
         // until then nothing the old document asks for is let through.
         self.stop_job_tasks();
+        // The job's link to its out-of-process frames goes: dropping it
+        // closes its connection, which detaches its frame sessions and the
+        // auto-attachment it asked for.
+        drop(self.frame_link.lock().await.take());
         // Its Page.navigate below must not queue behind the job's last one.
         self.unstick_navigation().await;
         if let Some(context) = &self.context {
