@@ -1,4 +1,4 @@
-//! A fetch's `actions` (issue 15 item 5) against real Chromium and the
+//! A fetch's `actions` against real Chromium and the
 //! fixture site: structured workflow steps run on the ready page before
 //! it is read — accept a consent dialog, load more items, follow a link —
 //! with a bad step refused before any navigation and a step whose element

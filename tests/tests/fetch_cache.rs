@@ -1,4 +1,4 @@
-//! The fetch cache (issue 15 item 6) against real Chromium, the fixture
+//! The fetch cache against real Chromium, the fixture
 //! site (which counts requests per path and answers conditional requests
 //! to `/cache/page`) and a memory store: a hit within `max_age_ms` makes
 //! no request, a stale entry is revalidated with If-None-Match or

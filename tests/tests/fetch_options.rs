@@ -1,4 +1,4 @@
-//! The fetch options of issue 15 against real Chromium and the fixture
+//! The fetch options against real Chromium and the fixture
 //! site: metadata, links and images in the result; `include` / `exclude`
 //! and overlay removal in the Markdown; request shaping as the fixture
 //! server received it and as the page saw it.

@@ -1,4 +1,4 @@
-//! A fetch through a per-job upstream proxy (issue 15 item 4), against
+//! A fetch through a per-job upstream proxy, against
 //! real Chromium and fixture proxies: the HTTP proxy's `CONNECT` and the
 //! SOCKS5 proxy's target are the fixture site, with the proxy's
 //! credentials; wrong credentials are a typed error that never repeats

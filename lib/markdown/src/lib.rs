@@ -78,12 +78,12 @@ pub enum Extractor {
     /// dom_smoothie's readability port after our chrome pre-strip, between
     /// furniture and link-density rules (`extract/prune.rs`), with a prose
     /// check that overrules a readability pick missing the page's prose and
-    /// the lead put back (`extract/prose.rs`): the default since issue 12
+    /// the lead put back (`extract/prose.rs`): the default
     /// (snippet F1 0.886 → 0.916 on trafilatura's set, BENCHMARKS.md §8).
     #[default]
     Pruned,
     /// dom_smoothie's readability port after our chrome pre-strip only (the
-    /// default before issue 12; kept for the quality benchmark).
+    /// earlier default; kept for the quality benchmark).
     Readability,
 }
 

@@ -156,7 +156,7 @@ fn counts_tokens_with_cl100k() {
     assert_eq!(count_tokens("hello world"), 2);
 }
 
-/// An article with the furniture that readability alone keeps (issue 12):
+/// An article with the furniture that readability alone keeps:
 /// a share bar and an author box inside the article container, a labelled
 /// "Read also" teaser between paragraphs, and "more stories" cards under a
 /// lead-in at the end.
