@@ -56,6 +56,10 @@ pub struct ConcurrencyRow {
     /// A job's wall time over its steps, median and p95, ms.
     pub step_wall_p50_ms: f64,
     pub step_wall_p95_ms: f64,
+    /// Browser contexts created for the level's jobs (warm-up included),
+    /// and leases served by a reset, reused one.
+    pub contexts: u64,
+    pub reused: u64,
 }
 
 /// One page's snapshot figures.
@@ -431,6 +435,7 @@ async fn jobs_in_flight(
         .into_iter()
         .collect::<Result<_>>()?;
     let wall_s = t.elapsed().as_secs_f64();
+    let stats = pool.stats();
     pool.shutdown().await;
     let per_step: Vec<f64> = walls.iter().map(|w| w / steps_in_flow as f64).collect();
     Ok(ConcurrencyRow {
@@ -441,6 +446,8 @@ async fn jobs_in_flight(
         steps_per_s: (jobs * steps_in_flow) as f64 / wall_s,
         step_wall_p50_ms: percentile(&per_step, 0.5),
         step_wall_p95_ms: percentile(&per_step, 0.95),
+        contexts: stats.contexts,
+        reused: stats.reused,
     })
 }
 
@@ -483,12 +490,20 @@ pub fn markdown(r: &WorkflowReport) -> String {
     if !r.concurrency.is_empty() {
         out.push_str(
             "\nWorkflow jobs in flight (structured flow, checkpoints on, one browser):\n\n\
-             | in flight | jobs | steps | wall s | steps/s | step wall p50 ms | p95 ms |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+             | in flight | jobs | steps | wall s | steps/s | step wall p50 ms | p95 ms | contexts | reused |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         );
         for c in &r.concurrency {
             out.push_str(&format!(
-                "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} |\n",
-                c.in_flight, c.jobs, c.steps, c.wall_s, c.steps_per_s, c.step_wall_p50_ms, c.step_wall_p95_ms
+                "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |\n",
+                c.in_flight,
+                c.jobs,
+                c.steps,
+                c.wall_s,
+                c.steps_per_s,
+                c.step_wall_p50_ms,
+                c.step_wall_p95_ms,
+                c.contexts,
+                c.reused
             ));
         }
     }
