@@ -492,6 +492,9 @@ impl BrowserPool {
                 .is_some_and(|h| Arc::ptr_eq(h, tab.browser()) && h.is_alive())
                 && slot.jobs < self.inner.cfg.recycle_after
         };
+        if let Some(why) = tab.not_reusable_because() {
+            tracing::debug!(why, "the context is disposed, not reused");
+        }
         let keep = tab.reusable() && tab.jobs.load(Ordering::Relaxed) < self.inner.cfg.context_reuse && {
             let slot = group.slots[idx].lock().await;
             current(&slot)

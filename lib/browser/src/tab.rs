@@ -331,13 +331,17 @@ impl Tab {
     }
 
     /// Marks the tab as not reusable.
+    #[track_caller]
     pub(crate) fn taint(&self) {
-        self.tainted.store(true, Ordering::SeqCst);
+        if !self.tainted.swap(true, Ordering::SeqCst) {
+            tracing::debug!(at = %std::panic::Location::caller(), "tab tainted: the context will not be reused");
+        }
     }
 
     /// Passes `result` through, marking the tab as not reusable on an error.
     pub(crate) fn note<T>(&self, result: Result<T, BrowserError>) -> Result<T, BrowserError> {
-        if result.is_err() {
+        if let Err(err) = &result {
+            tracing::debug!(error = %err, "a call failed: the context will not be reused");
             self.failed.store(true, Ordering::SeqCst);
         }
         result
@@ -345,10 +349,22 @@ impl Tab {
 
     /// Says whether the pool may reset this tab and give it to another job.
     pub(crate) fn reusable(&self) -> bool {
-        !self.crashed()
-            && !self.failed.load(Ordering::SeqCst)
-            && !self.tainted.load(Ordering::SeqCst)
-            && !self.other_site_frames.load(Ordering::SeqCst)
+        self.not_reusable_because().is_none()
+    }
+
+    /// Why the pool may not give this tab to another job, if it may not.
+    pub(crate) fn not_reusable_because(&self) -> Option<&'static str> {
+        if self.crashed() {
+            Some("its renderer crashed")
+        } else if self.failed.load(Ordering::SeqCst) {
+            Some("a call on it failed")
+        } else if self.tainted.load(Ordering::SeqCst) {
+            Some("it was changed in a way no reset undoes")
+        } else if self.other_site_frames.load(Ordering::SeqCst) {
+            Some("a frame of another site stored data the reset cannot reach")
+        } else {
+            None
+        }
     }
 
     /// Returns the browser this tab lives in.

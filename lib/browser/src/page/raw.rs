@@ -38,9 +38,16 @@ impl Command for Raw {
 /// groups) goes with the document when the pool resets the tab, so they
 /// leave the context reusable; a caller whose change outlives the reset
 /// (an emulation override, an input interception left on) taints the tab
-/// itself.
+/// itself. A command Chromium answered with an error (a node of a
+/// document that went away, a box of an element with no layout) leaves the
+/// tab as it was and it stays reusable; a timeout or a lost connection does
+/// not.
 pub(crate) async fn call(tab: &Tab, method: &'static str, params: Value) -> Result<Value, BrowserError> {
-    tab.call_own(Raw { method, params }).await
+    let result = tab.call_unnoted(Raw { method, params }).await;
+    match result {
+        Err(err @ BrowserError::Protocol { .. }) => Err(err),
+        other => tab.note(other),
+    }
 }
 
 /// How far up a node id the frame's slot sits: backend node ids are a
