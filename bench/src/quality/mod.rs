@@ -300,11 +300,7 @@ fn evaluate(args: &QualityArgs, truths: &[Truth], render_failures: Vec<String>) 
             let a = acc.entry((t.corpus.clone(), ex.name().to_string())).or_default();
             a.pages += 1;
             a.ms.push(percentile(&times, 0.5));
-            a.fallbacks += conv
-                .warnings
-                .iter()
-                .any(|w| w.starts_with(oxwright_markdown::MAIN_FALLBACK_WARNING))
-                as usize;
+            a.fallbacks += usize::from(conv.fell_back());
             let text = score::plain_text(&conv.markdown);
             let page = pages.entry(t.id.clone()).or_default();
             if let Some(truth) = &t.text {

@@ -492,10 +492,11 @@ impl BrowserPool {
                 .is_some_and(|h| Arc::ptr_eq(h, tab.browser()) && h.is_alive())
                 && slot.jobs < self.inner.cfg.recycle_after
         };
-        if let Some(why) = tab.not_reusable_because() {
+        let unfit = tab.not_reusable_because();
+        if let Some(why) = unfit {
             tracing::debug!(why, "the context is disposed, not reused");
         }
-        let keep = tab.reusable() && tab.jobs.load(Ordering::Relaxed) < self.inner.cfg.context_reuse && {
+        let keep = unfit.is_none() && tab.jobs.load(Ordering::Relaxed) < self.inner.cfg.context_reuse && {
             let slot = group.slots[idx].lock().await;
             current(&slot)
         };

@@ -510,16 +510,11 @@ async fn convert(
         let mut conv = html_to_markdown(&visible, Some(&base), mode)?;
         let (main_words, signs) = match raw {
             Some(raw) => {
-                let no_article = |c: &Conversion| {
-                    c.warnings
-                        .iter()
-                        .any(|w| w.starts_with(oxwright_markdown::MAIN_FALLBACK_WARNING))
-                };
                 let (main_words, fell_back) = if mode == ContentMode::Main {
-                    (decide::prose_words(&conv.html), no_article(&conv))
+                    (decide::prose_words(&conv.html), conv.fell_back())
                 } else {
                     html_to_markdown(&visible, Some(&base), ContentMode::Main)
-                        .map(|c| (decide::prose_words(&c.html), no_article(&c)))
+                        .map(|c| (decide::prose_words(&c.html), c.fell_back()))
                         .unwrap_or((0, false))
                 };
                 let mut signs = decide::signs(&raw);

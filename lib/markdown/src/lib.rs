@@ -38,6 +38,14 @@ pub struct Conversion {
     pub html: String,
 }
 
+impl Conversion {
+    /// Says whether main-content extraction found no article and the whole
+    /// page was converted instead (the [`MAIN_FALLBACK_WARNING`]).
+    pub fn fell_back(&self) -> bool {
+        self.warnings.iter().any(|w| w.starts_with(MAIN_FALLBACK_WARNING))
+    }
+}
+
 /// Why a page could not be converted at all.
 #[derive(Debug, thiserror::Error)]
 pub enum MarkdownError {
