@@ -321,12 +321,9 @@ pub struct FetchArgs {
 
 /// Checks one `--action` with the structured-workflow parser.
 fn parse_action(raw: &str) -> Result<String, String> {
-    oxwright_workflow::parse_steps(&[raw.to_string()])
+    oxwright_steps::parse_steps(&[raw.to_string()])
         .map(|_| raw.trim().to_string())
-        .map_err(|e| match e {
-            oxwright_workflow::WorkflowError::Parse { message, .. } => message,
-            other => other.to_string(),
-        })
+        .map_err(|e| e.message)
 }
 
 /// Dialog answers as typed on the command line.

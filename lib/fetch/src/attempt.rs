@@ -17,7 +17,7 @@ use oxwright_jobs::{
     TokenCounts,
 };
 use oxwright_markdown::{Conversion, count_tokens, html_to_markdown};
-use oxwright_workflow::{Executor, StructuredStep, run_steps};
+use oxwright_steps::{Executor, StructuredStep, run_steps};
 
 use crate::decide::{self, Decision};
 use crate::{

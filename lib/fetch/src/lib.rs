@@ -7,7 +7,7 @@
 //! navigate, wait until its content is ready (by default: the DOM's text
 //! went quiet after `DOMContentLoaded`; or a lifecycle state, a selector,
 //! a fixed extra wait), run the spec's `actions` (structured workflow
-//! steps, with `oxwright_workflow`'s parser and engine), refuse what is not
+//! steps, with `oxwright_steps`' parser and executor), refuse what is not
 //! HTML, read the DOM, convert it to Markdown,
 //! and retry transient failures with exponential backoff (only those: a
 //! `wait_for` selector that never appeared or an unsafe port fails at once,
@@ -31,7 +31,7 @@ use oxwright_jobs::{
 };
 use oxwright_markdown::{count_tokens, trim_to_tokens};
 
-use oxwright_workflow::{StepsError, StructuredStep};
+use oxwright_steps::{StepsError, StructuredStep};
 
 pub use cache::{fetch_cached, fresh_from_cache};
 pub use extract::{
@@ -420,11 +420,8 @@ pub(crate) fn ms(d: Duration) -> f64 {
 /// Parses the spec's `actions` with the structured-workflow grammar; a bad
 /// step is an `invalid_input` error naming it.
 pub fn parse_actions(spec: &FetchSpec) -> Result<Vec<StructuredStep>, JobError> {
-    oxwright_workflow::parse_steps(&spec.actions).map_err(|e| {
-        let (n, message) = match &e {
-            oxwright_workflow::WorkflowError::Parse { line, message } => (*line, message.clone()),
-            other => (0, other.to_string()),
-        };
+    oxwright_steps::parse_steps(&spec.actions).map_err(|e| {
+        let (n, message) = (e.line, e.message);
         let text = spec.actions.get(n.saturating_sub(1)).map_or("", |a| a.trim());
         JobError::new(
             ErrorKind::InvalidInput,

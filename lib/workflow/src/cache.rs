@@ -29,8 +29,8 @@ use oxwright_artifacts::ArtifactStore;
 use oxwright_engine::ElementState;
 use serde::{Deserialize, Serialize};
 
-use crate::decision::{Action, ActionValue};
 use crate::{Locator, WorkflowError};
+use oxwright_steps::{Action, ActionValue};
 
 /// Successes before a cached action replays with no LLM call (default).
 pub const DEFAULT_TRUST_AFTER: u32 = 2;

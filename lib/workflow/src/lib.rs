@@ -4,6 +4,8 @@
 //! element (precheck); the executor acts with real input events and waits for
 //! the page to settle; the LLM judges completion on a fresh snapshot. At most
 //! three attempts per step. Structured steps take the same path with no LLM.
+//! The step grammar and the executor are `oxwright-steps`', shared with a
+//! fetch's `actions`.
 //!
 //! Secrets travel as `{{NAME}}` placeholders and are resolved only when typed;
 //! one [`Sanitizer`] cleans every line that leaves the process. See
@@ -11,17 +13,14 @@
 
 mod cache;
 mod checkpoint;
-mod closest;
 pub mod codegen;
 mod decision;
 mod error;
-mod executor;
 mod hints;
 mod log;
 mod prompts;
 pub mod report;
 mod runner;
-pub mod step_run;
 mod steps;
 
 pub use cache::{
@@ -29,11 +28,8 @@ pub use cache::{
     url_pattern, workflow_id, workflow_prefix,
 };
 pub use checkpoint::{CHECKPOINT, Checkpoint, CheckpointKey, Checkpoints, this_worker, workflow_digest};
-pub use decision::{
-    Action, ActionDecision, ActionValue, DecisionAnswer, Method, Selector, parse_decision, parse_decision_in,
-};
-pub use error::{AttemptError, ErrorType, WorkflowError};
-pub use executor::{ActError, Executor};
+pub use decision::{ActionDecision, DecisionAnswer, Method, Selector, parse_decision, parse_decision_in};
+pub use error::{ErrorType, WorkflowError};
 pub use hints::{
     Hints, SITEMAP_MAX_CHARS, SITEMAP_MAX_URLS, SiteProfile, SiteProfiles, SitemapHints, SitemapSource,
     url_block,
@@ -45,6 +41,5 @@ pub use runner::{
 };
 // The secrets and the sanitiser live below workflows, in `oxwright-secrets`;
 // this crate's modules name them from its root.
-pub(crate) use oxwright_secrets::{MemorySecrets, Sanitizer, SecretStore, placeholders};
-pub use step_run::{StepsError, parse_steps, run_steps};
-pub use steps::{StepAction, StructuredStep, Workflow, WorkflowBody};
+pub(crate) use oxwright_secrets::{Sanitizer, SecretStore, placeholders};
+pub use steps::{Workflow, WorkflowBody};

@@ -14,8 +14,9 @@ use std::fmt::Write as _;
 use oxwright_jobs::{StepRecord, StepValue};
 use serde_json::Value;
 
-use crate::steps::{Assertion, StepAction, WorkflowBody};
+use crate::steps::WorkflowBody;
 use crate::{Sanitizer, Workflow};
+use oxwright_steps::{Assertion, StepAction};
 
 pub use publish::{FAILED_SPEC_TS, FAILURE_TXT, PublishError, Published, SPEC_TS, codegen_session};
 pub use verify::{Verified, VerifyOptions, verify};
@@ -371,7 +372,7 @@ fn step_from_line(
             // `each`: the action on every match, one after the other.
             let acted = if *each { "el" } else { target.as_str() };
             let line = match recorded.as_ref().and_then(|v| several(locator, v.text())) {
-                Some(options) if *action == crate::Action::Select => {
+                Some(options) if *action == oxwright_steps::Action::Select => {
                     format!("await {acted}.selectOption({});", ts::array(&options))
                 }
                 _ => act(g, acted, action.as_str(), recorded.as_ref().map(StepValue::text))?,
@@ -396,7 +397,7 @@ fn step_from_line(
             if let StepAction::Act {
                 locator,
                 nth,
-                action: crate::Action::Fill,
+                action: oxwright_steps::Action::Fill,
                 value: Some(value),
                 each: false,
                 ..

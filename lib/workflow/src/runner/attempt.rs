@@ -10,11 +10,11 @@ use oxwright_llm::Usage;
 use serde_json::{Value, json};
 
 use super::Run;
-use crate::decision::{Action, ActionDecision};
-pub(super) use crate::step_run::{act_decision, ms, precheck_count};
-use crate::steps::{StepAction, StructuredStep};
-use crate::{AttemptError, Locator, WorkflowError};
+use crate::decision::ActionDecision;
+use crate::{Locator, WorkflowError};
 use oxwright_engine::Target;
+use oxwright_steps::{Action, AttemptError, StepAction, StructuredStep};
+pub(super) use oxwright_steps::{act_decision, ms, precheck_count};
 
 /// The record of an LLM decision.
 pub(super) fn llm_decision(d: &ActionDecision, locator: &Locator) -> StepDecision {
@@ -97,7 +97,7 @@ pub(super) fn structured_meta(step: &StructuredStep, number: u32) -> (Vec<String
             match assertion.locator() {
                 Some(locator) => meta["target"] = serde_json::to_value(locator).unwrap_or(Value::Null),
                 None => {
-                    if let crate::steps::Assertion::UrlIncludes(text) = assertion {
+                    if let oxwright_steps::Assertion::UrlIncludes(text) = assertion {
                         meta["target"] = json!({ "urlIncludes": text });
                     }
                 }

@@ -10,7 +10,8 @@ use oxwright_engine::{ConsoleMessage, SnapshotOptions};
 use serde_json::{Value, json};
 
 use super::Run;
-use crate::{AttemptError, ErrorType, Locator, WorkflowError};
+use crate::{ErrorType, Locator, WorkflowError};
+use oxwright_steps::AttemptError;
 
 /// Largest snapshot kept in an error artefact (seed: 50 KB).
 pub(super) const ERROR_SNAPSHOT_BYTES: usize = 50_000;

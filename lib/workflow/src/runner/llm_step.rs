@@ -403,7 +403,7 @@ impl Run<'_> {
                 line.succeeded(Some(acted.navigated));
                 Ok(Ok(()))
             }
-            Err(ActError::Workflow(e)) => Err(e),
+            Err(ActError::Fatal(e)) => Err(e.into()),
             Err(ActError::Engine(e)) => Err(e.into()),
             Err(e) => Ok(Err(e.attempt())),
         }

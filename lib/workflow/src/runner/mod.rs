@@ -17,12 +17,12 @@ use tracing::Instrument;
 
 use crate::cache::{ActionCache, CacheEvent, EntryKey, Fingerprint, Resolved};
 use crate::decision::{DecisionAnswer, parse_decision_in};
-use crate::executor::{ActError, Executor};
 use crate::log::SessionLog;
 use crate::prompts::{self, DECISION_MAX_TOKENS, JUDGE_MAX_TOKENS, STEP_TOKEN_BUDGET, prompt_tokens};
 use crate::steps::{Workflow, WorkflowBody};
-use crate::{AttemptError, Locator, Sanitizer, SecretStore, WorkflowError};
+use crate::{Locator, Sanitizer, SecretStore, WorkflowError};
 use oxwright_engine::{DEFAULT_MAX_CHARS, Snapshot, Target};
+use oxwright_steps::{ActError, AttemptError, Executor};
 
 mod ask;
 mod attempt;
@@ -41,7 +41,7 @@ use failure::{StepKind, Tried};
 use attempt::{AttemptLine, llm_decision, ms};
 use oxwright_jobs::{StepDurations as Durations, StepEmergency};
 
-pub use crate::step_run::MAX_ATTEMPTS;
+pub use oxwright_steps::MAX_ATTEMPTS;
 
 /// Characters of snapshot the budget keeps before it cuts the sitemap's URLs.
 const SNAPSHOT_FLOOR: usize = 2_000;

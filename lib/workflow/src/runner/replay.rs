@@ -19,9 +19,9 @@ use super::Run;
 use super::attempt::{AttemptLine, act_decision, ms};
 use super::failure::StepKind;
 use crate::cache::{CacheEvent, EntryKey, EventFile, Fingerprint, Resolved, relative_to, url_pattern_on};
-use crate::executor::ActError;
 use crate::prompts::{self, JUDGE_MAX_TOKENS};
-use crate::{ActionCache, AttemptError, WorkflowError};
+use crate::{ActionCache, WorkflowError};
+use oxwright_steps::{ActError, AttemptError};
 
 /// How long a replayed step waits for its element to appear.
 const REPLAY_WAIT: Duration = Duration::from_secs(5);
@@ -201,7 +201,7 @@ impl Run<'_> {
             .await;
         let acted = match self.exec.perform(&target, r.action, r.value.as_ref()).await {
             Ok(a) => a,
-            Err(ActError::Workflow(e)) => return Err(e),
+            Err(ActError::Fatal(e)) => return Err(e.into()),
             Err(ActError::Engine(e)) => return Err(e.into()),
             Err(e) => return Ok(Err(refused(e.attempt().to_string()))),
         };

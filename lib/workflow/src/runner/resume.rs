@@ -16,10 +16,10 @@ use oxwright_jobs::{ResumeMark, RunStatus, StepOutcome, keys};
 use super::Run;
 use crate::WorkflowError;
 use crate::checkpoint::{CHECKPOINT, Checkpoint, Checkpoints, Sealed, workflow_digest};
-use crate::decision::Action;
 use crate::prompts;
-use crate::step_run::{StepTrace, attempt_step, attempt_wait};
-use crate::steps::{StepAction, StructuredStep, Workflow, WorkflowBody};
+use crate::steps::{Workflow, WorkflowBody};
+use oxwright_steps::Action;
+use oxwright_steps::{StepAction, StepTrace, StructuredStep, attempt_step, attempt_wait};
 
 /// Where the page's document came from: a new document (a navigation, a
 /// reload) or a new URL (an app's own route change) starts a new one.
@@ -238,7 +238,7 @@ impl Run<'_> {
         let Some(stop_by) = self.cp.as_ref().and_then(|c| c.cfg.stop_by) else {
             return false;
         };
-        let step = self.exec.timeout() * crate::step_run::MAX_ATTEMPTS + HAND_OVER_MARGIN;
+        let step = self.exec.timeout() * oxwright_steps::MAX_ATTEMPTS + HAND_OVER_MARGIN;
         index > from && Instant::now() + step >= stop_by
     }
 

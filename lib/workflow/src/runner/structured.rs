@@ -1,6 +1,6 @@
 //! The structured path: a step's precheck and action with no LLM, up to
 //! three attempts, each one JSONL line. What an attempt does is
-//! [`crate::step_run`]'s (shared with a fetch's `actions`).
+//! `oxwright-steps`' (shared with a fetch's `actions`).
 
 use std::time::Instant;
 
@@ -9,9 +9,8 @@ use serde_json::json;
 use super::attempt::{AttemptLine, structured_meta};
 use super::failure::StepKind;
 use super::{MAX_ATTEMPTS, Run};
-use crate::step_run::{StepTrace, attempt_step, attempt_wait};
-use crate::steps::{StepAction, StructuredStep};
-use crate::{AttemptError, WorkflowError};
+use crate::WorkflowError;
+use oxwright_steps::{AttemptError, StepAction, StepTrace, StructuredStep, attempt_step, attempt_wait};
 
 impl Run<'_> {
     /// Runs one structured step; `Ok(true)` when it ends the workflow

@@ -11,7 +11,8 @@ use oxwright_jobs::{ErrorKind, RunStatus, StepRecord, WorkflowResult};
 use oxwright_llm::{ChatModel, Completion, LlmError, Message, Usage};
 
 use super::*;
-use crate::{MemorySecrets, Workflow};
+use crate::Workflow;
+use oxwright_secrets::MemorySecrets;
 
 const ORIGIN: &str = "http://app.test";
 

@@ -13,11 +13,12 @@ use oxwright_engine::{
     ScreenshotOptions, Snapshot, SnapshotOptions, Target, WaitCondition,
 };
 
+use oxwright_engine::Locator;
+use oxwright_secrets::{Sanitizer, SecretStore, resolve as resolve_secret};
+
 use crate::closest::closest_names;
-use crate::decision::{Action, ActionValue};
-use crate::steps::Assertion;
-use crate::{AttemptError, Locator, Sanitizer, SecretStore, WorkflowError};
-use oxwright_secrets::resolve as resolve_secret;
+use crate::grammar::Assertion;
+use crate::{Action, ActionValue, AttemptError, StepError};
 
 /// Names listed when a locator matches nothing.
 const CLOSEST_NAMES: usize = 3;
@@ -330,7 +331,7 @@ impl<'a> Executor<'a> {
             }
             match nth {
                 Some(n) => {
-                    if let Some(at) = crate::steps::pick_nth(n, found.len()) {
+                    if let Some(at) = crate::grammar::pick_nth(n, found.len()) {
                         return Ok(found.swap_remove(at));
                     }
                 }
@@ -411,7 +412,7 @@ impl<'a> Executor<'a> {
             Action::Fill | Action::Select => {
                 let (value, secret) = resolve_secret(text, self.secrets.as_ref(), &self.sanitizer)
                     .await
-                    .map_err(|e| ActError::Workflow(e.into()))?;
+                    .map_err(|e| ActError::Fatal(e.into()))?;
                 let plain = value.expose().to_string();
                 drop(value);
                 if action == Action::Fill {
@@ -492,7 +493,7 @@ impl<'a> Executor<'a> {
     async fn check_once(&self, assertion: &Assertion) -> Result<Option<String>, EngineError> {
         let one = |locator: &Locator, nth: Option<i64>, found: usize| -> Option<String> {
             match nth {
-                Some(n) if crate::steps::pick_nth(n, found).is_some() => None,
+                Some(n) if crate::grammar::pick_nth(n, found).is_some() => None,
                 Some(n) => Some(format!(
                     "{locator} matched {found} elements, so it has no nth {n}"
                 )),
@@ -501,7 +502,7 @@ impl<'a> Executor<'a> {
             }
         };
         let pick = |found: &[ElementId], nth: Option<i64>| {
-            crate::steps::pick_nth(nth.unwrap_or(0), found.len()).and_then(|at| found.get(at).cloned())
+            crate::grammar::pick_nth(nth.unwrap_or(0), found.len()).and_then(|at| found.get(at).cloned())
         };
         Ok(match assertion {
             Assertion::Visible { locator, nth } => one(locator, *nth, self.locate(locator).await?.len()),
@@ -560,7 +561,7 @@ impl<'a> Executor<'a> {
             Assertion::Value { expected, .. } => {
                 let (want, secret) = resolve_secret(expected.text(), self.secrets.as_ref(), &self.sanitizer)
                     .await
-                    .map_err(|e| ActError::Workflow(e.into()))?;
+                    .map_err(|e| ActError::Fatal(e.into()))?;
                 let want = want.expose().to_string();
                 match &state.value {
                     None if state.secret => (!want.is_empty())
@@ -708,9 +709,9 @@ pub enum ActError {
     /// The engine failed for good (crash, browser gone).
     #[error(transparent)]
     Engine(EngineError),
-    /// A fatal workflow error (a missing secret).
+    /// An error that ends the steps (a secret with no value).
     #[error(transparent)]
-    Workflow(WorkflowError),
+    Fatal(StepError),
     /// The attempt failed for a typed reason (a precheck, an assertion).
     #[error(transparent)]
     Attempt(AttemptError),

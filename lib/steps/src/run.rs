@@ -9,10 +9,12 @@ use std::time::{Duration, Instant};
 use oxwright_engine::{Page, Target};
 use oxwright_jobs::{StepDecision, StepDurations as Durations, StepValue};
 
-use crate::decision::{Action, ActionValue};
+use oxwright_engine::Locator;
+use oxwright_secrets::{MemorySecrets, Sanitizer};
+
 use crate::executor::{ActError, Executor};
-use crate::steps::{Assertion, StepAction, StructuredStep};
-use crate::{AttemptError, Locator, MemorySecrets, Sanitizer, WorkflowError};
+use crate::grammar::{Assertion, StepAction, StructuredStep};
+use crate::{Action, ActionValue, AttemptError, ParseError, StepError};
 
 /// Attempts per structured step (seed: at most 3).
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -38,11 +40,11 @@ pub struct StepTrace {
     pub durations: Durations,
 }
 
-pub(crate) fn ms(d: Duration) -> f64 {
+pub fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1000.0 * 100.0).round() / 100.0
 }
 
-pub(crate) fn precheck_count<T>(r: &Result<T, AttemptError>) -> usize {
+pub fn precheck_count<T>(r: &Result<T, AttemptError>) -> usize {
     match r {
         Err(AttemptError::NotUnique { count, .. }) => *count,
         Err(AttemptError::NoMatch { .. }) => 0,
@@ -59,7 +61,7 @@ fn step_value(v: &ActionValue) -> StepValue {
 }
 
 /// The record of a structured action.
-pub(crate) fn act_decision(locator: &Locator, action: Action, value: Option<&ActionValue>) -> StepDecision {
+pub fn act_decision(locator: &Locator, action: Action, value: Option<&ActionValue>) -> StepDecision {
     StepDecision {
         locator: Some(locator.clone()),
         action: action.as_str().to_string(),
@@ -92,13 +94,13 @@ pub async fn attempt_step(
     wait: Duration,
     sanitizer: &Sanitizer,
     trace: &mut StepTrace,
-) -> Result<Result<(), AttemptError>, WorkflowError> {
+) -> Result<Result<(), AttemptError>, StepError> {
     let engine_attempt =
         |e: &oxwright_engine::EngineError| AttemptError::from_engine(e, sanitizer.clean(&e.to_string()));
     Ok(match &step.action {
         StepAction::Goto(raw) => {
             let t = Instant::now();
-            let url = start_url.join(raw).map_err(|e| WorkflowError::Parse {
+            let url = start_url.join(raw).map_err(|e| ParseError {
                 line: step.line,
                 message: format!("goto URL: {e}"),
             })?;
@@ -183,7 +185,7 @@ async fn expect_step(
     assertion: &Assertion,
     wait: Duration,
     trace: &mut StepTrace,
-) -> Result<Result<(), AttemptError>, WorkflowError> {
+) -> Result<Result<(), AttemptError>, StepError> {
     let t = Instant::now();
     let r = exec.check(assertion, wait).await;
     trace.durations.precheck_ms = ms(t.elapsed());
@@ -196,7 +198,7 @@ async fn expect_step(
             trace.precheck = assertion.locator().map(|_| 1);
             Ok(())
         }
-        Err(ActError::Workflow(e)) => return Err(e),
+        Err(ActError::Fatal(e)) => return Err(e),
         Err(ActError::Engine(e)) => return Err(e.into()),
         Err(e) => {
             let err = e.attempt();
@@ -219,7 +221,7 @@ async fn else_step(
     wait: Duration,
     sanitizer: &Sanitizer,
     trace: &mut StepTrace,
-) -> Result<Result<(), AttemptError>, WorkflowError> {
+) -> Result<Result<(), AttemptError>, StepError> {
     let tried = StructuredStep {
         action: first.clone(),
         ..step.clone()
@@ -244,7 +246,7 @@ async fn press_step(
     exec: &mut Executor<'_>,
     key: &str,
     trace: &mut StepTrace,
-) -> Result<Result<(), AttemptError>, WorkflowError> {
+) -> Result<Result<(), AttemptError>, StepError> {
     trace.decision = Some(plain_decision("press", Some(key.to_owned()), None));
     let t = Instant::now();
     let focused = Locator::css(":focus");
@@ -269,7 +271,7 @@ async fn press_step(
             trace.acted = Some(Some(acted.navigated));
             Ok(())
         }
-        Err(ActError::Workflow(e)) => return Err(e),
+        Err(ActError::Fatal(e)) => return Err(e),
         Err(ActError::Engine(e)) => return Err(e.into()),
         Err(e) => Err(e.attempt()),
     })
@@ -277,7 +279,7 @@ async fn press_step(
 
 /// Whether `locator` matches anything within a short grace (the page
 /// may still be drawing what an `if present` step looks for).
-async fn present(exec: &Executor<'_>, locator: &Locator, wait: Duration) -> Result<bool, WorkflowError> {
+async fn present(exec: &Executor<'_>, locator: &Locator, wait: Duration) -> Result<bool, StepError> {
     let deadline = Instant::now() + wait.min(PRESENT_GRACE);
     loop {
         match exec.locate(locator).await {
@@ -302,7 +304,7 @@ async fn act_each(
     value: Option<&ActionValue>,
     wait: Duration,
     trace: &mut StepTrace,
-) -> Result<Result<(), AttemptError>, WorkflowError> {
+) -> Result<Result<(), AttemptError>, StepError> {
     let t = Instant::now();
     let deadline = t + wait;
     let found = loop {
@@ -328,7 +330,7 @@ async fn act_each(
                 trace.durations.settle_ms += ms(acted.settle);
                 navigated |= acted.navigated;
             }
-            Err(ActError::Workflow(e)) => return Err(e),
+            Err(ActError::Fatal(e)) => return Err(e),
             Err(ActError::Engine(e)) => return Err(e.into()),
             Err(e) => return Ok(Err(e.attempt())),
         }
@@ -346,7 +348,7 @@ pub(crate) async fn act(
     value: Option<&ActionValue>,
     wait: Duration,
     trace: &mut StepTrace,
-) -> Result<Result<(), AttemptError>, WorkflowError> {
+) -> Result<Result<(), AttemptError>, StepError> {
     let t = Instant::now();
     let target = exec.wait_for_target(locator, nth, wait).await;
     trace.durations.precheck_ms = ms(t.elapsed());
@@ -367,7 +369,7 @@ pub(crate) async fn act(
             trace.acted = Some(Some(acted.navigated));
             Ok(Ok(()))
         }
-        Err(ActError::Workflow(e)) => Err(e),
+        Err(ActError::Fatal(e)) => Err(e),
         Err(ActError::Engine(e)) => Err(e.into()),
         Err(e) => Ok(Err(e.attempt())),
     }
@@ -402,37 +404,8 @@ pub enum StepsError {
         /// The step as written.
         text: String,
         /// What ended it.
-        error: WorkflowError,
+        error: StepError,
     },
-}
-
-/// Parses structured steps given one per item (a fetch's `actions`):
-/// each must be a step line (`click: button "Load more"`); a `#` comment
-/// or an empty item is refused. Errors name the 1-based item.
-pub fn parse_steps(items: &[String]) -> Result<Vec<StructuredStep>, WorkflowError> {
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, raw)| {
-            let text = raw.trim();
-            let bad = |message: String| WorkflowError::Parse { line: i + 1, message };
-            if text.is_empty() || text.contains('\n') {
-                return Err(bad("a step is one non-empty line".into()));
-            }
-            let action = crate::steps::parse_step(text).map_err(bad)?;
-            if !crate::placeholders(text).is_empty() {
-                return Err(bad(
-                    "{{NAME}} placeholders need a secret store, which only workflow runs have".into(),
-                ));
-            }
-            Ok(StructuredStep {
-                line: i + 1,
-                text: text.to_string(),
-                action,
-                once: false,
-            })
-        })
-        .collect()
 }
 
 /// Runs `steps` in order on `page` (no LLM, no log), each with up to

@@ -4,8 +4,9 @@
 
 use oxwright_engine::Snapshot;
 
-use crate::Locator;
-use crate::steps::edit_distance;
+use oxwright_engine::Locator;
+
+use crate::grammar::edit_distance;
 
 /// Longest name compared (longer names are cut; they are rarely the target).
 const MAX_NAME_CHARS: usize = 80;
