@@ -4,12 +4,20 @@
 //! events, matched to the committed loader.
 
 use std::collections::HashSet;
+use std::future::Future;
+use std::ops::ControlFlow;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chromiumoxide::cdp::browser_protocol::network::{EventLoadingFailed, ResourceType};
-use chromiumoxide::cdp::browser_protocol::page::{EventFrameNavigated, EventLifecycleEvent, NavigateParams};
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventFrameNavigated, EventLifecycleEvent, NavigateParams, NavigateReturns,
+};
+use chromiumoxide::listeners::EventStream;
 use futures::StreamExt;
 use oxwright_jobs::WaitUntil;
+use tokio::sync::oneshot;
 
 use crate::error::cdp;
 use crate::intercept::{Interceptor, MainDocument};
@@ -36,16 +44,58 @@ impl Tab {
         self.note(result)
     }
 
-    // One event loop over the navigation's lifecycle, frame, failure and
-    // hint streams, whose state the arms share; it stays whole until it
-    // is made a state machine of its own.
-    #[allow(clippy::too_many_lines)]
+    /// The navigation's stages: admit the URL, listen, intercept and send
+    /// the command, watch the events until the awaited state (or salvage
+    /// what a failed wait left), then the `ready` and `wait_for` waits and
+    /// the assembled result.
     async fn navigate_inner(
         &self,
         url: &url::Url,
         opts: &NavigateOptions,
     ) -> Result<Navigation, BrowserError> {
         let started = Instant::now();
+        self.admit(url, opts).await?;
+        let page = self.raw_page().clone();
+        let main_frame = page.target_id().as_ref().to_string();
+        let mut events = Events::listen(&page).await?;
+        let doc = self.intercept(&main_frame, opts).await?;
+        let answer = self.send_navigate(&page, url);
+        let mut watch = Watch::new(url, &main_frame, opts, &doc);
+        let mut hints = Hints::default();
+        let what = format!("{} of {url}", watch.event_name);
+        let watched = self.watch_events(&mut events, answer, &mut watch, &mut hints, opts);
+        if let Err(err) = self.guard(&what, opts.timeout, watched).await {
+            return self.salvage(url, &doc, err);
+        }
+        let remaining = opts.timeout.saturating_sub(started.elapsed());
+        if opts.wait_until == WaitUntil::Ready {
+            let committed = watch.committed.take();
+            self.settle_ready(&main_frame, committed, &mut events.lifecycle, remaining, &doc)
+                .await?;
+        }
+        if let Some(selector) = &opts.wait_for {
+            let remaining = opts.timeout.saturating_sub(started.elapsed());
+            self.wait_for_selector(selector, remaining, opts.timeout, &watch)
+                .await?;
+        }
+        if let Some(err) = watch.refused_later() {
+            // A later navigation of the main frame was refused before the page was read.
+            return Err(err);
+        }
+        // The document's body failed while the waits above ran.
+        while let Some(Some(ev)) = futures::FutureExt::now_or_never(events.failed.next()) {
+            if let Some(err) = main_document_failed(&ev, &doc, url) {
+                return Err(err);
+            }
+        }
+        self.assemble(url, opts, &doc, hints).await
+    }
+
+    /// Checks `url` against the policy, points the egress at this job's
+    /// policy and proxy, and readies the tab: an earlier navigation still
+    /// waiting for its `load` would hold this one back, so what it takes to
+    /// end that is over before this one listens.
+    async fn admit(&self, url: &url::Url, opts: &NavigateOptions) -> Result<(), BrowserError> {
         opts.policy
             .check(url)
             .await
@@ -58,35 +108,23 @@ impl Tab {
                 url: url.to_string(),
                 net_error: message,
             })?;
-        // An earlier navigation still waiting for its `load` would hold this
-        // one back; what it takes to end that is over before this one listens.
         self.unstick_navigation().await;
         self.skip_frames(opts.skip_frames).await?;
-        self.prepare().await?;
-        let page = self.raw_page().clone();
-        let main_frame = page.target_id().as_ref().to_string();
-        let listen_err = |e| cdp("event subscription", e);
-        let mut lifecycle = page
-            .event_listener::<EventLifecycleEvent>()
-            .await
-            .map_err(listen_err)?;
-        let mut navigated = page
-            .event_listener::<EventFrameNavigated>()
-            .await
-            .map_err(listen_err)?;
-        let mut failed = page
-            .event_listener::<EventLoadingFailed>()
-            .await
-            .map_err(listen_err)?;
-        let interceptor = Interceptor::start(self, main_frame.clone(), opts).await?;
+        self.prepare().await
+    }
+
+    /// Starts this navigation's interceptor and returns the main document
+    /// it fills in. The earlier navigations' interceptors stop once this
+    /// one answers (both would answer the same requests, each by its own
+    /// document).
+    async fn intercept(&self, main_frame: &str, opts: &NavigateOptions) -> Result<SharedDoc, BrowserError> {
+        let interceptor = Interceptor::start(self, main_frame.to_string(), opts).await?;
         let doc = interceptor.document();
         *self.job_doc.lock().expect("job doc") = Some(crate::tab::JobDoc {
             doc: doc.clone(),
             reported: 0,
             error_reported: false,
         });
-        // The earlier navigations' interceptors stop once this one answers
-        // (both would answer the same requests, each by its own document).
         let earlier = std::mem::replace(
             &mut *self.tasks.lock().expect("tasks"),
             vec![interceptor.into_task()],
@@ -94,218 +132,154 @@ impl Tab {
         for task in earlier {
             task.abort();
         }
+        Ok(doc)
+    }
 
-        let (nav_tx, mut nav_rx) = tokio::sync::oneshot::channel();
+    /// Sends `Page.navigate` in the background (chromiumoxide would hold
+    /// its answer until its own idea of "loaded") and returns where the
+    /// answer arrives.
+    fn send_navigate(&self, page: &chromiumoxide::Page, url: &url::Url) -> oneshot::Receiver<NavigateAnswer> {
+        let (nav_tx, nav_rx) = oneshot::channel();
         let sender = page.clone();
         let target = url.to_string();
         *self.nav_task.lock().expect("nav task") = Some(tokio::spawn(async move {
             let _ = nav_tx.send(sender.execute(NavigateParams::new(target)).await);
         }));
+        nav_rx
+    }
 
-        let event_name = match opts.wait_until {
-            WaitUntil::Load => "load",
-            WaitUntil::Domcontentloaded | WaitUntil::Ready => "DOMContentLoaded",
-            WaitUntil::Networkidle => "networkIdle",
-        };
-        let what = format!("{event_name} of {url}");
-        let recorded = || doc.lock().expect("doc").error.clone();
-        // A navigation of the main frame after the first one (a script's
-        // `location`, a meta refresh) that the policy refused.
-        let refused_later = || recorded().filter(|e| matches!(e, BrowserError::Policy { .. }));
-        let limit = opts.timeout;
-        // The loader of the navigated document, once committed.
-        let mut committed: Option<String> = None;
-        // When `load` (or network idle) is awaited, the document's resource
-        // hints are read as soon as it reached `DOMContentLoaded` (its head
-        // is parsed by then), while the sub-resources still load.
+    /// Follows the navigation's events until the awaited state of the
+    /// committed document, or an error that no wait can mend. When `load`
+    /// (or network idle) is awaited, the document's resource hints are
+    /// read as soon as it reached `DOMContentLoaded` (its head is parsed by
+    /// then), while the sub-resources still load.
+    async fn watch_events<'t>(
+        &'t self,
+        events: &mut Events,
+        mut answer: oneshot::Receiver<NavigateAnswer>,
+        w: &mut Watch<'_>,
+        hints: &mut Hints<'t>,
+        opts: &'t NavigateOptions,
+    ) -> Result<(), BrowserError> {
         let early_hints = matches!(opts.wait_until, WaitUntil::Load | WaitUntil::Networkidle);
-        let mut hints: Option<std::pin::Pin<Box<dyn std::future::Future<Output = Vec<String>> + Send + '_>>> =
-            None;
-        let mut hints_read: Option<Vec<String>> = None;
-        let waited = self
-            .guard(&what, limit, async {
-                let mut seen: HashSet<String> = HashSet::new();
-                let mut dom_ready: HashSet<String> = HashSet::new();
-                let mut doc_failure: Option<String> = None;
-                let mut error_page = false;
-                let mut nav_done = false;
-                // `ready` reads a document whose parsing never ends (a
-                // response that never finishes) once it has had SOFT.
-                let mut parse_deadline: Option<tokio::time::Instant> = None;
-                let ready = opts.wait_until == WaitUntil::Ready;
-                loop {
-                    let unparsed = tokio::time::sleep_until(
-                        parse_deadline.unwrap_or_else(|| tokio::time::Instant::now() + limit),
-                    );
-                    tokio::select! {
-                        _ = unparsed, if ready && parse_deadline.is_some() => {
-                            // Nothing to read yet (the parser waits on a slow head
-                            // script): the wait goes on while the page shows no text.
-                            let shown = self
-                                .evaluate_quiet("(document.body && document.body.innerText || '').trim().length")
-                                .await
-                                .and_then(|v| v.as_u64());
-                            if shown == Some(0) {
-                                parse_deadline = Some(tokio::time::Instant::now() + TEXTLESS_RECHECK);
-                                continue;
-                            }
-                            doc.lock().expect("doc").notes.push(format!(
-                                "the document was still loading {} s after it arrived (no DOMContentLoaded); it was read as it stood",
-                                SOFT.as_secs()
-                            ));
-                            return Ok(());
-                        }
-                        res = &mut nav_rx, if !nav_done => {
-                            nav_done = true;
-                            if let Ok(Ok(resp)) = res
-                                && let Some(text) = resp.result.error_text.filter(|t| !t.is_empty())
-                            {
-                                    return Err(recorded().unwrap_or(BrowserError::Net { net_error: text, url: url.to_string() }));
-                            }
-                        }
-                        Some(ev) = navigated.next() => {
-                            if ev.frame.parent_id.is_some() || ev.frame.id.as_ref() != main_frame {
-                                continue;
-                            }
-                            if ev.frame.url.starts_with("chrome-error:") {
-                                if let Some(err) = recorded() {
-                                    return Err(err);
-                                }
-                                if let Some(text) = doc_failure.clone() {
-                                    return Err(BrowserError::Net { net_error: text, url: url.to_string() });
-                                }
-                                // The reason follows as Page.navigate's error text.
-                                error_page = true;
-                                continue;
-                            }
-                            if committed.is_none() {
-                                let loader = ev.frame.loader_id.as_ref();
-                                if !is_ours(&doc.lock().expect("doc"), loader, &ev.frame.url, url) {
-                                    // A document an earlier navigation (or the
-                                    // unsticking of one) committed late.
-                                    tracing::debug!(url = %ev.frame.url, "a document not of this navigation committed");
-                                    continue;
-                                }
-                                committed = Some(loader.to_string());
-                                parse_deadline = Some(tokio::time::Instant::now() + SOFT);
-                            }
-                        }
-                        Some(ev) = lifecycle.next() => {
-                            if ev.frame_id.as_ref() == main_frame {
-                                if ev.name == event_name {
-                                    seen.insert(ev.loader_id.as_ref().to_string());
-                                }
-                                if ev.name == "DOMContentLoaded" {
-                                    dom_ready.insert(ev.loader_id.as_ref().to_string());
-                                }
-                            }
-                        }
-                        Some(ev) = failed.next() => {
-                            if ev.r#type == ResourceType::Document && doc.lock().expect("doc").taken() {
-                                // A PDF taken whole or a 304, its rendering aborted: handed back below.
-                                return Err(BrowserError::Net { net_error: ev.error_text.clone(), url: url.to_string() });
-                            }
-                            if let Some(err) = main_document_failed(&ev, &doc, url) {
-                                // Its body was reset or cut short: no wait can mend it.
-                                return Err(recorded().unwrap_or(err));
-                            }
-                            if ev.r#type == ResourceType::Document
-                                && committed.is_some()
-                                && doc.lock().expect("doc").abandoned_early
-                            {
-                                // The page's own navigation failed and was
-                                // aborted; the parsing it stopped does not
-                                // resume, so the document is read as it stands.
-                                return Ok(());
-                            }
-                            if ev.r#type == ResourceType::Document {
-                                doc_failure = Some(ev.error_text.clone());
-                                if error_page {
-                                    return Err(recorded().unwrap_or(BrowserError::Net {
-                                        net_error: ev.error_text.clone(),
-                                        url: url.to_string(),
-                                    }));
-                                }
-                            }
-                        }
-                        read = async { hints.as_mut().expect("hints pending").await }, if hints.is_some() => {
-                            hints_read = Some(read);
-                            hints = None;
-                        }
-                        else => return Err(BrowserError::Crashed("event streams ended".into())),
-                    }
-                    if committed.as_ref().is_some_and(|loader| dom_ready.contains(loader)) {
-                        // From here on, a failed navigation of the page keeps this document.
-                        doc.lock().expect("doc").rendered = true;
-                        if early_hints && hints.is_none() && hints_read.is_none() {
-                            hints = Some(Box::pin(self.refused_hints(opts)));
-                        }
-                    }
-                    if committed.as_ref().is_some_and(|loader| seen.contains(loader)) {
-                        return Ok(());
-                    }
-                }
-            })
-            .await;
-        if let Err(err) = waited {
-            // A PDF taken whole: its rendering was aborted on purpose.
-            let captured = {
-                let mut d = doc.lock().expect("doc");
-                d.document.take().map(|bytes| (bytes, d.clone()))
-            };
-            if let Some((bytes, d)) = captured {
-                let mut nav = finish(url, d);
-                nav.document = Some(bytes);
-                return Ok(nav);
-            }
-            // The conditional request was answered 304: nothing to wait for.
-            let unchanged = doc.lock().expect("doc").not_modified;
-            if unchanged {
-                return Ok(finish(url, doc.lock().expect("doc").clone()));
-            }
-            // A refusal recorded by the interceptor explains a timeout or error page best,
-            // then one by the egress proxy of the document itself.
-            return Err(recorded()
-                .or_else(|| self.egress_refusal_of(url, &doc.lock().expect("doc").redirects))
-                .unwrap_or(err));
-        }
-
-        if opts.wait_until == WaitUntil::Ready {
-            let remaining = limit.saturating_sub(started.elapsed());
-            self.settle_ready(&main_frame, committed, &mut lifecycle, remaining, &doc)
-                .await?;
-        }
-        if let Some(selector) = &opts.wait_for {
-            let remaining = limit.saturating_sub(started.elapsed());
-            let script = format!(
-                "new Promise(resolve => {{ const sel = {sel}; const found = () => document.querySelector(sel) !== null; \
-                 if (found()) return resolve(true); const o = new MutationObserver(() => {{ if (found()) {{ o.disconnect(); resolve(true); }} }}); \
-                 o.observe(document, {{subtree: true, childList: true, attributes: true}}); }})",
-                sel = serde_json::to_string(selector).expect("string serialises")
+        loop {
+            let unparsed = tokio::time::sleep_until(
+                w.parse_deadline
+                    .unwrap_or_else(|| tokio::time::Instant::now() + opts.timeout),
             );
-            match self.evaluate(&script, remaining).await {
-                Ok(_) => {}
-                // The main frame was sent somewhere the policy refused while waiting.
-                Err(_) if refused_later().is_some() => return Err(refused_later().expect("recorded refusal")),
-                Err(BrowserError::Timeout { .. }) => {
-                    return Err(BrowserError::WaitFor {
-                        selector: selector.clone(),
-                        ms: limit.as_millis() as u64,
-                    });
+            let flow = tokio::select! {
+                _ = unparsed, if w.ready && w.parse_deadline.is_some() => self.unparsed(w).await,
+                res = &mut answer, if !w.nav_done => w.on_answer(res),
+                Some(ev) = events.navigated.next() => w.on_frame_navigated(&ev),
+                Some(ev) = events.lifecycle.next() => w.on_lifecycle(&ev),
+                Some(ev) = events.failed.next() => w.on_loading_failed(&ev),
+                read = async { hints.pending.as_mut().expect("hints pending").await }, if hints.pending.is_some() => {
+                    hints.read = Some(read);
+                    hints.pending = None;
+                    ControlFlow::Continue(())
                 }
-                Err(err) => return Err(err),
+                else => ControlFlow::Break(Err(BrowserError::Crashed("event streams ended".into()))),
+            };
+            if let ControlFlow::Break(result) = flow {
+                return result;
+            }
+            if w.committed_reached(&w.dom_ready) {
+                // From here on, a failed navigation of the page keeps this document.
+                w.doc.lock().expect("doc").rendered = true;
+                if early_hints && hints.pending.is_none() && hints.read.is_none() {
+                    hints.pending = Some(Box::pin(self.refused_hints(opts)));
+                }
+            }
+            if w.committed_reached(&w.seen) {
+                return Ok(());
             }
         }
-        if let Some(err) = refused_later() {
-            // A later navigation of the main frame was refused before the page was read.
-            return Err(err);
+    }
+
+    /// The `ready` wait's soft deadline passed with the document still
+    /// parsing: nothing to read yet (the parser waits on a slow head
+    /// script) keeps the wait going while the page shows no text; else the
+    /// document is read as it stands.
+    async fn unparsed(&self, w: &mut Watch<'_>) -> Flow {
+        let shown = self
+            .evaluate_quiet("(document.body && document.body.innerText || '').trim().length")
+            .await
+            .and_then(|v| v.as_u64());
+        if shown == Some(0) {
+            w.parse_deadline = Some(tokio::time::Instant::now() + TEXTLESS_RECHECK);
+            return ControlFlow::Continue(());
         }
-        // The document's body failed while the waits above ran.
-        while let Some(Some(ev)) = futures::FutureExt::now_or_never(failed.next()) {
-            if let Some(err) = main_document_failed(&ev, &doc, url) {
-                return Err(err);
-            }
+        w.doc.lock().expect("doc").notes.push(format!(
+            "the document was still loading {} s after it arrived (no DOMContentLoaded); it was read as it stood",
+            SOFT.as_secs()
+        ));
+        ControlFlow::Break(Ok(()))
+    }
+
+    /// What a failed wait leaves: a PDF taken whole (its rendering was
+    /// aborted on purpose) or a 304 is the result; otherwise the refusal
+    /// recorded by the interceptor explains a timeout or error page best,
+    /// then one by the egress proxy of the document itself.
+    fn salvage(
+        &self,
+        url: &url::Url,
+        doc: &SharedDoc,
+        err: BrowserError,
+    ) -> Result<Navigation, BrowserError> {
+        let mut d = doc.lock().expect("doc");
+        if let Some(bytes) = d.document.take() {
+            let mut nav = finish(url, d.clone());
+            nav.document = Some(bytes);
+            return Ok(nav);
         }
+        if d.not_modified {
+            return Ok(finish(url, d.clone()));
+        }
+        let recorded = d.error.clone();
+        let redirects = d.redirects.clone();
+        drop(d);
+        Err(recorded
+            .or_else(|| self.egress_refusal_of(url, &redirects))
+            .unwrap_or(err))
+    }
+
+    /// Waits until `selector` matches, within `remaining`; a timeout is
+    /// `WaitFor` with the navigation's whole deadline.
+    async fn wait_for_selector(
+        &self,
+        selector: &str,
+        remaining: Duration,
+        limit: Duration,
+        w: &Watch<'_>,
+    ) -> Result<(), BrowserError> {
+        let script = format!(
+            "new Promise(resolve => {{ const sel = {sel}; const found = () => document.querySelector(sel) !== null; \
+             if (found()) return resolve(true); const o = new MutationObserver(() => {{ if (found()) {{ o.disconnect(); resolve(true); }} }}); \
+             o.observe(document, {{subtree: true, childList: true, attributes: true}}); }})",
+            sel = serde_json::to_string(selector).expect("string serialises")
+        );
+        match self.evaluate(&script, remaining).await {
+            Ok(_) => Ok(()),
+            // The main frame was sent somewhere the policy refused while waiting.
+            Err(_) if w.refused_later().is_some() => Err(w.refused_later().expect("recorded refusal")),
+            Err(BrowserError::Timeout { .. }) => Err(BrowserError::WaitFor {
+                selector: selector.to_string(),
+                ms: limit.as_millis() as u64,
+            }),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The navigation's result: the main document as the interceptor saw
+    /// it, with what the egress proxy and the page's resource hints were
+    /// refused.
+    async fn assemble<'t>(
+        &'t self,
+        url: &url::Url,
+        opts: &'t NavigateOptions,
+        doc: &SharedDoc,
+        hints: Hints<'t>,
+    ) -> Result<Navigation, BrowserError> {
         let doc = doc.lock().expect("doc").clone();
         if let Some(job) = self.job_doc.lock().expect("job doc").as_mut() {
             job.reported = doc.refused.len();
@@ -316,7 +290,7 @@ impl Tab {
         let mut nav = finish(url, doc);
         nav.refused
             .extend(self.egress_refusals().into_iter().map(|r| r.target));
-        let hints = match (hints_read, hints) {
+        let hints = match (hints.read, hints.pending) {
             (Some(read), _) => read,
             (None, Some(pending)) => pending.await,
             (None, None) => self.refused_hints(opts).await,
@@ -341,7 +315,7 @@ impl Tab {
         committed: Option<String>,
         lifecycle: &mut (impl futures::Stream<Item = std::sync::Arc<EventLifecycleEvent>> + Unpin),
         limit: Duration,
-        doc: &std::sync::Arc<std::sync::Mutex<MainDocument>>,
+        doc: &SharedDoc,
     ) -> Result<(), BrowserError> {
         let started = Instant::now();
         let mut current = committed;
@@ -447,6 +421,191 @@ impl Tab {
             url: r.target.clone(),
             source: r.error.clone(),
         })
+    }
+}
+
+/// The main document as the interceptor fills it in.
+type SharedDoc = Arc<Mutex<MainDocument>>;
+
+/// `Page.navigate`'s answer.
+type NavigateAnswer = chromiumoxide::Result<chromiumoxide::types::CommandResponse<NavigateReturns>>;
+
+/// Whether the event loop goes on, or ends with the wait's outcome.
+type Flow = ControlFlow<Result<(), BrowserError>>;
+
+/// The event streams a navigation follows.
+struct Events {
+    lifecycle: EventStream<EventLifecycleEvent>,
+    navigated: EventStream<EventFrameNavigated>,
+    failed: EventStream<EventLoadingFailed>,
+}
+
+impl Events {
+    async fn listen(page: &chromiumoxide::Page) -> Result<Self, BrowserError> {
+        let listen_err = |e| cdp("event subscription", e);
+        Ok(Self {
+            lifecycle: page.event_listener().await.map_err(listen_err)?,
+            navigated: page.event_listener().await.map_err(listen_err)?,
+            failed: page.event_listener().await.map_err(listen_err)?,
+        })
+    }
+}
+
+/// The page's resource hints the policy refuses: being read, or read.
+#[derive(Default)]
+struct Hints<'t> {
+    pending: Option<Pin<Box<dyn Future<Output = Vec<String>> + Send + 't>>>,
+    read: Option<Vec<String>>,
+}
+
+/// What the navigation has seen of its document, from the events its loop
+/// receives; each handler says whether the wait is over.
+struct Watch<'a> {
+    url: &'a url::Url,
+    main_frame: &'a str,
+    doc: &'a SharedDoc,
+    /// The lifecycle event awaited.
+    event_name: &'static str,
+    /// `ready` reads a document whose parsing never ends (a response that
+    /// never finishes) once it has had SOFT.
+    ready: bool,
+    /// Loaders that reached the awaited event.
+    seen: HashSet<String>,
+    /// Loaders that reached `DOMContentLoaded`.
+    dom_ready: HashSet<String>,
+    /// The navigated document's failure, once its load failed.
+    doc_failure: Option<String>,
+    /// Chromium committed its error page; the reason follows.
+    error_page: bool,
+    /// `Page.navigate` has answered.
+    nav_done: bool,
+    parse_deadline: Option<tokio::time::Instant>,
+    /// The loader of the navigated document, once committed.
+    committed: Option<String>,
+}
+
+impl<'a> Watch<'a> {
+    fn new(url: &'a url::Url, main_frame: &'a str, opts: &NavigateOptions, doc: &'a SharedDoc) -> Self {
+        let event_name = match opts.wait_until {
+            WaitUntil::Load => "load",
+            WaitUntil::Domcontentloaded | WaitUntil::Ready => "DOMContentLoaded",
+            WaitUntil::Networkidle => "networkIdle",
+        };
+        Self {
+            url,
+            main_frame,
+            doc,
+            event_name,
+            ready: opts.wait_until == WaitUntil::Ready,
+            seen: HashSet::new(),
+            dom_ready: HashSet::new(),
+            doc_failure: None,
+            error_page: false,
+            nav_done: false,
+            parse_deadline: None,
+            committed: None,
+        }
+    }
+
+    /// The refusal the interceptor recorded, if any.
+    fn recorded(&self) -> Option<BrowserError> {
+        self.doc.lock().expect("doc").error.clone()
+    }
+
+    /// A navigation of the main frame after the first one (a script's
+    /// `location`, a meta refresh) that the policy refused.
+    fn refused_later(&self) -> Option<BrowserError> {
+        self.recorded()
+            .filter(|e| matches!(e, BrowserError::Policy { .. }))
+    }
+
+    fn net(&self, text: String) -> BrowserError {
+        BrowserError::Net {
+            net_error: text,
+            url: self.url.to_string(),
+        }
+    }
+
+    /// Whether the committed document's loader is in `loaders`.
+    fn committed_reached(&self, loaders: &HashSet<String>) -> bool {
+        self.committed.as_ref().is_some_and(|l| loaders.contains(l))
+    }
+
+    fn on_answer(&mut self, res: Result<NavigateAnswer, oneshot::error::RecvError>) -> Flow {
+        self.nav_done = true;
+        if let Ok(Ok(resp)) = res
+            && let Some(text) = resp.result.error_text.filter(|t| !t.is_empty())
+        {
+            return ControlFlow::Break(Err(self.recorded().unwrap_or_else(|| self.net(text))));
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn on_frame_navigated(&mut self, ev: &EventFrameNavigated) -> Flow {
+        if ev.frame.parent_id.is_some() || ev.frame.id.as_ref() != self.main_frame {
+            return ControlFlow::Continue(());
+        }
+        if ev.frame.url.starts_with("chrome-error:") {
+            if let Some(err) = self.recorded() {
+                return ControlFlow::Break(Err(err));
+            }
+            if let Some(text) = self.doc_failure.clone() {
+                return ControlFlow::Break(Err(self.net(text)));
+            }
+            // The reason follows as Page.navigate's error text.
+            self.error_page = true;
+            return ControlFlow::Continue(());
+        }
+        if self.committed.is_none() {
+            let loader = ev.frame.loader_id.as_ref();
+            if !is_ours(&self.doc.lock().expect("doc"), loader, &ev.frame.url, self.url) {
+                // A document an earlier navigation (or the unsticking of
+                // one) committed late.
+                tracing::debug!(url = %ev.frame.url, "a document not of this navigation committed");
+                return ControlFlow::Continue(());
+            }
+            self.committed = Some(loader.to_string());
+            self.parse_deadline = Some(tokio::time::Instant::now() + SOFT);
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn on_lifecycle(&mut self, ev: &EventLifecycleEvent) -> Flow {
+        if ev.frame_id.as_ref() == self.main_frame {
+            if ev.name == self.event_name {
+                self.seen.insert(ev.loader_id.as_ref().to_string());
+            }
+            if ev.name == "DOMContentLoaded" {
+                self.dom_ready.insert(ev.loader_id.as_ref().to_string());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn on_loading_failed(&mut self, ev: &EventLoadingFailed) -> Flow {
+        let document = ev.r#type == ResourceType::Document;
+        if document && self.doc.lock().expect("doc").taken() {
+            // A PDF taken whole or a 304, its rendering aborted: handed back by `salvage`.
+            return ControlFlow::Break(Err(self.net(ev.error_text.clone())));
+        }
+        if let Some(err) = main_document_failed(ev, self.doc, self.url) {
+            // Its body was reset or cut short: no wait can mend it.
+            return ControlFlow::Break(Err(self.recorded().unwrap_or(err)));
+        }
+        if document && self.committed.is_some() && self.doc.lock().expect("doc").abandoned_early {
+            // The page's own navigation failed and was aborted; the
+            // parsing it stopped does not resume, so the document is read
+            // as it stands.
+            return ControlFlow::Break(Ok(()));
+        }
+        if document {
+            self.doc_failure = Some(ev.error_text.clone());
+            if self.error_page {
+                let err = self.recorded().unwrap_or_else(|| self.net(ev.error_text.clone()));
+                return ControlFlow::Break(Err(err));
+            }
+        }
+        ControlFlow::Continue(())
     }
 }
 
