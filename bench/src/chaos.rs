@@ -111,6 +111,47 @@ struct Cast {
 }
 
 impl Cast {
+    /// The command line and environment every process of the run shares;
+    /// the memory hog ends at a small heap limit in moments.
+    fn new(
+        binary: PathBuf,
+        site: &FixtureServer,
+        broker: &PrivateBroker,
+        s3: &PrivateS3,
+        prefix: &str,
+    ) -> Result<Self> {
+        let dir = tempfile::tempdir()?;
+        let config = dir.path().join("oxwright.toml");
+        std::fs::write(&config, "[browser]\njob_memory_mb = 256\n")?;
+        Ok(Cast {
+            binary,
+            common: vec![
+                "--config".into(),
+                config.display().to_string(),
+                "--amqp".into(),
+                broker.url().into(),
+                "--queue-prefix".into(),
+                prefix.to_owned(),
+                "--s3".into(),
+                format!("s3://{prefix}"),
+                "--s3-endpoint".into(),
+                s3.endpoint().into(),
+                "--allow-host".into(),
+                site.addr().to_string(),
+            ],
+            env: vec![
+                ("AWS_ACCESS_KEY_ID".into(), PRIVATE_S3_ACCESS_KEY.into()),
+                ("AWS_SECRET_ACCESS_KEY".into(), PRIVATE_S3_SECRET_KEY.into()),
+                ("AWS_REGION".into(), "us-east-1".into()),
+                ("RUST_LOG".into(), "warn".into()),
+            ],
+            dir,
+            workers: Vec::new(),
+            scheduler: None,
+            started: 0,
+        })
+    }
+
     fn spawn(&mut self, args: &[String], log: &str) -> Result<Child> {
         self.started += 1;
         let log = std::fs::File::create(self.dir.path().join(format!("{log}-{}.log", self.started)))?;
@@ -198,244 +239,298 @@ fn alive(pid: u32) -> bool {
 }
 
 /// Runs the chaos batch and checks what it left.
-// The schedule of kills and outages is one loop over shared counters: it
-// stays whole.
-#[allow(clippy::too_many_lines)]
 pub async fn run(args: &ChaosArgs) -> Result<ChaosReport> {
-    let binary = crate::distributed::oxwright_binary(args.oxwright.as_ref())?;
-    let site = FixtureServer::start().await?;
-    let broker = Arc::new(tokio::task::spawn_blocking(PrivateBroker::start).await?);
-    let s3 = Arc::new(tokio::task::spawn_blocking(PrivateS3::start).await?);
-    let id = uuid::Uuid::new_v4().simple().to_string()[..10].to_owned();
-    let prefix = format!("oxwright-chaos-{id}");
-    let mut cfg = S3Config::new(&prefix);
-    cfg.endpoint = Some(s3.endpoint().to_owned());
-    cfg.region = Some("us-east-1".into());
-    cfg.credentials = Some(S3Credentials {
-        access_key_id: PRIVATE_S3_ACCESS_KEY.into(),
-        secret_access_key: PRIVATE_S3_SECRET_KEY.into(),
-    });
-    let store = Arc::new(S3Store::new(cfg).await?);
-    store.create_bucket().await?;
-    let queue = AmqpQueue::connect(
-        broker.url(),
-        AmqpOptions {
-            prefix: prefix.clone(),
-            reconnect_timeout: Duration::from_secs(120),
-            ..AmqpOptions::default()
-        },
-    )
-    .await?;
-    let dir = tempfile::tempdir()?;
-    // The memory hog ends at a small heap limit in moments.
-    let config = dir.path().join("oxwright.toml");
-    std::fs::write(&config, "[browser]\njob_memory_mb = 256\n")?;
-    let mut cast = Cast {
-        binary,
-        common: vec![
-            "--config".into(),
-            config.display().to_string(),
-            "--amqp".into(),
-            broker.url().into(),
-            "--queue-prefix".into(),
-            prefix.clone(),
-            "--s3".into(),
-            format!("s3://{prefix}"),
-            "--s3-endpoint".into(),
-            s3.endpoint().into(),
-            "--allow-host".into(),
-            site.addr().to_string(),
-        ],
-        env: vec![
-            ("AWS_ACCESS_KEY_ID".into(), PRIVATE_S3_ACCESS_KEY.into()),
-            ("AWS_SECRET_ACCESS_KEY".into(), PRIVATE_S3_SECRET_KEY.into()),
-            ("AWS_REGION".into(), "us-east-1".into()),
-            ("RUST_LOG".into(), "warn".into()),
-        ],
-        dir,
-        workers: Vec::new(),
-        scheduler: None,
-        started: 0,
-    };
-    cast.start_scheduler()?;
-    for _ in 0..args.workers {
-        let w = cast.worker(args.pages_per_browser)?;
-        cast.workers.push(w);
-    }
-
+    let mut stage = Stage::start(args).await?;
     let batch_id = oxwright_scheduler::new_batch_id();
-    let text: String = (0..args.jobs)
-        .map(|i| format!("{}\n", site.url(&page(i))))
-        .collect();
-    let policy = UrlPolicy {
-        allow_hosts: vec![site.addr().to_string().parse::<HostRule>()?],
-        ..UrlPolicy::default()
-    };
-    let mut template = FetchSpec::new("http://template.invalid/".parse()?);
-    template.retry_count = 0;
-    template.timeout_ms = 10_000;
-    let (jobs, refused) = fetch_jobs(&batch_id, parse_url_list(&text, &policy), &template);
-    let started = Instant::now();
-    submit_batch(&queue, store.as_ref(), &batch_id, jobs, refused, "chaos").await?;
-    eprintln!("chaos: batch {batch_id}, {} jobs, prefix {prefix}", args.jobs);
-
-    let every = Duration::from_secs(args.kill_every_s.max(1));
-    let mut rng = Rng(args.seed | 1);
-    let mut next_kill = started + every;
-    let mut outages = vec![
-        (started + every.mul_f64(1.5), "broker"),
-        (started + every.mul_f64(2.5), "s3"),
-        (started + every.mul_f64(3.5), "scheduler"),
-    ];
-    let (mut worker_kills, mut broker_restarts, mut s3_restarts, mut scheduler_kills) = (0, 0, 0, 0);
-    let mut killed_browsers: Vec<u32> = Vec::new();
-    let mut outage_tasks = Vec::new();
-    let summary_key = keys::batch_summary(&batch_id);
-    let mut problems = Vec::new();
-    loop {
-        if matches!(store.exists(&summary_key).await, Ok(true)) {
-            break;
-        }
-        if started.elapsed() > Duration::from_secs(args.timeout_s) {
-            bail!(
-                "batch {batch_id} not complete after {} s; logs in {}",
-                args.timeout_s,
-                cast.dir.path().display()
-            );
-        }
-        let now = Instant::now();
-        if now >= next_kill {
-            next_kill = now + every;
-            let i = rng.below(cast.workers.len());
-            let pid = cast.workers[i].id();
-            killed_browsers.extend(browsers_of(pid));
-            let _ = cast.workers[i].kill();
-            let _ = cast.workers[i].wait();
-            worker_kills += 1;
-            cast.workers[i] = cast.worker(args.pages_per_browser)?;
-            eprintln!(
-                "chaos: {:>5.1} s: worker {i} SIGKILLed and restarted",
-                started.elapsed().as_secs_f64()
-            );
-        }
-        if let Some(pos) = outages.iter().position(|(at, _)| now >= *at) {
-            let (_, what) = outages.remove(pos);
-            let at = started.elapsed().as_secs_f64();
-            // Outages run beside the worker kills (a broker restart takes
-            // seconds to tens of seconds).
-            match what {
-                "broker" => {
-                    let b = broker.clone();
-                    outage_tasks.push(tokio::task::spawn_blocking(move || {
-                        b.stop();
-                        std::thread::sleep(Duration::from_secs(3));
-                        b.start_again();
-                        eprintln!("chaos: broker stopped at {at:.1} s is back");
-                    }));
-                    broker_restarts += 1;
-                }
-                "s3" => {
-                    let s = s3.clone();
-                    outage_tasks.push(tokio::task::spawn_blocking(move || {
-                        s.stop();
-                        std::thread::sleep(Duration::from_secs(5));
-                        s.start_again();
-                        eprintln!("chaos: S3 stopped at {at:.1} s is back");
-                    }));
-                    s3_restarts += 1;
-                }
-                _ => {
-                    if let Some(mut child) = cast.scheduler.take() {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                    }
-                    cast.start_scheduler()?;
-                    scheduler_kills += 1;
-                    eprintln!("chaos: {at:>5.1} s: scheduler SIGKILLed and restarted");
-                }
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let started = stage.submit(args, &batch_id).await?;
+    let done = stage.disrupt(args, &batch_id, started).await?;
     let wall_s = started.elapsed().as_secs_f64();
-    for task in outage_tasks {
+    for task in done.outage_tasks {
         task.await?;
     }
-
-    // What the batch left.
-    let body = store.get(&keys::batch_manifest(&batch_id)).await?;
-    let lines: Vec<serde_json::Value> = String::from_utf8(body.to_vec())?
-        .lines()
-        .map(serde_json::from_str)
-        .collect::<Result<_, _>>()?;
-    let ids: HashSet<&str> = lines.iter().filter_map(|l| l["job_id"].as_str()).collect();
-    if lines.len() != args.jobs || ids.len() != args.jobs {
-        problems.push(format!(
-            "{} manifest lines, {} distinct jobs, for {} jobs",
-            lines.len(),
-            ids.len(),
-            args.jobs
-        ));
-    }
-    let stored: HashSet<String> = store.list("jobs/fetch/").await?.into_iter().collect();
-    let (mut ok, mut failed, mut redelivered) = (0, 0, 0);
-    let mut failed_by_kind: BTreeMap<String, usize> = BTreeMap::new();
-    for line in &lines {
-        let id = line["job_id"].as_str().unwrap_or_default();
-        if line["attempt"].as_u64().unwrap_or(1) > 1 {
-            redelivered += 1;
-        }
-        let has = |name: &str| stored.contains(&format!("jobs/fetch/{id}/{name}"));
-        if line["status"] == "ok" {
-            ok += 1;
-            if !has("result.json") || !has("page.md") {
-                problems.push(format!("ok job {id} lacks result.json or page.md"));
-            }
-        } else {
-            failed += 1;
-            let kind = line["error"]["kind"].as_str().unwrap_or_default().to_owned();
-            if kind.is_empty() || !has("error.json") {
-                problems.push(format!(
-                    "failed job {id} lacks a typed error or error.json: {line}"
-                ));
-            }
-            *failed_by_kind.entry(kind).or_default() += 1;
-        }
-    }
+    let mut tally = stage.tally(args, &batch_id).await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let left: Vec<u32> = killed_browsers.iter().copied().filter(|p| alive(*p)).collect();
+    let left: Vec<u32> = done
+        .killed_browsers
+        .iter()
+        .copied()
+        .filter(|p| alive(*p))
+        .collect();
     if !left.is_empty() {
-        problems.push(format!("Chromium of killed workers still running: {left:?}"));
+        tally
+            .problems
+            .push(format!("Chromium of killed workers still running: {left:?}"));
     }
-    let b = broker.clone();
-    let p = prefix.clone();
-    let counts = tokio::task::spawn_blocking(move || b.queue_counts(&p)).await?;
-    for (name, c) in &counts {
-        if !name.contains("dead") && c.ready + c.unacked > 0 {
-            problems.push(format!(
-                "queue {name} still holds {} ready, {} unacked",
-                c.ready, c.unacked
-            ));
-        }
-    }
+    stage.check_queues(&mut tally.problems).await?;
     let report = ChaosReport {
         jobs: args.jobs,
-        ok,
-        failed,
-        failed_by_kind,
-        worker_kills,
-        broker_restarts,
-        s3_restarts,
-        scheduler_kills,
-        redelivered,
+        ok: tally.ok,
+        failed: tally.failed,
+        failed_by_kind: tally.failed_by_kind,
+        worker_kills: done.worker_kills,
+        broker_restarts: done.broker_restarts,
+        s3_restarts: done.s3_restarts,
+        scheduler_kills: done.scheduler_kills,
+        redelivered: tally.redelivered,
         wall_s,
         pages_per_s: args.jobs as f64 / wall_s,
-        passed: problems.is_empty(),
-        problems,
+        passed: tally.problems.is_empty(),
+        problems: tally.problems,
     };
+    let Stage { cast, queue, .. } = stage;
     drop(cast);
     let _ = queue.delete_topology().await;
     Ok(report)
+}
+
+/// The services and processes of a chaos run.
+struct Stage {
+    site: FixtureServer,
+    broker: Arc<PrivateBroker>,
+    s3: Arc<PrivateS3>,
+    store: Arc<S3Store>,
+    queue: AmqpQueue,
+    prefix: String,
+    cast: Cast,
+}
+
+/// What the schedule did.
+#[derive(Default)]
+struct Disruptions {
+    worker_kills: usize,
+    broker_restarts: usize,
+    s3_restarts: usize,
+    scheduler_kills: usize,
+    killed_browsers: Vec<u32>,
+    outage_tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// What the batch left in its manifest and the store.
+struct Tally {
+    ok: usize,
+    failed: usize,
+    redelivered: usize,
+    failed_by_kind: BTreeMap<String, usize>,
+    problems: Vec<String>,
+}
+
+impl Stage {
+    /// Starts the fixture site, a private broker and S3 server, the
+    /// scheduler and the workers.
+    async fn start(args: &ChaosArgs) -> Result<Self> {
+        let binary = crate::distributed::oxwright_binary(args.oxwright.as_ref())?;
+        let site = FixtureServer::start().await?;
+        let broker = Arc::new(tokio::task::spawn_blocking(PrivateBroker::start).await?);
+        let s3 = Arc::new(tokio::task::spawn_blocking(PrivateS3::start).await?);
+        let id = uuid::Uuid::new_v4().simple().to_string()[..10].to_owned();
+        let prefix = format!("oxwright-chaos-{id}");
+        let mut cfg = S3Config::new(&prefix);
+        cfg.endpoint = Some(s3.endpoint().to_owned());
+        cfg.region = Some("us-east-1".into());
+        cfg.credentials = Some(S3Credentials {
+            access_key_id: PRIVATE_S3_ACCESS_KEY.into(),
+            secret_access_key: PRIVATE_S3_SECRET_KEY.into(),
+        });
+        let store = Arc::new(S3Store::new(cfg).await?);
+        store.create_bucket().await?;
+        let queue = AmqpQueue::connect(
+            broker.url(),
+            AmqpOptions {
+                prefix: prefix.clone(),
+                reconnect_timeout: Duration::from_secs(120),
+                ..AmqpOptions::default()
+            },
+        )
+        .await?;
+        let mut cast = Cast::new(binary, &site, &broker, &s3, &prefix)?;
+        cast.start_scheduler()?;
+        for _ in 0..args.workers {
+            let w = cast.worker(args.pages_per_browser)?;
+            cast.workers.push(w);
+        }
+        Ok(Self {
+            site,
+            broker,
+            s3,
+            store,
+            queue,
+            prefix,
+            cast,
+        })
+    }
+
+    /// Submits the batch; returns when it was submitted.
+    async fn submit(&self, args: &ChaosArgs, batch_id: &str) -> Result<Instant> {
+        let text: String = (0..args.jobs)
+            .map(|i| format!("{}\n", self.site.url(&page(i))))
+            .collect();
+        let policy = UrlPolicy {
+            allow_hosts: vec![self.site.addr().to_string().parse::<HostRule>()?],
+            ..UrlPolicy::default()
+        };
+        let mut template = FetchSpec::new("http://template.invalid/".parse()?);
+        template.retry_count = 0;
+        template.timeout_ms = 10_000;
+        let (jobs, refused) = fetch_jobs(batch_id, parse_url_list(&text, &policy), &template);
+        let started = Instant::now();
+        submit_batch(&self.queue, self.store.as_ref(), batch_id, jobs, refused, "chaos").await?;
+        eprintln!(
+            "chaos: batch {batch_id}, {} jobs, prefix {}",
+            args.jobs, self.prefix
+        );
+        Ok(started)
+    }
+
+    /// Kills a random worker every `kill_every_s` and stops the broker, S3
+    /// and the scheduler once each, until the batch's summary is written.
+    async fn disrupt(&mut self, args: &ChaosArgs, batch_id: &str, started: Instant) -> Result<Disruptions> {
+        let every = Duration::from_secs(args.kill_every_s.max(1));
+        let mut rng = Rng(args.seed | 1);
+        let mut next_kill = started + every;
+        let mut outages = vec![
+            (started + every.mul_f64(1.5), "broker"),
+            (started + every.mul_f64(2.5), "s3"),
+            (started + every.mul_f64(3.5), "scheduler"),
+        ];
+        let mut done = Disruptions::default();
+        let summary_key = keys::batch_summary(batch_id);
+        loop {
+            if matches!(self.store.exists(&summary_key).await, Ok(true)) {
+                return Ok(done);
+            }
+            if started.elapsed() > Duration::from_secs(args.timeout_s) {
+                bail!(
+                    "batch {batch_id} not complete after {} s; logs in {}",
+                    args.timeout_s,
+                    self.cast.dir.path().display()
+                );
+            }
+            let now = Instant::now();
+            if now >= next_kill {
+                next_kill = now + every;
+                let i = rng.below(self.cast.workers.len());
+                let pid = self.cast.workers[i].id();
+                done.killed_browsers.extend(browsers_of(pid));
+                let _ = self.cast.workers[i].kill();
+                let _ = self.cast.workers[i].wait();
+                done.worker_kills += 1;
+                self.cast.workers[i] = self.cast.worker(args.pages_per_browser)?;
+                eprintln!(
+                    "chaos: {:>5.1} s: worker {i} SIGKILLed and restarted",
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            if let Some(pos) = outages.iter().position(|(at, _)| now >= *at) {
+                let (_, what) = outages.remove(pos);
+                self.outage(what, started.elapsed().as_secs_f64(), &mut done)?;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// Stops `what` (the broker and S3 for a few seconds, beside the worker
+    /// kills: a broker restart takes seconds to tens of seconds) or
+    /// SIGKILLs the scheduler and starts it again.
+    fn outage(&mut self, what: &str, at: f64, done: &mut Disruptions) -> Result<()> {
+        match what {
+            "broker" => {
+                let b = self.broker.clone();
+                done.outage_tasks.push(tokio::task::spawn_blocking(move || {
+                    b.stop();
+                    std::thread::sleep(Duration::from_secs(3));
+                    b.start_again();
+                    eprintln!("chaos: broker stopped at {at:.1} s is back");
+                }));
+                done.broker_restarts += 1;
+            }
+            "s3" => {
+                let s = self.s3.clone();
+                done.outage_tasks.push(tokio::task::spawn_blocking(move || {
+                    s.stop();
+                    std::thread::sleep(Duration::from_secs(5));
+                    s.start_again();
+                    eprintln!("chaos: S3 stopped at {at:.1} s is back");
+                }));
+                done.s3_restarts += 1;
+            }
+            _ => {
+                if let Some(mut child) = self.cast.scheduler.take() {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+                self.cast.start_scheduler()?;
+                done.scheduler_kills += 1;
+                eprintln!("chaos: {at:>5.1} s: scheduler SIGKILLed and restarted");
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the batch's manifest and checks each line against the store.
+    async fn tally(&self, args: &ChaosArgs, batch_id: &str) -> Result<Tally> {
+        let body = self.store.get(&keys::batch_manifest(batch_id)).await?;
+        let lines: Vec<serde_json::Value> = String::from_utf8(body.to_vec())?
+            .lines()
+            .map(serde_json::from_str)
+            .collect::<Result<_, _>>()?;
+        let ids: HashSet<&str> = lines.iter().filter_map(|l| l["job_id"].as_str()).collect();
+        let mut t = Tally {
+            ok: 0,
+            failed: 0,
+            redelivered: 0,
+            failed_by_kind: BTreeMap::new(),
+            problems: Vec::new(),
+        };
+        if lines.len() != args.jobs || ids.len() != args.jobs {
+            t.problems.push(format!(
+                "{} manifest lines, {} distinct jobs, for {} jobs",
+                lines.len(),
+                ids.len(),
+                args.jobs
+            ));
+        }
+        let stored: HashSet<String> = self.store.list("jobs/fetch/").await?.into_iter().collect();
+        for line in &lines {
+            let id = line["job_id"].as_str().unwrap_or_default();
+            if line["attempt"].as_u64().unwrap_or(1) > 1 {
+                t.redelivered += 1;
+            }
+            let has = |name: &str| stored.contains(&format!("jobs/fetch/{id}/{name}"));
+            if line["status"] == "ok" {
+                t.ok += 1;
+                if !has("result.json") || !has("page.md") {
+                    t.problems
+                        .push(format!("ok job {id} lacks result.json or page.md"));
+                }
+            } else {
+                t.failed += 1;
+                let kind = line["error"]["kind"].as_str().unwrap_or_default().to_owned();
+                if kind.is_empty() || !has("error.json") {
+                    t.problems.push(format!(
+                        "failed job {id} lacks a typed error or error.json: {line}"
+                    ));
+                }
+                *t.failed_by_kind.entry(kind).or_default() += 1;
+            }
+        }
+        Ok(t)
+    }
+
+    /// No queue but the dead letters may still hold a job.
+    async fn check_queues(&self, problems: &mut Vec<String>) -> Result<()> {
+        let b = self.broker.clone();
+        let p = self.prefix.clone();
+        let counts = tokio::task::spawn_blocking(move || b.queue_counts(&p)).await?;
+        for (name, c) in &counts {
+            if !name.contains("dead") && c.ready + c.unacked > 0 {
+                problems.push(format!(
+                    "queue {name} still holds {} ready, {} unacked",
+                    c.ready, c.unacked
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Renders the report as Markdown.
