@@ -1,5 +1,6 @@
-//! The scheduler's configuration: schedules, webhooks, and how the HTTP
-//! API guards itself.
+//! The scheduler's configuration: its `[scheduler]` section (the API's
+//! address and guards, schedules, webhooks), and how the daemon and its
+//! HTTP API run.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -94,5 +95,116 @@ impl std::fmt::Debug for ApiOptions {
             .field("signing_secret", &self.signing_secret.is_some())
             .field("view_only", &self.view_only)
             .finish()
+    }
+}
+
+/// `[scheduler]`: the daemon's API, schedules and webhooks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerSection {
+    /// Address of the HTTP API.
+    #[serde(default = "default_listen")]
+    pub listen: String,
+    /// How often manifests with new lines are written, ms.
+    #[serde(default = "default_flush_ms")]
+    pub flush_interval_ms: u64,
+    /// Cron schedules.
+    #[serde(default)]
+    pub schedules: Vec<ScheduleConfig>,
+    /// Webhooks.
+    #[serde(default)]
+    pub webhooks: Vec<WebhookConfig>,
+    /// The environment variable holding the API's bearer token.
+    #[serde(default = "default_token_env")]
+    pub api_token_env: String,
+    /// The environment variable holding the batch-webhook signing key.
+    #[serde(default = "default_signing_env")]
+    pub webhook_signing_secret_env: String,
+    /// Largest request body, bytes.
+    #[serde(default = "default_max_body")]
+    pub max_body_bytes: usize,
+}
+
+/// Longest `[scheduler] flush_interval_ms`: a minute.
+pub const MAX_FLUSH_INTERVAL_MS: u64 = 60_000;
+
+fn default_listen() -> String {
+    "127.0.0.1:8080".to_owned()
+}
+
+fn default_flush_ms() -> u64 {
+    500
+}
+
+fn default_token_env() -> String {
+    "OXWRIGHT_API_TOKEN".to_owned()
+}
+
+fn default_signing_env() -> String {
+    "OXWRIGHT_WEBHOOK_SECRET".to_owned()
+}
+
+fn default_max_body() -> usize {
+    DEFAULT_MAX_BODY_BYTES
+}
+
+impl Default for SchedulerSection {
+    fn default() -> Self {
+        Self {
+            listen: default_listen(),
+            flush_interval_ms: default_flush_ms(),
+            schedules: Vec::new(),
+            webhooks: Vec::new(),
+            api_token_env: default_token_env(),
+            webhook_signing_secret_env: default_signing_env(),
+            max_body_bytes: default_max_body(),
+        }
+    }
+}
+
+impl SchedulerSection {
+    /// Refuses a flush interval no one could wait out: it would hold every
+    /// summary back.
+    pub fn check(&self) -> Result<(), oxwright_jobs::JobError> {
+        oxwright_jobs::limits::check_range(
+            "[scheduler] flush_interval_ms",
+            self.flush_interval_ms,
+            1,
+            MAX_FLUSH_INTERVAL_MS,
+        )
+    }
+}
+
+#[cfg(test)]
+mod section_tests {
+    use super::*;
+
+    #[test]
+    fn the_section_parses_strictly_with_its_defaults() {
+        let s: SchedulerSection = toml::from_str(
+            r#"
+[[schedules]]
+name = "home"
+cron = "0 */5 * * * *"
+job = { urls = ["https://example.com/"], options = { content = "full" } }
+[[webhooks]]
+name = "deploy"
+secret_env = "DEPLOY_SECRET"
+job = { kind = "sitemap", urls = ["example.com"] }
+"#,
+        )
+        .unwrap();
+        assert_eq!(s.schedules[0].job.options["content"], "full");
+        assert_eq!(s.webhooks[0].job.kind, oxwright_jobs::JobKind::Sitemap);
+        assert_eq!(s.listen, "127.0.0.1:8080");
+        let err = toml::from_str::<SchedulerSection>("listn = \"x\"").unwrap_err();
+        assert!(err.to_string().contains("listn"), "{err}");
+        let empty: SchedulerSection = toml::from_str("").unwrap();
+        assert_eq!(empty, SchedulerSection::default());
+        assert_eq!(empty.flush_interval_ms, 500);
+        empty.check().unwrap();
+        let huge: SchedulerSection = toml::from_str("flush_interval_ms = 9223372036854775807").unwrap();
+        let err = huge.check().unwrap_err();
+        assert!(err.message.contains("out of range"), "{err}");
     }
 }

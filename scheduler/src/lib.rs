@@ -12,7 +12,7 @@ pub mod template;
 pub mod tracker;
 
 pub use batch::{BatchLine, BatchRequest, BatchSummary, new_batch_id, parse_url_list, run_batch};
-pub use config::{ApiOptions, ScheduleConfig, SchedulerOptions, WebhookConfig};
+pub use config::{ApiOptions, ScheduleConfig, SchedulerOptions, SchedulerSection, WebhookConfig};
 pub use daemon::{SchedulerError, run_scheduler};
 pub use submit::{
     BatchRecord, Expanded, SubmitReceipt, fetch_jobs, publish_job, read_batch_record, submit_batch,

@@ -41,10 +41,10 @@ pub struct Config {
     /// Default fetch options of `fetch`, `batch` and `submit` (flags win).
     #[serde(default)]
     pub fetch: crate::fetch_defaults::FetchDefaults,
-    /// The scheduler daemon's section, parsed (strictly) by the scheduler
-    /// command, which owns its types.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scheduler: Option<toml::Value>,
+    /// The scheduler daemon's API, schedules and webhooks (the scheduler
+    /// crate owns the section).
+    #[serde(default)]
+    pub scheduler: oxwright_scheduler::SchedulerSection,
 }
 
 /// `[llm]`: an OpenAI-compatible chat-completions endpoint. Flags
@@ -140,7 +140,7 @@ impl Default for Config {
             store: StoreSection::default(),
             llm: LlmSection::default(),
             fetch: Default::default(),
-            scheduler: None,
+            scheduler: Default::default(),
         }
     }
 }
@@ -447,6 +447,9 @@ impl Config {
         for (name, value, min, max) in checks {
             check_range(name, value, min, max).map_err(|e| anyhow::anyhow!("{}", e.message))?;
         }
+        self.scheduler
+            .check()
+            .map_err(|e| anyhow::anyhow!("{}", e.message))?;
         self.fetch.check()
     }
 
@@ -541,10 +544,7 @@ job = { kind = "sitemap", urls = ["example.com"] }
         assert_eq!(cfg.queue.prefix, "oxwright");
         assert_eq!(cfg.store.s3.as_deref(), Some("s3://bucket/prefix"));
         assert_eq!(cfg.store.s3_endpoint.as_deref(), Some("http://127.0.0.1:9000"));
-        assert!(
-            cfg.scheduler.is_some(),
-            "the scheduler section is kept for its command"
-        );
+        assert_eq!(cfg.scheduler.schedules.len(), 1, "the scheduler section is read");
     }
 
     #[test]
@@ -598,9 +598,7 @@ job = { kind = "sitemap", urls = ["example.com"] }
     #[test]
     fn the_example_documents_every_key_with_its_default() {
         // As shipped, the example is the defaults.
-        let mut example: Config = toml::from_str(EXAMPLE).expect("the example parses strictly");
-        assert!(example.scheduler.is_some(), "the example documents [scheduler]");
-        example.scheduler = None;
+        let example: Config = toml::from_str(EXAMPLE).expect("the example parses strictly");
         let defaults = toml::Value::try_from(Config::default()).unwrap();
         assert_eq!(toml::Value::try_from(&example).unwrap(), defaults);
         // With its commented-out settings on, it still parses strictly (every

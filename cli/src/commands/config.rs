@@ -7,8 +7,6 @@ use clap::{Args, Subcommand};
 use oxwright_worker::Setup;
 use oxwright_worker::config::{ENV_OVERRIDES, config_candidates, env_keys};
 
-use crate::commands::scheduler::SchedulerSection;
-
 /// Arguments of `oxwright config`.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
@@ -69,9 +67,6 @@ fn show(setup: &Setup) -> anyhow::Result<String> {
     cfg.browser.chrome_url = pool.chrome_url.map(|u| mask_url(&u));
     cfg.queue.amqp_url = cfg.queue.amqp_url.map(|u| mask_url(&u));
     cfg.store.s3_endpoint = cfg.store.s3_endpoint.map(|u| mask_url(&u));
-    // The scheduler's section with its defaults filled in.
-    let scheduler = SchedulerSection::from_config(cfg.scheduler.as_ref())?;
-    cfg.scheduler = Some(toml::Value::try_from(&scheduler)?);
     out.push_str(&toml::to_string_pretty(&cfg)?);
     if !out.ends_with('\n') {
         out.push('\n');

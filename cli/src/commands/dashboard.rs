@@ -10,7 +10,7 @@ use clap::Args;
 use oxwright_scheduler::{ApiOptions, SchedulerOptions, run_scheduler};
 use oxwright_worker::Setup;
 
-use crate::commands::scheduler::{SchedulerSection, bind_api};
+use crate::commands::scheduler::bind_api;
 use crate::signals::shutdown_on_signals;
 
 /// Arguments of `oxwright dashboard`.
@@ -29,8 +29,7 @@ pub struct DashboardCmd {
 /// Serves the dashboard until SIGTERM / Ctrl-C; returns the exit code.
 pub async fn run(setup: Setup, cmd: DashboardCmd) -> anyhow::Result<i32> {
     let shutdown = shutdown_on_signals();
-    let section =
-        SchedulerSection::from_config(setup.config.scheduler.as_ref()).map_err(crate::exit::usage)?;
+    let section = &setup.config.scheduler;
     let token = setup
         .env
         .get(&section.api_token_env)

@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use oxwright_scheduler::{ApiOptions, ScheduleConfig, SchedulerOptions, WebhookConfig, run_scheduler};
-use serde::{Deserialize, Serialize};
+use oxwright_scheduler::{ApiOptions, SchedulerOptions, SchedulerSection, run_scheduler};
 
 use oxwright_worker::Setup;
 
@@ -35,79 +34,10 @@ pub struct SchedulerCmd {
     pub no_api: bool,
 }
 
-/// `[scheduler]`: the daemon's API, schedules and webhooks.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SchedulerSection {
-    /// Address of the HTTP API.
-    #[serde(default = "default_listen")]
-    pub listen: String,
-    /// How often manifests with new lines are written, ms.
-    #[serde(default = "default_flush_ms")]
-    pub flush_interval_ms: u64,
-    /// Cron schedules.
-    #[serde(default)]
-    pub schedules: Vec<ScheduleConfig>,
-    /// Webhooks.
-    #[serde(default)]
-    pub webhooks: Vec<WebhookConfig>,
-    /// The environment variable holding the API's bearer token.
-    #[serde(default = "default_token_env")]
-    pub api_token_env: String,
-    /// The environment variable holding the batch-webhook signing key.
-    #[serde(default = "default_signing_env")]
-    pub webhook_signing_secret_env: String,
-    /// Largest request body, bytes.
-    #[serde(default = "default_max_body")]
-    pub max_body_bytes: usize,
-}
-
-fn default_token_env() -> String {
-    "OXWRIGHT_API_TOKEN".to_owned()
-}
-
-fn default_signing_env() -> String {
-    "OXWRIGHT_WEBHOOK_SECRET".to_owned()
-}
-
-fn default_max_body() -> usize {
-    oxwright_scheduler::config::DEFAULT_MAX_BODY_BYTES
-}
-
-fn default_listen() -> String {
-    "127.0.0.1:8080".to_owned()
-}
-/// Longest `[scheduler] flush_interval_ms`: a minute.
-const MAX_FLUSH_INTERVAL_MS: u64 = 60_000;
-
-fn default_flush_ms() -> u64 {
-    500
-}
-
-impl SchedulerSection {
-    /// Parses the configuration file's `[scheduler]` table (defaults when absent).
-    pub fn from_config(raw: Option<&toml::Value>) -> anyhow::Result<Self> {
-        let table = raw
-            .cloned()
-            .unwrap_or_else(|| toml::Value::Table(Default::default()));
-        let section: Self = table.try_into().context("parsing the [scheduler] section")?;
-        // An interval no one could wait out would hold every summary back.
-        oxwright_jobs::limits::check_range(
-            "[scheduler] flush_interval_ms",
-            section.flush_interval_ms,
-            1,
-            MAX_FLUSH_INTERVAL_MS,
-        )
-        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
-        Ok(section)
-    }
-}
-
 /// Runs the daemon until SIGTERM / Ctrl-C; returns the exit code.
 pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
     let shutdown = shutdown_on_signals();
-    let section =
-        &SchedulerSection::from_config(setup.config.scheduler.as_ref()).map_err(crate::exit::usage)?;
+    let section = &setup.config.scheduler;
     let webhook_secrets = webhook_secrets(&setup, section)?;
     let secret_of = |var: &str| setup.env.get(var).filter(|s| !s.is_empty()).cloned();
     let api = ApiOptions {
@@ -299,46 +229,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn scheduler_section_parses_strictly() {
-        let raw: toml::Value = toml::from_str(
-            r#"
-[[schedules]]
-name = "home"
-cron = "0 */5 * * * *"
-job = { urls = ["https://example.com/"], options = { content = "full" } }
-[[webhooks]]
-name = "deploy"
-secret_env = "DEPLOY_SECRET"
-job = { kind = "sitemap", urls = ["example.com"] }
-"#,
-        )
-        .unwrap();
-        let s = SchedulerSection::from_config(Some(&raw)).unwrap();
-        assert_eq!(s.schedules[0].job.options["content"], "full");
-        assert_eq!(s.webhooks[0].job.kind, oxwright_jobs::JobKind::Sitemap);
-        assert_eq!(s.listen, "127.0.0.1:8080");
-        let bad: toml::Value = toml::from_str("listn = \"x\"").unwrap();
-        let err = SchedulerSection::from_config(Some(&bad)).unwrap_err();
-        assert!(format!("{err:#}").contains("listn"), "{err:#}");
-        assert_eq!(
-            SchedulerSection::from_config(None).unwrap().flush_interval_ms,
-            500
-        );
-        let huge: toml::Value = toml::from_str("flush_interval_ms = 9223372036854775807").unwrap();
-        let err = SchedulerSection::from_config(Some(&huge)).unwrap_err();
-        assert!(format!("{err:#}").contains("out of range"), "{err:#}");
-    }
-
-    #[test]
     fn the_example_config_documents_the_scheduler_section() {
         let example = include_str!("../../../oxwright.example.toml");
         let cfg: oxwright_worker::Config = toml::from_str(example).unwrap();
-        let shipped = SchedulerSection::from_config(cfg.scheduler.as_ref()).unwrap();
-        let defaults = SchedulerSection::from_config(None).unwrap();
-        assert_eq!(
-            toml::Value::try_from(&shipped).unwrap(),
-            toml::Value::try_from(&defaults).unwrap()
-        );
+        assert_eq!(cfg.scheduler, SchedulerSection::default());
         // The commented-out schedule and webhook are valid as written.
         let on: String = example
             .lines()
@@ -359,7 +253,7 @@ job = { kind = "sitemap", urls = ["example.com"] }
             .collect::<Vec<_>>()
             .join("\n");
         let cfg: oxwright_worker::Config = toml::from_str(&on).unwrap();
-        let section = SchedulerSection::from_config(cfg.scheduler.as_ref()).unwrap();
+        let section = cfg.scheduler;
         assert_eq!(section.schedules.len(), 1);
         assert_eq!(section.webhooks[0].secret_env.as_deref(), Some("DEPLOY_SECRET"));
     }
