@@ -107,6 +107,16 @@ impl OpenApi {
         }
     }
 
+    /// Validates `body` against the component schema `name`.
+    fn validate(&mut self, name: &str, body: &Value) -> Result<(), String> {
+        let schema = format!("{DOC_URL}#/components/schemas/{name}");
+        let index = self
+            .compiler
+            .compile(&schema, &mut self.schemas)
+            .unwrap_or_else(|e| panic!("schema {schema}: {e:#}"));
+        self.schemas.validate(body, index).map_err(|e| format!("{e:#}"))
+    }
+
     fn check(&mut self, path: &str, method: &str, status: u16, body: &Value) {
         let pointer = |p: &str| p.replace('~', "~0").replace('/', "~1");
         let operation = &self.doc["paths"][path][method];
@@ -290,6 +300,16 @@ async fn the_v1_api_fetches_runs_batches_with_webhooks_and_cancels() {
     assert_eq!(status, 200);
     assert_eq!(doc["openapi"], "3.1.0");
     let mut api = OpenApi::new(doc);
+    // The fetch options in the document are the job's own: a client that
+    // validates against it accepts what the server accepts.
+    let request =
+        json!({ "url": site.url("/"), "render": "auto", "timeout_ms": 5000, "actions": ["wait: 10ms"] });
+    api.validate("FetchRequest", &request).unwrap();
+    let wrong = json!({ "url": site.url("/"), "render": "sometimes" });
+    assert!(
+        api.validate("FetchRequest", &wrong).is_err(),
+        "an unknown render mode is refused"
+    );
 
     // A synchronous fetch: the page's Markdown in the answer.
     let (path, phrase) = ARTICLE_PHRASES[0];

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use crate::{BasicAuth, CookieSpec, PageImage, PageLinks, PageMetadata, RequestShape, Viewport};
 
 /// The state a fetch waits for before reading the DOM.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WaitUntil {
     /// The content is ready: after `DOMContentLoaded`, the DOM's text has
@@ -28,7 +28,7 @@ pub enum WaitUntil {
 }
 
 /// Whether a fetch renders the page in a browser.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Render {
     /// Always render in Chromium (scripts run, layout decides visibility).
@@ -60,7 +60,9 @@ impl Render {
 }
 
 /// Resource types a fetch can refuse to download.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum BlockResource {
     /// Images (`<img>`, CSS backgrounds, favicons).
@@ -89,7 +91,9 @@ pub enum BlockResource {
 
 /// An output a fetch can add to its result. `markdown`, `links`, `images`
 /// and `metadata` are always there; naming them is allowed and changes nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
     /// The Markdown (always in the result).
@@ -113,7 +117,7 @@ pub enum Format {
 }
 
 /// Which part of the page becomes Markdown.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ContentMode {
     /// The main content, readability-style.
@@ -124,7 +128,7 @@ pub enum ContentMode {
 }
 
 /// What a fetch does with the page's frames (`<iframe>`, `<frame>`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Frames {
     /// Each frame element is taken out of the document as it is inserted,
@@ -153,7 +157,7 @@ impl Frames {
 /// What to do with JavaScript dialogs (`alert`, `confirm`, `prompt`,
 /// `beforeunload`) nobody handles: they would block the page. A fetch
 /// answers them at once and lists them in its result's warnings.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DialogAction {
     /// Press OK (a prompt gets its default text).
@@ -171,10 +175,11 @@ impl DialogAction {
 }
 
 /// A page-fetch request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FetchSpec {
     /// The page to fetch (http or https).
+    #[schemars(with = "String")]
     pub url: Url,
     /// Runs the browser headless; `false` needs a display.
     #[serde(default = "default_headless")]

@@ -9,6 +9,7 @@ pub mod keys;
 pub mod limits;
 mod locator;
 mod page_info;
+pub mod schema;
 mod shape;
 mod sites;
 mod step;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::{ErrorKind, JobError};
 
 /// A cookie set before the page is requested.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CookieSpec {
     /// The cookie's name.
@@ -27,7 +27,7 @@ pub struct CookieSpec {
 }
 
 /// A viewport size in CSS pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Viewport {
     /// Width, 1–10000.
@@ -45,7 +45,7 @@ impl Viewport {
 }
 
 /// HTTP basic credentials, sent to one host only.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BasicAuth {
     /// The user name.
@@ -102,7 +102,7 @@ impl std::fmt::Debug for BasicAuth {
 /// An upstream proxy for a job's traffic: `http://[user:password@]host:port`,
 /// `socks5://…` (the proxy connects to the address the URL policy checked)
 /// or `socks5h://…` (the proxy resolves names). `Debug` hides credentials.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct ProxyUrl(pub String);
 

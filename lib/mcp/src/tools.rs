@@ -81,64 +81,13 @@ tool_names! {
 }
 
 fn tool<T: JsonSchema>(name: ToolName, description: &'static str, read_only: bool) -> Tool {
-    let schema = schemars::generate::SchemaSettings::draft2020_12()
-        .with(|s| s.inline_subschemas = true)
-        .into_generator()
-        .into_root_schema_for::<T>();
-    let mut object = match serde_json::to_value(schema) {
-        Ok(serde_json::Value::Object(o)) => o,
-        _ => serde_json::Map::new(),
-    };
-    // Clients want `type: object` with properties; the title is noise.
-    object.remove("title");
-    for value in object.values_mut() {
-        portable(value);
-    }
-    object.remove("$schema");
-    object.entry("type").or_insert_with(|| "object".into());
-    object
-        .entry("properties")
-        .or_insert_with(|| serde_json::json!({}));
+    // Clients want `type: object` with properties, in the portable form.
+    let object = oxwright_jobs::schema::schema_of::<T>();
     let mut annotations = ToolAnnotations::new();
     annotations.read_only_hint = Some(read_only);
     annotations.destructive_hint = Some(false);
     annotations.open_world_hint = Some(true);
     Tool::new(name.name(), description, Arc::new(object)).with_annotations(annotations)
-}
-
-/// Rewrites schemars' output into the JSON Schema every MCP client and
-/// model provider takes (the form Playwright MCP's schemas have): an
-/// optional field is one type left out of `required`, not
-/// `type: [T, "null"]` with `default: null` (Gemini's function
-/// declarations refuse type lists), and numbers carry no `format` of
-/// schemars' own (`uint32`, `double`: unknown to validators in strict
-/// mode); `minimum` still says what may not be negative.
-fn portable(schema: &mut serde_json::Value) {
-    use serde_json::Value;
-    match schema {
-        Value::Object(map) => {
-            if let Some(Value::Array(types)) = map.get("type") {
-                let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
-                if kept.len() == 1 {
-                    map.insert("type".into(), kept[0].clone());
-                }
-            }
-            if map.get("default") == Some(&Value::Null) {
-                map.remove("default");
-            }
-            if matches!(
-                map.get("type").and_then(Value::as_str),
-                Some("integer" | "number")
-            ) {
-                map.remove("format");
-            }
-            for value in map.values_mut() {
-                portable(value);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(portable),
-        _ => {}
-    }
 }
 
 /// Every tool, Playwright MCP's names first, then the seed's aliases, then ours.

@@ -10,8 +10,22 @@ use serde::Serialize;
 use super::error::{ApiError, invalid, unavailable};
 use super::state::AppState;
 
-/// The OpenAPI 3.1 document of the API, served at `/v1/openapi.json`.
+/// The OpenAPI 3.1 document of the API as written; [`openapi_document`]
+/// is what `/v1/openapi.json` serves.
 pub const OPENAPI: &str = include_str!("../openapi.json");
+
+/// The OpenAPI document served: [`OPENAPI`] with its `FetchOptions`
+/// schema generated from the fetch job's declaration (`FetchSpec`), so it
+/// lists every option with its type and description.
+pub fn openapi_document() -> &'static str {
+    static DOC: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let mut doc: serde_json::Value = serde_json::from_str(OPENAPI).expect("the OpenAPI document is JSON");
+        doc["components"]["schemas"]["FetchOptions"] =
+            serde_json::Value::Object(oxwright_jobs::schema::fetch_options_schema());
+        doc.to_string()
+    });
+    &DOC
+}
 
 /// An artefact key and the API path that serves it.
 #[derive(Debug, Clone, Serialize)]
@@ -33,7 +47,7 @@ pub fn artifact_links(keys: &[String]) -> Vec<ArtifactLink> {
 }
 
 pub(crate) async fn openapi() -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+    ([(header::CONTENT_TYPE, "application/json")], openapi_document()).into_response()
 }
 
 pub(crate) async fn get_artifact(
@@ -63,4 +77,30 @@ pub(crate) async fn get_artifact(
         _ => "application/octet-stream",
     };
     Ok(([(header::CONTENT_TYPE, content_type)], body).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_served_document_lists_every_fetch_option() {
+        let doc: serde_json::Value = serde_json::from_str(openapi_document()).unwrap();
+        let options = &doc["components"]["schemas"]["FetchOptions"]["properties"];
+        for key in [
+            "render",
+            "timeout_ms",
+            "wait_until",
+            "actions",
+            "max_age_ms",
+            "proxy",
+            "cookies",
+        ] {
+            assert!(options.get(key).is_some(), "FetchOptions lacks {key}");
+        }
+        // The request adds the URL beside the options.
+        assert!(options.get("url").is_none());
+        let request = &doc["components"]["schemas"]["FetchRequest"]["allOf"];
+        assert_eq!(request[0]["$ref"], "#/components/schemas/FetchOptions");
+    }
 }

@@ -20,7 +20,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-pub use artifacts::{ArtifactLink, OPENAPI, artifact_links};
+pub use artifacts::{ArtifactLink, OPENAPI, artifact_links, openapi_document};
 pub use batches::MAX_PAGE;
 pub(crate) use error::ApiError;
 pub(crate) use fetch::Waiters;

@@ -1,0 +1,122 @@
+//! JSON Schemas generated from the job types, so the HTTP API's OpenAPI
+//! document and MCP's tool catalogue describe exactly what the types
+//! accept: one declaration, no copy to keep in step.
+
+use schemars::JsonSchema;
+use serde_json::{Map, Value};
+
+use crate::FetchSpec;
+
+/// The JSON Schema (draft 2020-12, subschemas inlined, [`portable`]) of
+/// `T`: an object schema without `$schema` or `title`.
+pub fn schema_of<T: JsonSchema>() -> Map<String, Value> {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator()
+        .into_root_schema_for::<T>();
+    let mut object = match serde_json::to_value(schema) {
+        Ok(Value::Object(o)) => o,
+        _ => Map::new(),
+    };
+    object.remove("title");
+    object.remove("$schema");
+    for value in object.values_mut() {
+        portable(value);
+    }
+    object.entry("type").or_insert_with(|| "object".into());
+    object
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    object
+}
+
+/// The options of a fetch: every field of [`FetchSpec`] but `url`, with its
+/// type, default and description. Open to other properties, so a request
+/// schema can add `url` and its own fields beside it (`allOf`); the server
+/// still refuses an unknown option.
+pub fn fetch_options_schema() -> Map<String, Value> {
+    let mut object = schema_of::<FetchSpec>();
+    if let Some(Value::Object(props)) = object.get_mut("properties") {
+        props.remove("url");
+    }
+    if let Some(Value::Array(required)) = object.get_mut("required") {
+        required.retain(|r| r != "url");
+        if required.is_empty() {
+            object.remove("required");
+        }
+    }
+    object.remove("additionalProperties");
+    object.insert(
+        "description".into(),
+        "The options of a fetch job, each at its default when left out (the manual's fetch chapter says what each does).".into(),
+    );
+    object
+}
+
+/// Rewrites schemars' output into the JSON Schema every client takes (the
+/// form Playwright MCP's schemas have): an optional field is one type left
+/// out of `required`, not `type: [T, "null"]` with `default: null`
+/// (Gemini's function declarations refuse type lists), and numbers carry
+/// no `format` of schemars' own (`uint32`, `double`: unknown to validators
+/// in strict mode); `minimum` still says what may not be negative.
+pub fn portable(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::Array(types)) = map.get("type") {
+                let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+                if kept.len() == 1 {
+                    map.insert("type".into(), kept[0].clone());
+                }
+            }
+            if map.get("default") == Some(&Value::Null) {
+                map.remove("default");
+            }
+            if matches!(
+                map.get("type").and_then(Value::as_str),
+                Some("integer" | "number")
+            ) {
+                map.remove("format");
+            }
+            for value in map.values_mut() {
+                portable(value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(portable),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fetch_option_is_in_the_schema_and_url_is_not() {
+        let schema = fetch_options_schema();
+        let props = schema["properties"].as_object().unwrap();
+        // Every key a spec writes, with every option set away from its default.
+        let mut spec = FetchSpec::new("https://example.com/".parse().unwrap());
+        spec.render = crate::Render::Auto;
+        spec.wait_for = Some("main".into());
+        spec.wait_ms = 1;
+        spec.max_age_ms = 1;
+        spec.actions = vec!["click: button \"More\"".into()];
+        spec.headers.insert("x-a".into(), "b".into());
+        let written = serde_json::to_value(&spec).unwrap();
+        for key in written.as_object().unwrap().keys().filter(|k| *k != "url") {
+            assert!(props.contains_key(key), "the schema lacks {key}");
+        }
+        assert!(!props.contains_key("url"));
+        let modes: Vec<&str> = props["render"]["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["const"].as_str())
+            .collect();
+        assert_eq!(modes, ["always", "auto", "never"], "{}", props["render"]);
+        assert_eq!(props["timeout_ms"]["type"], "integer");
+        assert!(props["timeout_ms"].get("format").is_none());
+        assert!(props["actions"]["description"].as_str().unwrap().contains("step"));
+        assert!(schema.get("additionalProperties").is_none());
+    }
+}
