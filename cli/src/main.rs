@@ -273,4 +273,153 @@ mod tests {
         let top = command().render_long_help().to_string();
         assert!(top.contains("LLM-ready Markdown"), "{top}");
     }
+
+    /// Every option of a fetch job, read from the job's generated schema
+    /// (so a new field of `FetchSpec` is in this list without anyone adding
+    /// it), is a flag of `fetch`, `batch` and `submit fetch`, a key of the
+    /// config's `[fetch]` and an argument of MCP's `fetch_markdown` — or is
+    /// named below with the reason it is not.
+    #[test]
+    fn every_fetch_option_reaches_each_surface_or_says_why_not() {
+        let options = oxwright_jobs::schema::fetch_options_schema();
+        let options: Vec<&String> = options["properties"].as_object().unwrap().keys().collect();
+        assert!(options.len() > 25, "{options:?}");
+        // The command line: one flag per option, by its own name unless named here.
+        let flag = |option: &str| -> String {
+            match option {
+                "headless" => "headed".into(),
+                "retry_count" => "retries".into(),
+                "block_resources" => "block".into(),
+                "headers" => "header".into(),
+                "cookies" => "cookie".into(),
+                "formats" => "format".into(),
+                "response_headers" => "response-header".into(),
+                "actions" => "action".into(),
+                other => other.replace('_', "-"),
+            }
+        };
+        let mut cmd = command();
+        cmd.build();
+        let flags_of = |cmd: &clap::Command| -> Vec<String> {
+            cmd.get_arguments()
+                .filter_map(|a| a.get_long().map(str::to_string))
+                .collect()
+        };
+        let fetch = flags_of(cmd.find_subcommand("fetch").unwrap());
+        let batch = flags_of(cmd.find_subcommand("batch").unwrap());
+        let submit = flags_of(
+            cmd.find_subcommand("submit")
+                .and_then(|s| s.find_subcommand("fetch"))
+                .unwrap(),
+        );
+        // MCP: Playwright MCP's camelCase; what an agent may not pass, and why.
+        let not_in_mcp: &[(&str, &str)] = &[
+            ("headless", "the server's browser: `oxwright mcp --headed`"),
+            (
+                "retry_count",
+                "a tool call fails at once; the agent decides to call again",
+            ),
+            (
+                "retry_delay_ms",
+                "a tool call fails at once; the agent decides to call again",
+            ),
+            (
+                "include_html",
+                "the answer is the Markdown; `browser_snapshot` reads the page",
+            ),
+            ("screenshot", "`browser_take_screenshot` takes one"),
+            (
+                "formats",
+                "the answer is the Markdown, with the result JSON as structured content",
+            ),
+            ("response_headers", "the structured result holds the fetch result"),
+            ("headers", "credentials stay out of the model's context"),
+            ("cookies", "credentials stay out of the model's context"),
+            ("basic_auth", "credentials stay out of the model's context"),
+            (
+                "proxy",
+                "credentials stay out of the model's context; the server's egress decides",
+            ),
+        ];
+        let mcp = oxwright_mcp::catalogue()
+            .into_iter()
+            .find(|t| t.name == "fetch_markdown")
+            .unwrap();
+        let mcp: Vec<&String> = mcp.input_schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        let camel = |option: &str| -> String {
+            let mut out = String::new();
+            let mut upper = false;
+            for c in option.chars() {
+                if c == '_' {
+                    upper = true;
+                } else if upper {
+                    out.extend(c.to_uppercase());
+                    upper = false;
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        };
+        // The config's `[fetch]`: defaults of every request; what belongs to one request only.
+        let not_in_config: &[(&str, &str)] = &[
+            (
+                "headless",
+                "`--headed` on the command; `[browser]` decides for workers",
+            ),
+            ("wait_for", "a selector of one page"),
+            ("include", "selectors of one page"),
+            ("exclude", "selectors of one page"),
+            ("actions", "steps on one page"),
+            ("headers", "credentials: per request"),
+            ("cookies", "credentials: per request"),
+            ("basic_auth", "credentials: per request, or OXWRIGHT_BASIC_AUTH"),
+            ("proxy", "credentials: per request, or OXWRIGHT_PROXY"),
+        ];
+        let config = oxwright_jobs::schema::schema_of::<oxwright_worker::fetch_defaults::FetchDefaults>();
+        let config: Vec<&String> = config["properties"].as_object().unwrap().keys().collect();
+        let mut missing = Vec::new();
+        for option in &options {
+            let option = option.as_str();
+            for (surface, flags) in [("fetch", &fetch), ("batch", &batch), ("submit fetch", &submit)] {
+                if !flags.contains(&flag(option)) {
+                    missing.push(format!("{option}: no --{} on {surface}", flag(option)));
+                }
+            }
+            let excused = |list: &[(&str, &str)]| list.iter().any(|(o, _)| *o == option);
+            if !mcp.iter().any(|m| **m == camel(option)) && !excused(not_in_mcp) {
+                missing.push(format!(
+                    "{option}: not an argument of fetch_markdown ({})",
+                    camel(option)
+                ));
+            }
+            if !config.iter().any(|c| c.as_str() == option) && !excused(not_in_config) {
+                missing.push(format!("{option}: not a key of [fetch]"));
+            }
+        }
+        // An excuse for an option that is there (or gone) is stale.
+        for (option, _) in not_in_mcp.iter().chain(not_in_config) {
+            assert!(
+                options.iter().any(|o| o == option),
+                "{option} is no option any more"
+            );
+        }
+        for (option, _) in not_in_mcp {
+            assert!(
+                !mcp.iter().any(|m| **m == camel(option)),
+                "{option} is in MCP after all"
+            );
+        }
+        for (option, _) in not_in_config {
+            assert!(
+                !config.iter().any(|c| c == option),
+                "{option} is in [fetch] after all"
+            );
+        }
+        assert!(missing.is_empty(), "{missing:#?}");
+    }
 }

@@ -3,11 +3,13 @@
 //! a key set here (or by `OXWRIGHT_FETCH__<KEY>`) replaces the built-in
 //! default; the names are the job JSON's (`FetchSpec`).
 
-use oxwright_jobs::{BlockResource, ContentMode, DialogAction, FetchSpec, Frames, Render, WaitUntil};
+use oxwright_jobs::{
+    BlockResource, ContentMode, DialogAction, FetchSpec, Format, Frames, Render, Viewport, WaitUntil,
+};
 use serde::{Deserialize, Serialize};
 
 /// The `[fetch]` section: every key optional.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FetchDefaults {
     /// Deadline of one attempt, ms (`--timeout-ms`).
@@ -62,6 +64,24 @@ pub struct FetchDefaults {
     /// Age in ms within which a cached result answers (`--max-age-ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_age_ms: Option<u64>,
+    /// Keep the rendered HTML as an artefact (`--include-html`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_html: Option<bool>,
+    /// Take a PNG screenshot (`--screenshot`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot: Option<bool>,
+    /// Viewport size in CSS pixels (`--viewport`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub viewport: Option<Viewport>,
+    /// Emulate a phone (`--mobile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mobile: Option<bool>,
+    /// Outputs added to the result (`--format`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub formats: Option<Vec<Format>>,
+    /// Response headers reported in the metadata (`--response-header`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_headers: Option<Vec<String>>,
 }
 
 impl FetchDefaults {
@@ -100,6 +120,12 @@ impl FetchDefaults {
         take!(timezone, opt);
         take!(max_tokens, opt);
         take!(max_age_ms);
+        take!(include_html);
+        take!(screenshot);
+        take!(viewport, opt);
+        take!(mobile);
+        take!(formats);
+        take!(response_headers);
     }
 
     /// Refuses values no fetch accepts, naming the key.
@@ -128,6 +154,20 @@ mod tests {
         assert_eq!(spec.wait_until, WaitUntil::Networkidle);
         assert_eq!(spec.block_resources, vec![BlockResource::Image]);
         assert_eq!(spec.locale.as_deref(), Some("de-DE"));
+        let outputs: FetchDefaults = toml::from_str(
+            "screenshot = true\nformats = [\"text\"]\nviewport = { width = 800, height = 600 }\nmobile = true",
+        )
+        .unwrap();
+        outputs.apply(&mut spec, |k| k == "mobile");
+        assert!(spec.screenshot && !spec.mobile, "a typed flag wins over a key");
+        assert_eq!(spec.formats, vec![Format::Text]);
+        assert_eq!(
+            spec.viewport,
+            Some(Viewport {
+                width: 800,
+                height: 600
+            })
+        );
         assert!(toml::from_str::<FetchDefaults>("colour = 1").is_err());
         let bad: FetchDefaults = toml::from_str("timeout_ms = 0").unwrap();
         assert!(bad.check().unwrap_err().to_string().contains("[fetch] "));

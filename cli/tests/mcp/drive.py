@@ -343,6 +343,14 @@ async def every_tool(c, base, workdir):
     check("Cache: miss" in t, "fetch_markdown first cached fetch is a miss", t[:400])
     _, t = await call(c, "fetch_markdown", {"url": base + "/app/item?id=1", "maxAgeMs": 600000})
     check("Cache: hit" in t, "fetch_markdown second cached fetch is a hit", t[:400])
+    # Request shaping, as the job's own options.
+    _, t = await call(c, "fetch_markdown", {
+        "url": base + "/options/echo", "content": "full", "userAgent": "OxMcp/1.0", "locale": "de-DE",
+        "timezone": "Asia/Tokyo", "viewport": {"width": 800, "height": 600},
+    })
+    for seen in ["UA=OxMcp/1.0", "LANG=de-DE", "TZ=Asia/Tokyo", "VIEWPORT=800x600"]:
+        check(seen in t, f"fetch_markdown shapes the page: {seen}", t[:600])
+    _, t = await call(c, "fetch_markdown", {"url": base + "/", "dialogs": "sometimes"}, error=True)
     _, t = await call(c, "load_sitemap", {"target": base + "/"})
     check(re.search(r"^\d+ URLs", t) is not None and base in t, "load_sitemap", t[:400])
     wf = 'fill: textbox "Username" = alice\nfill: textbox "Password" = {{APP_PASSWORD}}\nclick: button "Sign in"\nexpect: text "Signed in as alice"\n'

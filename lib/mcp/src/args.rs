@@ -476,6 +476,28 @@ pub struct FetchArgs {
     /// this (milliseconds); an older one is revalidated. 0 or absent: no cache.
     #[serde(default, rename = "maxAgeMs", alias = "max_age_ms")]
     pub max_age_ms: Option<u64>,
+    /// Keep cookie banners, consent walls and modal overlays, which the
+    /// main content leaves out by default.
+    #[serde(default, rename = "keepOverlays", alias = "keep_overlays")]
+    pub keep_overlays: bool,
+    /// The `User-Agent` of the page's requests and `navigator.userAgent`.
+    #[serde(default, rename = "userAgent", alias = "user_agent")]
+    pub user_agent: Option<String>,
+    /// A locale such as `de-DE`: `Accept-Language`, `navigator.language`, `Intl`.
+    #[serde(default)]
+    pub locale: Option<String>,
+    /// An IANA time zone the page's clock runs in, such as `Asia/Tokyo`.
+    #[serde(default)]
+    pub timezone: Option<String>,
+    /// The viewport size in CSS pixels.
+    #[serde(default)]
+    pub viewport: Option<oxwright_jobs::Viewport>,
+    /// Emulate a phone: its viewport (unless `viewport`), touch, a mobile user agent.
+    #[serde(default)]
+    pub mobile: bool,
+    /// How the page's JavaScript dialogs are answered: `dismiss` (default) or `accept`.
+    #[serde(default)]
+    pub dialogs: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -40,6 +40,15 @@ impl OxwrightMcp {
         spec.actions = a.actions.clone();
         spec.max_tokens = a.max_tokens;
         spec.max_age_ms = a.max_age_ms.unwrap_or(0);
+        spec.keep_overlays = a.keep_overlays;
+        spec.user_agent = a.user_agent.clone();
+        spec.locale = a.locale.clone();
+        spec.timezone = a.timezone.clone();
+        spec.viewport = a.viewport;
+        spec.mobile = a.mobile;
+        if let Some(d) = &a.dialogs {
+            spec.dialogs = enum_arg("dialogs", d)?;
+        }
         let services = &self.shared.services;
         let out = oxwright_fetch::fetch_cached(
             services.engine.as_ref(),
