@@ -2,122 +2,12 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use oxwright_jobs::{
     BasicAuth, BlockResource, ContentMode, CookieSpec, DialogAction, FetchSpec, Format, Frames, Render,
     Viewport, WaitUntil,
 };
 use oxwright_policy::HostRule;
-
-/// Wait state names as typed on the command line.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum LoadState {
-    /// The page's text stopped changing after DOMContentLoaded (the default).
-    Ready,
-    /// The `load` event.
-    Load,
-    /// `DOMContentLoaded`.
-    Domcontentloaded,
-    /// No network for 500 ms.
-    Networkidle,
-}
-
-/// Render modes as typed on the command line.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum RenderMode {
-    /// Render every page in Chromium (the default).
-    Always,
-    /// Read the served HTML; render only pages it does not hold (application shells, redirects).
-    Auto,
-    /// Never start a browser: read the served HTML over HTTP.
-    Never,
-}
-
-/// Content modes as typed on the command line.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Content {
-    /// Readability-style main content.
-    Main,
-    /// The whole visible page.
-    Full,
-}
-
-/// What to do with a page's frames, as typed on the command line.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum FrameMode {
-    /// Taken out of the document before they load (the Markdown never holds a frame's content).
-    Skip,
-    /// Built and loaded as in a browser.
-    Load,
-    /// Loaded, and each same-origin frame's content read in its place.
-    Inline,
-}
-
-/// Output formats as typed on the command line.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum FormatArg {
-    /// The Markdown (always there).
-    Markdown,
-    /// The cleaned HTML that became the Markdown.
-    Html,
-    /// The HTML as rendered.
-    RawHtml,
-    /// The Markdown as plain text.
-    Text,
-    /// Links (always there).
-    Links,
-    /// Images (always there).
-    Images,
-    /// Metadata (always there).
-    Metadata,
-    /// A PNG of the viewport.
-    Screenshot,
-    /// A PNG of the whole page.
-    ScreenshotFullPage,
-}
-
-impl FormatArg {
-    fn format(self) -> Format {
-        match self {
-            FormatArg::Markdown => Format::Markdown,
-            FormatArg::Html => Format::Html,
-            FormatArg::RawHtml => Format::RawHtml,
-            FormatArg::Text => Format::Text,
-            FormatArg::Links => Format::Links,
-            FormatArg::Images => Format::Images,
-            FormatArg::Metadata => Format::Metadata,
-            FormatArg::Screenshot => Format::Screenshot,
-            FormatArg::ScreenshotFullPage => Format::ScreenshotFullPage,
-        }
-    }
-}
-
-/// Resource types as typed on the command line.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Block {
-    /// Images.
-    Image,
-    /// Web fonts.
-    Font,
-    /// Audio and video.
-    Media,
-    /// CSS.
-    Stylesheet,
-    /// JavaScript.
-    Script,
-    /// XHR.
-    Xhr,
-    /// fetch().
-    Fetch,
-    /// WebSockets.
-    Websocket,
-    /// Server-sent events.
-    Eventsource,
-    /// Manifests.
-    Manifest,
-    /// Prefetches, pings, other.
-    Other,
-}
 
 /// Global flags: configuration, output, policy.
 #[derive(Debug, Clone, Args)]
@@ -200,12 +90,12 @@ pub struct FetchArgs {
     /// shell, a `<noscript>` wall, a script or meta redirect). The result
     /// says `rendered` and why.
     #[arg(long, value_enum, default_value = "always")]
-    pub render: RenderMode,
+    pub render: Render,
     /// What to wait for before reading the page: `ready` = after
     /// DOMContentLoaded, until the page's text has stopped changing for
     /// 500 ms (at most 5 s; `load` not needed), or a lifecycle event.
     #[arg(long, value_enum, default_value = "ready")]
-    pub wait_until: LoadState,
+    pub wait_until: WaitUntil,
     /// A fixed extra wait, in milliseconds, after the `--wait-until`
     /// state and `--wait-for`, before the page is read (within
     /// `--timeout-ms`).
@@ -226,15 +116,15 @@ pub struct FetchArgs {
     pub retry_delay_ms: u64,
     /// Resource types never downloaded (comma-separated).
     #[arg(long, visible_alias = "block-resources", value_enum, value_delimiter = ',')]
-    pub block: Vec<Block>,
+    pub block: Vec<BlockResource>,
     /// The page's frames (`<iframe>`, `<frame>`): `skip` takes each out of
     /// the document as it is inserted, so none is built or loaded (their
     /// content is never in the Markdown); `load` loads them.
     #[arg(long, value_enum, default_value = "skip")]
-    pub frames: FrameMode,
+    pub frames: Frames,
     /// Main content or the full page.
     #[arg(long, value_enum, default_value = "main")]
-    pub content: Content,
+    pub content: ContentMode,
     /// Keep the rendered HTML as page.html.
     #[arg(long)]
     pub include_html: bool,
@@ -295,7 +185,7 @@ pub struct FetchArgs {
     /// raw-html, text, screenshot, screenshot-full-page (markdown, links,
     /// images and metadata are always there).
     #[arg(long = "format", value_enum, value_delimiter = ',', value_name = "LIST")]
-    pub formats: Vec<FormatArg>,
+    pub formats: Vec<Format>,
     /// A response header of the page to report in metadata.response_headers (repeatable).
     #[arg(long = "response-header", value_name = "NAME")]
     pub response_headers: Vec<String>,
@@ -305,7 +195,7 @@ pub struct FetchArgs {
     /// How the page's JavaScript dialogs (alert, confirm, prompt) are
     /// answered; each is listed in the result's warnings.
     #[arg(long, value_enum, default_value = "dismiss", value_name = "ANSWER")]
-    pub dialogs: Dialogs,
+    pub dialogs: DialogAction,
     /// A structured workflow step run on the ready page before it is read,
     /// in `oxwright run`'s syntax, e.g. `click: button "Load more"` or
     /// `wait: text "Item 40"` (repeatable; in order).
@@ -324,15 +214,6 @@ fn parse_action(raw: &str) -> Result<String, String> {
     oxwright_steps::parse_steps(&[raw.to_string()])
         .map(|_| raw.trim().to_string())
         .map_err(|e| e.message)
-}
-
-/// Dialog answers as typed on the command line.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Dialogs {
-    /// Press Cancel (an alert is just closed).
-    Dismiss,
-    /// Press OK (a prompt gets its default text).
-    Accept,
 }
 
 fn parse_header(raw: &str) -> Result<(String, String), String> {
@@ -407,31 +288,15 @@ impl FetchArgs {
         let mut spec = FetchSpec::new(url);
         spec.headless = !self.headed;
         spec.timeout_ms = self.timeout_ms;
-        spec.render = match self.render {
-            RenderMode::Always => Render::Always,
-            RenderMode::Auto => Render::Auto,
-            RenderMode::Never => Render::Never,
-        };
-        spec.wait_until = match self.wait_until {
-            LoadState::Ready => WaitUntil::Ready,
-            LoadState::Load => WaitUntil::Load,
-            LoadState::Domcontentloaded => WaitUntil::Domcontentloaded,
-            LoadState::Networkidle => WaitUntil::Networkidle,
-        };
+        spec.render = self.render;
+        spec.wait_until = self.wait_until;
         spec.wait_for = self.wait_for.clone();
         spec.wait_ms = self.wait_ms;
         spec.retry_count = self.retries;
         spec.retry_delay_ms = self.retry_delay_ms;
-        spec.block_resources = self.block.iter().map(|b| block(*b)).collect();
-        spec.frames = match self.frames {
-            FrameMode::Skip => Frames::Skip,
-            FrameMode::Load => Frames::Load,
-            FrameMode::Inline => Frames::Inline,
-        };
-        spec.content = match self.content {
-            Content::Main => ContentMode::Main,
-            Content::Full => ContentMode::Full,
-        };
+        spec.block_resources = self.block.clone();
+        spec.frames = self.frames;
+        spec.content = self.content;
         spec.include_html = self.include_html;
         spec.screenshot = self.screenshot;
         spec.include = self.include.clone();
@@ -446,7 +311,7 @@ impl FetchArgs {
         spec.mobile = self.mobile;
         spec.max_tokens = self.max_tokens;
         spec.response_headers = self.response_headers.clone();
-        spec.formats = self.formats.iter().map(|f| f.format()).collect();
+        spec.formats = self.formats.clone();
         spec.basic_auth = self.basic_auth.as_ref().map(|raw| {
             let (username, password) = raw.split_once(':').unwrap_or((raw, ""));
             BasicAuth {
@@ -456,29 +321,10 @@ impl FetchArgs {
             }
         });
         spec.proxy = self.proxy.clone().map(oxwright_jobs::ProxyUrl);
-        spec.dialogs = match self.dialogs {
-            Dialogs::Dismiss => DialogAction::Dismiss,
-            Dialogs::Accept => DialogAction::Accept,
-        };
+        spec.dialogs = self.dialogs;
         spec.actions = self.actions.clone();
         spec.max_age_ms = self.max_age_ms;
         spec
-    }
-}
-
-fn block(b: Block) -> BlockResource {
-    match b {
-        Block::Image => BlockResource::Image,
-        Block::Font => BlockResource::Font,
-        Block::Media => BlockResource::Media,
-        Block::Stylesheet => BlockResource::Stylesheet,
-        Block::Script => BlockResource::Script,
-        Block::Xhr => BlockResource::Xhr,
-        Block::Fetch => BlockResource::Fetch,
-        Block::Websocket => BlockResource::Websocket,
-        Block::Eventsource => BlockResource::Eventsource,
-        Block::Manifest => BlockResource::Manifest,
-        Block::Other => BlockResource::Other,
     }
 }
 

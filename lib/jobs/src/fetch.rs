@@ -10,6 +10,7 @@ use crate::{BasicAuth, CookieSpec, PageImage, PageLinks, PageMetadata, RequestSh
 /// The state a fetch waits for before reading the DOM.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum WaitUntil {
     /// The content is ready: after `DOMContentLoaded`, the DOM's text has
     /// stopped changing for a quiet period (bounded by a soft deadline),
@@ -30,6 +31,7 @@ pub enum WaitUntil {
 /// Whether a fetch renders the page in a browser.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Render {
     /// Always render in Chromium (scripts run, layout decides visibility).
     #[default]
@@ -64,6 +66,7 @@ impl Render {
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum BlockResource {
     /// Images (`<img>`, CSS backgrounds, favicons).
     Image,
@@ -95,6 +98,7 @@ pub enum BlockResource {
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Format {
     /// The Markdown (always in the result).
     Markdown,
@@ -119,6 +123,7 @@ pub enum Format {
 /// Which part of the page becomes Markdown.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum ContentMode {
     /// The main content, readability-style.
     #[default]
@@ -130,6 +135,7 @@ pub enum ContentMode {
 /// What a fetch does with the page's frames (`<iframe>`, `<frame>`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Frames {
     /// Each frame element is taken out of the document as it is inserted,
     /// so no frame is built or loaded. The Markdown never holds a frame's
@@ -159,6 +165,7 @@ impl Frames {
 /// answers them at once and lists them in its result's warnings.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum DialogAction {
     /// Press OK (a prompt gets its default text).
     Accept,
