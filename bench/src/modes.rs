@@ -5,10 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use chromiumoxide::cdp::browser_protocol::fetch::{
-    ContinueRequestParams, EnableParams, EventRequestPaused, RequestPattern, RequestStage,
-};
-use chromiumoxide::cdp::browser_protocol::network::ResourceType;
+use chromiumoxide::cdp::browser_protocol::fetch::{ContinueRequestParams, EventRequestPaused};
 use chromiumoxide::cdp::browser_protocol::target::{CreateBrowserContextParams, CreateTargetParams};
 use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::{Browser, Page};
@@ -379,27 +376,12 @@ async fn pool_steps(
     })
 }
 
-/// Enables the Fetch domain with the library's patterns on `page` and
+/// Enables the Fetch domain with the pool's patterns on `page` and
 /// continues every paused request, as the pool's interceptor does when
 /// nothing is blocked.
 async fn intercept_all(page: &Page) -> Result<JoinHandle<()>> {
     let mut events = page.event_listener::<EventRequestPaused>().await?;
-    let enable = EnableParams::builder()
-        .pattern(
-            RequestPattern::builder()
-                .url_pattern("*")
-                .request_stage(RequestStage::Request)
-                .build(),
-        )
-        .pattern(
-            RequestPattern::builder()
-                .url_pattern("*")
-                .resource_type(ResourceType::Document)
-                .request_stage(RequestStage::Response)
-                .build(),
-        )
-        .build();
-    page.execute(enable).await?;
+    page.execute(oxwright_browser::fetch_patterns()).await?;
     let page = page.clone();
     Ok(tokio::spawn(async move {
         while let Some(ev) = events.next().await {

@@ -148,6 +148,27 @@ fn resource_types(block: BlockResource) -> &'static [ResourceType] {
     }
 }
 
+/// The Fetch domain's patterns a page is intercepted with: every request
+/// at its request stage, and documents again at their response (whose
+/// headers decide a PDF, a 304 or a refusal).
+pub fn fetch_patterns() -> EnableParams {
+    EnableParams::builder()
+        .pattern(
+            RequestPattern::builder()
+                .url_pattern("*")
+                .request_stage(RequestStage::Request)
+                .build(),
+        )
+        .pattern(
+            RequestPattern::builder()
+                .url_pattern("*")
+                .resource_type(ResourceType::Document)
+                .request_stage(RequestStage::Response)
+                .build(),
+        )
+        .build()
+}
+
 impl Interceptor {
     /// Subscribes to paused requests, enables the Fetch domain and starts
     /// answering every paused request.
@@ -161,21 +182,7 @@ impl Interceptor {
             .event_listener::<EventRequestPaused>()
             .await
             .map_err(|e| cdp("Fetch.requestPaused", e))?;
-        let enable = EnableParams::builder()
-            .pattern(
-                RequestPattern::builder()
-                    .url_pattern("*")
-                    .request_stage(RequestStage::Request)
-                    .build(),
-            )
-            .pattern(
-                RequestPattern::builder()
-                    .url_pattern("*")
-                    .resource_type(ResourceType::Document)
-                    .request_stage(RequestStage::Response)
-                    .build(),
-            )
-            .build();
+        let enable = fetch_patterns();
         // The patterns never change (blocking is decided per request below),
         // and switching interception on and off costs Chromium far more
         // than the interception itself: enable it once per page.
