@@ -1,6 +1,7 @@
-//! The workflow's view of a page: snapshots cleaned by the run's sanitiser,
-//! the exactly-one precheck with auto-wait, and actions whose placeholders
-//! are resolved at the moment of typing. Everything else is the engine's
+//! A run of steps' view of a page (a workflow's, or a fetch's actions'):
+//! snapshots cleaned by the run's sanitiser, the exactly-one precheck with
+//! auto-wait, and actions whose placeholders are resolved at the moment of
+//! typing. Everything else is the engine's
 //! ([`Page`]); nothing here knows which browser is underneath.
 
 use std::sync::Arc;
@@ -121,7 +122,7 @@ const LIST_SEARCH_JS: &str = r#"(async (needle, budgetMs) => {
 /// Roles a custom dropdown's choices carry.
 const OPTION_ROLES: &[&str] = &["option", "menuitem", "menuitemradio", "treeitem"];
 
-/// Drives one page for a workflow run — and the tab a click opens, once
+/// Drives one page for a run of steps — and the tab a click opens, once
 /// one does (`target=_blank`, `window.open`): the steps after it run there.
 pub struct Executor<'a> {
     opener: &'a dyn Page,

@@ -6,10 +6,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use oxwright_engine::{Page, Target};
+use oxwright_engine::{Locator, Page, Target};
 use oxwright_jobs::{StepDecision, StepDurations as Durations, StepValue};
-
-use oxwright_engine::Locator;
 use oxwright_secrets::{MemorySecrets, Sanitizer};
 
 use crate::executor::{ActError, Executor};
