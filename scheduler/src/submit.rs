@@ -218,7 +218,7 @@ pub async fn read_batch_record(
 
 /// The manifest line of an input line that never became a job.
 pub fn refused_report(batch_id: &str, text: &str, error: JobError) -> JobReport {
-    crate::batch::run::failed_report(JobId::new(), batch_id, text, error)
+    crate::batch::input::failed_report(JobId::new(), batch_id, text, error)
 }
 
 /// The source of a batch that submits another's failed jobs again,

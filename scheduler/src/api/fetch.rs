@@ -167,28 +167,3 @@ async fn stored_report(state: &AppState, job_id: JobId) -> Option<JobReport> {
         finished_at: chrono::Utc::now(),
     })
 }
-
-/// The `POST /v1/fetch` requests waiting for their job's report.
-#[derive(Debug, Default)]
-pub(crate) struct Waiters(
-    std::sync::Mutex<std::collections::HashMap<JobId, tokio::sync::oneshot::Sender<JobReport>>>,
-);
-
-impl Waiters {
-    pub(crate) fn wait_for(&self, job_id: JobId) -> tokio::sync::oneshot::Receiver<JobReport> {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        self.0.lock().expect("waiters lock").insert(job_id, tx);
-        rx
-    }
-
-    pub(crate) fn forget(&self, job_id: JobId) {
-        self.0.lock().expect("waiters lock").remove(&job_id);
-    }
-
-    /// Hands `report` to the request waiting for it, if any.
-    pub(crate) fn notify(&self, report: &JobReport) {
-        if let Some(tx) = self.0.lock().expect("waiters lock").remove(&report.job_id) {
-            let _ = tx.send(report.clone());
-        }
-    }
-}

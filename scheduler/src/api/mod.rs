@@ -23,9 +23,9 @@ use axum::routing::{get, post};
 pub use artifacts::{ArtifactLink, OPENAPI, artifact_links, openapi_document};
 pub use batches::MAX_PAGE;
 pub(crate) use error::ApiError;
-pub(crate) use fetch::Waiters;
 pub use fetch::{DEFAULT_FETCH_DEADLINE_MS, MAX_FETCH_DEADLINE_MS};
 pub(crate) use state::AppState;
+pub(crate) use state::Waiters;
 pub(crate) use ui::UiAuth;
 
 /// Builds the HTTP API.

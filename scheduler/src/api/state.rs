@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::http::StatusCode;
 use oxwright_artifacts::ArtifactStore;
-use oxwright_jobs::JobError;
+use oxwright_jobs::{JobError, JobId, JobReport};
 use oxwright_queue::JobQueue;
 use tokio::sync::Mutex;
 
@@ -22,7 +22,7 @@ pub(crate) struct AppState {
     pub(crate) tracker: Mutex<BatchTracker>,
     pub(crate) opts: SchedulerOptions,
     /// `POST /v1/fetch` requests waiting for their report.
-    pub(crate) waiters: super::fetch::Waiters,
+    pub(crate) waiters: Waiters,
     /// Batch webhook deliveries.
     pub(crate) hooks: crate::hooks::Hooks,
     /// The dashboard's login and CSRF keys.
@@ -66,5 +66,30 @@ impl AppState {
         .await
         .map(|_| ())
         .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", e.to_string()))
+    }
+}
+
+/// The `POST /v1/fetch` requests waiting for their job's report.
+#[derive(Debug, Default)]
+pub(crate) struct Waiters(
+    std::sync::Mutex<std::collections::HashMap<JobId, tokio::sync::oneshot::Sender<JobReport>>>,
+);
+
+impl Waiters {
+    pub(crate) fn wait_for(&self, job_id: JobId) -> tokio::sync::oneshot::Receiver<JobReport> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.0.lock().expect("waiters lock").insert(job_id, tx);
+        rx
+    }
+
+    pub(crate) fn forget(&self, job_id: JobId) {
+        self.0.lock().expect("waiters lock").remove(&job_id);
+    }
+
+    /// Hands `report` to the request waiting for it, if any.
+    pub(crate) fn notify(&self, report: &JobReport) {
+        if let Some(tx) = self.0.lock().expect("waiters lock").remove(&report.job_id) {
+            let _ = tx.send(report.clone());
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! Batch input: URL lists, one URL a line, checked against the URL policy
 //! as they enter. Bad lines are kept as typed failures, never dropped.
 
-use oxwright_jobs::{ErrorKind, JobError};
+use chrono::Utc;
+use oxwright_jobs::{ErrorKind, JobError, JobId, JobKind, JobReport, ReportStatus};
 use oxwright_policy::{PolicyError, UrlPolicy};
 use url::Url;
 
@@ -96,6 +97,23 @@ pub fn policy_error(url: &str, err: &PolicyError) -> JobError {
         PolicyError::Scheme { .. } | PolicyError::PrivateAddress { .. } => ErrorKind::PolicyDenied,
     };
     JobError::new(kind, shorten(&err.to_string())).with_url(shorten(url))
+}
+
+/// The manifest line of a fetch that never ran: refused input, or a job
+/// an interrupted batch never reached.
+pub fn failed_report(job_id: JobId, batch_id: &str, url: &str, error: JobError) -> JobReport {
+    JobReport {
+        job_id,
+        kind: JobKind::Fetch,
+        batch_id: Some(batch_id.to_string()),
+        url: shorten(url),
+        status: ReportStatus::Failed,
+        error: Some(error),
+        artifacts: Vec::new(),
+        attempt: 0,
+        duration_ms: 0.0,
+        finished_at: Utc::now(),
+    }
 }
 
 #[cfg(test)]

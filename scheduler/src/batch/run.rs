@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use oxwright_artifacts::{ArtifactError, ArtifactStore};
-use oxwright_jobs::{ErrorKind, FetchSpec, Job, JobError, JobId, JobKind, JobReport, JobSpec, ReportStatus};
+use oxwright_jobs::{ErrorKind, FetchSpec, Job, JobError, JobId, JobReport, JobSpec};
 use oxwright_queue::{JobQueue, QueueError};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
-use super::input::{BatchLine, shorten, too_large_error};
+use super::input::{BatchLine, failed_report, too_large_error};
 use super::manifest::{BatchSummary, ManifestWriter};
 
 /// Why a batch could not run.
@@ -182,23 +182,6 @@ pub async fn run_batch(
     Ok(manifest
         .finish(interrupted, started.elapsed().as_secs_f64())
         .await?)
-}
-
-/// The manifest line of a fetch that never ran: refused input, or a job
-/// an interrupted batch never reached.
-pub fn failed_report(job_id: JobId, batch_id: &str, url: &str, error: JobError) -> JobReport {
-    JobReport {
-        job_id,
-        kind: JobKind::Fetch,
-        batch_id: Some(batch_id.to_string()),
-        url: shorten(url),
-        status: ReportStatus::Failed,
-        error: Some(error),
-        artifacts: Vec::new(),
-        attempt: 0,
-        duration_ms: 0.0,
-        finished_at: Utc::now(),
-    }
 }
 
 #[cfg(test)]
