@@ -3,6 +3,7 @@
 //! and the prose check of `prose`) and judges whether what it kept is
 //! worth using.
 
+mod blocks;
 mod prose;
 mod prune;
 mod tail;

@@ -7,7 +7,7 @@
 //! element holding most of it is kept aside; when readability's result
 //! holds too little of that prose, that element is the article instead.
 
-use super::prune::{chars, link_chars};
+use super::blocks::{chars, link_chars};
 use dom_query::{Document, NodeRef};
 use std::collections::HashMap;
 

@@ -7,6 +7,8 @@
 
 use dom_query::{Document, NodeRef};
 
+use super::blocks::{chars, heading_level, is_block, link_chars, units};
+
 /// Class or id words (split on anything not a letter or digit) that name
 /// furniture around an article rather than the article.
 const FURNITURE: &[&str] = &[
@@ -146,11 +148,6 @@ fn holds_article(node: &NodeRef) -> bool {
             .any(|d| d.has_name("h1") || d.has_name("article") || d.has_name("main"))
 }
 
-/// Non-whitespace characters of a text.
-pub(super) fn chars(text: &str) -> usize {
-    text.chars().filter(|c| !c.is_whitespace()).count()
-}
-
 /// Above this share of link text a list is a link list (related stories,
 /// tag clouds), and a labelled block a teaser.
 const LINK_DENSE: f64 = 0.6;
@@ -209,24 +206,6 @@ pub(crate) fn drop_link_blocks(html: &str) -> String {
     }
 }
 
-/// Block elements that count as one unit when trimming the article's ends.
-const UNITS: &[&str] = &[
-    "p",
-    "ul",
-    "ol",
-    "dl",
-    "table",
-    "pre",
-    "blockquote",
-    "figure",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-];
-
 /// Trims the article's ends: link blocks (navigation back to a list, "more
 /// stories" cards) and, at the end, headings left with nothing under them.
 /// Returns whether anything was removed.
@@ -254,35 +233,6 @@ fn trim_ends(doc: &Document) -> bool {
         changed = true;
     }
     changed
-}
-
-/// The level of an `h1`–`h6`.
-pub(super) fn heading_level(unit: &NodeRef) -> Option<u8> {
-    let name = unit.node_name()?;
-    let b = name.as_bytes();
-    (b.len() == 2 && b[0] == b'h' && (b'1'..=b'6').contains(&b[1])).then(|| b[1] - b'0')
-}
-
-/// The article's blocks in document order: [`UNITS`] and `div`s or
-/// `section`s without block children, none inside another.
-pub(super) fn units(doc: &Document) -> Vec<NodeRef<'_>> {
-    let mut out: Vec<NodeRef<'_>> = Vec::new();
-    for node in doc.root().descendants_it() {
-        if !node.is_element() {
-            continue;
-        }
-        let unit = UNITS.iter().any(|t| node.has_name(t))
-            || ((node.has_name("div") || node.has_name("section"))
-                && !node.descendants_it().any(|d| d.is_element() && is_block(&d)));
-        if unit
-            && !out
-                .last()
-                .is_some_and(|prev| node.ancestors_it(None).any(|a| a.id == prev.id))
-        {
-            out.push(node);
-        }
-    }
-    out
 }
 
 /// Above this share of link text a block at either end of the article is
@@ -340,14 +290,6 @@ fn is_link_unit(node: &NodeRef) -> bool {
     link_chars(node) as f64 / text as f64 > END_LINK_DENSE
 }
 
-/// Non-whitespace characters of the node's link text (every `a` inside).
-pub(super) fn link_chars(node: &NodeRef) -> usize {
-    node.descendants_it()
-        .filter(|d| d.has_name("a"))
-        .map(|a| chars(&a.text()))
-        .sum()
-}
-
 /// Tells whether the block's text before its first link is a short label
 /// that ends in `:` or `|` (the link's own text is not such a label).
 fn teaser_label(text: &str, first_link: Option<&NodeRef>) -> bool {
@@ -362,10 +304,6 @@ fn teaser_label(text: &str, first_link: Option<&NodeRef>) -> bool {
     };
     let label = text[..at].trim();
     !label.is_empty() && label.chars().count() <= TEASER_LABEL && label.ends_with([':', '|'])
-}
-
-fn is_block(node: &NodeRef) -> bool {
-    UNITS.iter().any(|t| node.has_name(t)) || node.has_name("div") || node.has_name("section")
 }
 
 #[cfg(test)]

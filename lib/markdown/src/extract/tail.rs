@@ -8,7 +8,7 @@
 
 use dom_query::{Document, NodeRef};
 
-use super::prune::{chars, heading_level, link_chars, units};
+use super::blocks::{chars, heading_level, link_chars, units};
 
 /// Names of end sections, lowercased, in the languages of the pages we are
 /// measured on (English, German, French, Spanish, Portuguese, Polish,
