@@ -25,6 +25,7 @@ async fn chromium_page_passes_the_engine_suite() {
         // Without site isolation cross-origin frames are in-process.
         cross_origin_iframes: true,
         network: true,
+        frame_deferred: true,
     };
     test_suite::run(&open, &base, caps).await;
     // A page opened without `record_requests` (a workflow's) records nothing.

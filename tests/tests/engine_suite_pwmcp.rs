@@ -34,6 +34,7 @@ async fn playwright_mcp_page_passes_the_engine_suite() {
         iframes: true,
         cross_origin_iframes: true,
         network: false,
+        frame_deferred: false,
     };
     test_suite::run(&open, &base, caps).await;
 }

@@ -529,12 +529,18 @@ impl Tab {
         out.result.value
     }
 
-    /// Lets the page run the tasks queued before now: one zero-delay timer,
-    /// awaited. Bounded by `limit`; a failure (the page navigating away
-    /// meanwhile) is no error and does not keep the context from reuse.
+    /// Lets the page run the tasks queued before now and draw its next
+    /// frame: an animation frame (work a handler deferred to it runs
+    /// there), then a zero-delay timer, awaited; a page that draws no frame
+    /// (hidden) goes on after 50 ms. Bounded by `limit`; a failure (the page
+    /// navigating away meanwhile) is no error and does not keep the context
+    /// from reuse.
     pub(crate) async fn run_queued_tasks(&self, limit: Duration) {
         let Ok(params) = EvaluateParams::builder()
-            .expression("new Promise(r => setTimeout(r, 0))")
+            .expression(
+                "new Promise(r => { let done = false; const go = () => { if (!done) { done = true; setTimeout(r, 0); } }; \
+                 requestAnimationFrame(go); setTimeout(go, 50); })",
+            )
             .await_promise(true)
             .build()
         else {

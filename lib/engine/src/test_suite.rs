@@ -33,6 +33,9 @@ pub struct Capabilities {
     pub cross_origin_iframes: bool,
     /// The page's requests are recorded, with headers and bodies.
     pub network: bool,
+    /// An action's settle waits for what the page deferred to its next
+    /// frames (a navigation two animation frames after a click).
+    pub frame_deferred: bool,
 }
 
 /// Opens a fresh page for one case.
@@ -93,6 +96,9 @@ pub async fn run(open: Opener<'_>, base: &url::Url, caps: Capabilities) {
         late_navigation(open().await.as_ref(), base).await;
         pointer::clicks_with_buttons_and_keys(open().await.as_ref(), base).await;
         pointer::drags(open().await.as_ref(), base).await;
+    }
+    if caps.frame_deferred {
+        frame_deferred_navigation(open().await.as_ref(), base).await;
     }
     if caps.iframes {
         same_origin_frames(open().await.as_ref(), base).await;
@@ -614,6 +620,25 @@ async fn late_navigation(page: &dyn Page, base: &url::Url) {
     let now = page.url().await.expect("url");
     assert!(now.ends_with("/suite/done"), "{now}");
     assert_eq!(count(page, Locator::role("heading", Some("Done"))).await, 1);
+}
+
+/// An action whose handler waits for the page to draw twice before it
+/// navigates still reports that it navigated.
+async fn frame_deferred_navigation(page: &dyn Page, base: &url::Url) {
+    page.goto(&url(base, "/suite/late"), &goto_opts())
+        .await
+        .expect("goto");
+    let acted = page
+        .act(
+            &Target::locator(Locator::role("button", Some("Go after two frames"))),
+            &Act::Click,
+            &ActOptions::default(),
+        )
+        .await
+        .expect("click the two-frame button");
+    assert!(acted.navigated, "a navigation deferred by two frames is seen");
+    let now = page.url().await.expect("url");
+    assert!(now.ends_with("/suite/done"), "{now}");
 }
 
 async fn same_origin_frames(page: &dyn Page, base: &url::Url) {

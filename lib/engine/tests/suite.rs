@@ -25,6 +25,7 @@ async fn scripted_page_passes_the_engine_suite() {
         iframes: false,
         cross_origin_iframes: false,
         network: false,
+        frame_deferred: false,
     };
     test_suite::run(&open, &base, caps).await;
 }

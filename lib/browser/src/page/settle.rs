@@ -18,10 +18,12 @@ use futures::stream::BoxStream;
 /// Quiet time after the last load or request event that counts as settled.
 const QUIET: Duration = Duration::from_millis(150);
 /// When the action started nothing at all (no request, no document load)
-/// within this long, the page counts as settled: its handlers ran during
-/// the input events, and work they queue with a zero timeout or a promise
-/// has started its requests by then.
-const IDLE_GRACE: Duration = Duration::from_millis(50);
+/// within this long, the page is asked to run what the action queued and
+/// to draw a frame (see [`Settle::wait`]): its handlers ran during the
+/// input events, and what they started at once (a request, a load) has
+/// been announced by then. Longer than one frame at 60 Hz, so the frame
+/// the page then draws comes after work a handler deferred by two.
+const IDLE_GRACE: Duration = Duration::from_millis(20);
 /// After the page ran the action's queued tasks, the time left for the
 /// browser's own announcements (a started load) to arrive.
 const FLUSHED_GRACE: Duration = Duration::from_millis(10);

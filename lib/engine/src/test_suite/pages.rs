@@ -146,6 +146,7 @@ customElements.define('x-widget', class extends HTMLElement {
                 r##"<h1 id="top">Late</h1>
 <a href="#bottom">To the bottom</a>
 <button type="button" onclick="setTimeout(() => { const t = Date.now(); while (Date.now() - t < 150) {} location.assign('/suite/done'); }, 0)">Go later</button>
+<button type="button" onclick="requestAnimationFrame(() => requestAnimationFrame(() => location.assign('/suite/done')))">Go after two frames</button>
 <div style="height:3000px"></div><p id="bottom">Bottom</p>"##,
             ),
         ),

@@ -177,6 +177,9 @@ struct Run<'a> {
     cp: Option<resume::CpState>,
     /// Which steps are marked `once`.
     once: Vec<bool>,
+    /// The last screenshot kept, while no step has run since: the final
+    /// page's, when the run ends right after it.
+    last_shot: Option<Vec<u8>>,
 }
 
 /// Runs `workflow` on `page` (any engine) and returns its result. A failed step or a fatal
@@ -324,6 +327,7 @@ fn new_run<'a>(
             .clone()
             .map(|c| resume::CpState::new(c, workflow)),
         once: Vec::new(),
+        last_shot: None,
         source: match mode {
             WorkflowMode::Llm => StepSource::Llm,
             WorkflowMode::Structured => StepSource::Structured,
@@ -413,6 +417,7 @@ impl Run<'_> {
                         return Err(self.hand_over(i).await);
                     }
                     let step = self.checklist[i].clone();
+                    self.last_shot = None;
                     let span = tracing::info_span!("workflow_step", step = i + 1, instruction = %self.sanitizer.clean(&step));
                     self.plain_step(i).instrument(span).await?;
                     self.checkpoint_done(i + 1).await;
@@ -423,6 +428,7 @@ impl Run<'_> {
                     if self.hand_over_due(i, from) {
                         return Err(self.hand_over(i).await);
                     }
+                    self.last_shot = None;
                     let span = tracing::info_span!("workflow_step", step = i + 1, instruction = %self.sanitizer.clean(&step.text));
                     let stop = self.structured_step(i, step).instrument(span).await?;
                     self.checkpoint_done(i + 1).await;

@@ -17,7 +17,12 @@ impl Run<'_> {
     /// `final.md` (the whole page as Markdown, sanitised). Either failing
     /// is logged and does not fail the run.
     pub(super) async fn keep_final_page(&mut self) {
-        match self.exec.screenshot().await {
+        // Nothing ran since the last step's screenshot: the page shows the same.
+        let shot = match self.last_shot.take() {
+            Some(png) => Ok(png),
+            None => self.exec.screenshot().await,
+        };
+        match shot {
             Ok(png) => {
                 if let Err(e) = self.log.put_bytes(FINAL_SCREENSHOT, png, "image/png").await {
                     tracing::warn!(error = %e, "final screenshot not stored");

@@ -338,6 +338,7 @@ impl Run<'_> {
         }
         match self.exec.screenshot().await {
             Ok(png) => {
+                self.last_shot = Some(png.clone());
                 if let Err(e) = self
                     .log
                     .put_bytes(&format!("screenshots/{name}"), png, "image/png")
