@@ -278,7 +278,8 @@ mod tests {
     /// (so a new field of `FetchSpec` is in this list without anyone adding
     /// it), is a flag of `fetch`, `batch` and `submit fetch`, a key of the
     /// config's `[fetch]` and an argument of MCP's `fetch_markdown` — or is
-    /// named below with the reason it is not.
+    /// named with the reason it is not (the lists the config and MCP tell a
+    /// refused key's reason from).
     #[test]
     fn every_fetch_option_reaches_each_surface_or_says_why_not() {
         let options = oxwright_jobs::schema::fetch_options_schema();
@@ -313,34 +314,7 @@ mod tests {
                 .unwrap(),
         );
         // MCP: Playwright MCP's camelCase; what an agent may not pass, and why.
-        let not_in_mcp: &[(&str, &str)] = &[
-            ("headless", "the server's browser: `oxwright mcp --headed`"),
-            (
-                "retry_count",
-                "a tool call fails at once; the agent decides to call again",
-            ),
-            (
-                "retry_delay_ms",
-                "a tool call fails at once; the agent decides to call again",
-            ),
-            (
-                "include_html",
-                "the answer is the Markdown; `browser_snapshot` reads the page",
-            ),
-            ("screenshot", "`browser_take_screenshot` takes one"),
-            (
-                "formats",
-                "the answer is the Markdown, with the result JSON as structured content",
-            ),
-            ("response_headers", "the structured result holds the fetch result"),
-            ("headers", "credentials stay out of the model's context"),
-            ("cookies", "credentials stay out of the model's context"),
-            ("basic_auth", "credentials stay out of the model's context"),
-            (
-                "proxy",
-                "credentials stay out of the model's context; the server's egress decides",
-            ),
-        ];
+        let not_in_mcp = oxwright_mcp::FETCH_NOT_IN_MCP;
         let mcp = oxwright_mcp::catalogue()
             .into_iter()
             .find(|t| t.name == "fetch_markdown")
@@ -350,36 +324,9 @@ mod tests {
             .unwrap()
             .keys()
             .collect();
-        let camel = |option: &str| -> String {
-            let mut out = String::new();
-            let mut upper = false;
-            for c in option.chars() {
-                if c == '_' {
-                    upper = true;
-                } else if upper {
-                    out.extend(c.to_uppercase());
-                    upper = false;
-                } else {
-                    out.push(c);
-                }
-            }
-            out
-        };
+        let camel = oxwright_mcp::camel;
         // The config's `[fetch]`: defaults of every request; what belongs to one request only.
-        let not_in_config: &[(&str, &str)] = &[
-            (
-                "headless",
-                "`--headed` on the command; `[browser]` decides for workers",
-            ),
-            ("wait_for", "a selector of one page"),
-            ("include", "selectors of one page"),
-            ("exclude", "selectors of one page"),
-            ("actions", "steps on one page"),
-            ("headers", "credentials: per request"),
-            ("cookies", "credentials: per request"),
-            ("basic_auth", "credentials: per request, or OXWRIGHT_BASIC_AUTH"),
-            ("proxy", "credentials: per request, or OXWRIGHT_PROXY"),
-        ];
+        let not_in_config = oxwright_worker::fetch_defaults::NOT_IN_CONFIG;
         let config = oxwright_jobs::schema::schema_of::<oxwright_worker::fetch_defaults::FetchDefaults>();
         let config: Vec<&String> = config["properties"].as_object().unwrap().keys().collect();
         let mut missing = Vec::new();

@@ -532,4 +532,11 @@ mod tests {
         assert!(plain.actions.is_empty());
         assert_eq!(plain.max_age_ms, 0, "the cache is off unless asked for");
     }
+
+    #[test]
+    fn no_flag_leaves_every_option_at_the_jobs_default() {
+        let url: url::Url = "https://a.example/".parse().unwrap();
+        let spec = Cli::try_parse_from(["x"]).unwrap().fetch.spec(url.clone());
+        assert_eq!(spec, FetchSpec::new(url));
+    }
 }

@@ -1,137 +1,96 @@
 //! `[fetch]`: default fetch options for the commands a person runs
 //! (`fetch`, `batch`, `submit`). A flag given on the command line wins;
 //! a key set here (or by `OXWRIGHT_FETCH__<KEY>`) replaces the built-in
-//! default; the names are the job JSON's (`FetchSpec`).
+//! default. The keys are the job JSON's (`FetchSpec`'s fields), each
+//! checked against its field when the file is read: an option added to
+//! `FetchSpec` is a key here with nothing else to change, unless it
+//! belongs to one request only ([`NOT_IN_CONFIG`]).
 
-use oxwright_jobs::{
-    BlockResource, ContentMode, DialogAction, FetchSpec, Format, Frames, Render, Viewport, WaitUntil,
-};
+use std::borrow::Cow;
+
+use oxwright_jobs::{FetchPatch, FetchSpec};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
-/// The `[fetch]` section: every key optional.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct FetchDefaults {
-    /// Deadline of one attempt, ms (`--timeout-ms`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
-    /// `always`, `auto` or `never` (`--render`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub render: Option<Render>,
-    /// What to wait for before reading the page (`--wait-until`).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "wait_for_load_state"
-    )]
-    pub wait_until: Option<WaitUntil>,
-    /// A fixed extra wait, ms (`--wait-ms`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wait_ms: Option<u64>,
-    /// Retries of transient failures (`--retries`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_count: Option<u32>,
-    /// Backoff base, ms (`--retry-delay-ms`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_delay_ms: Option<u64>,
-    /// Resource types never downloaded (`--block`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub block_resources: Option<Vec<BlockResource>>,
-    /// `skip` or `load` the page's frames (`--frames`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frames: Option<Frames>,
-    /// `main` or `full` (`--content`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<ContentMode>,
-    /// Keep cookie banners and overlays (`--keep-overlays`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keep_overlays: Option<bool>,
-    /// How dialogs are answered (`--dialogs`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dialogs: Option<DialogAction>,
-    /// `User-Agent` (`--user-agent`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_agent: Option<String>,
-    /// Locale (`--locale`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub locale: Option<String>,
-    /// IANA time zone (`--timezone`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timezone: Option<String>,
-    /// Token budget of the Markdown (`--max-tokens`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_tokens: Option<u64>,
-    /// Age in ms within which a cached result answers (`--max-age-ms`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_age_ms: Option<u64>,
-    /// Keep the rendered HTML as an artefact (`--include-html`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub include_html: Option<bool>,
-    /// Take a PNG screenshot (`--screenshot`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub screenshot: Option<bool>,
-    /// Viewport size in CSS pixels (`--viewport`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub viewport: Option<Viewport>,
-    /// Emulate a phone (`--mobile`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mobile: Option<bool>,
-    /// Outputs added to the result (`--format`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub formats: Option<Vec<Format>>,
-    /// Response headers reported in the metadata (`--response-header`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response_headers: Option<Vec<String>>,
+/// The fetch options that are no default of every request, and why.
+pub const NOT_IN_CONFIG: &[(&str, &str)] = &[
+    (
+        "headless",
+        "`--headed` on the command; `[browser]` decides for workers",
+    ),
+    ("wait_for", "a selector of one page"),
+    ("include", "selectors of one page"),
+    ("exclude", "selectors of one page"),
+    ("actions", "steps on one page"),
+    ("headers", "credentials: per request"),
+    ("cookies", "credentials: per request"),
+    ("basic_auth", "credentials: per request, or OXWRIGHT_BASIC_AUTH"),
+    ("proxy", "credentials: per request, or OXWRIGHT_PROXY"),
+];
+
+/// The `[fetch]` section: any fetch option but those of [`NOT_IN_CONFIG`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Map<String, Value>", into = "Map<String, Value>")]
+pub struct FetchDefaults(FetchPatch);
+
+impl TryFrom<Map<String, Value>> for FetchDefaults {
+    type Error = String;
+
+    fn try_from(object: Map<String, Value>) -> Result<Self, String> {
+        FetchPatch::from_object(object, NOT_IN_CONFIG)
+            .map(Self)
+            .map_err(|e| format!("[fetch] {e}"))
+    }
+}
+
+impl From<FetchDefaults> for Map<String, Value> {
+    fn from(d: FetchDefaults) -> Self {
+        d.0.as_object().clone()
+    }
+}
+
+impl schemars::JsonSchema for FetchDefaults {
+    fn schema_name() -> Cow<'static, str> {
+        "FetchDefaults".into()
+    }
+
+    /// `FetchSpec`'s options but those of one request, each optional.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut object = oxwright_jobs::schema::fetch_options_schema();
+        if let Some(Value::Object(props)) = object.get_mut("properties") {
+            props.retain(|k, _| !NOT_IN_CONFIG.iter().any(|(n, _)| n == k));
+        }
+        object.remove("required");
+        object.insert("additionalProperties".into(), Value::Bool(false));
+        object.insert(
+            "description".into(),
+            "Default fetch options of `fetch`, `batch` and `submit`: the job JSON's names; a typed flag wins.".into(),
+        );
+        object.into()
+    }
 }
 
 impl FetchDefaults {
+    /// The options this section sets.
+    pub fn patch(&self) -> &FetchPatch {
+        &self.0
+    }
+
     /// Sets each key of this section on `spec` unless `given(key)` says
     /// its flag was typed (the flag's value is already in `spec`).
     pub fn apply(&self, spec: &mut FetchSpec, given: impl Fn(&str) -> bool) {
-        macro_rules! take {
-            ($key:ident) => {
-                if let Some(v) = &self.$key
-                    && !given(stringify!($key))
-                {
-                    spec.$key = v.clone();
-                }
-            };
-            ($key:ident, opt) => {
-                if let Some(v) = &self.$key
-                    && !given(stringify!($key))
-                {
-                    spec.$key = Some(v.clone());
-                }
-            };
+        // Every value was checked against its field when the section was read.
+        if let Err(e) = self.0.without(given).apply(spec) {
+            tracing::warn!(error = %e, "[fetch] not applied");
         }
-        take!(timeout_ms);
-        take!(render);
-        take!(wait_until);
-        take!(wait_ms);
-        take!(retry_count);
-        take!(retry_delay_ms);
-        take!(block_resources);
-        take!(frames);
-        take!(content);
-        take!(keep_overlays);
-        take!(dialogs);
-        take!(user_agent, opt);
-        take!(locale, opt);
-        take!(timezone, opt);
-        take!(max_tokens, opt);
-        take!(max_age_ms);
-        take!(include_html);
-        take!(screenshot);
-        take!(viewport, opt);
-        take!(mobile);
-        take!(formats);
-        take!(response_headers);
     }
 
     /// Refuses values no fetch accepts, naming the key.
     pub fn check(&self) -> anyhow::Result<()> {
         let mut spec = FetchSpec::new("https://example.invalid/".parse().expect("a URL"));
-        self.apply(&mut spec, |_| false);
+        self.0
+            .apply(&mut spec)
+            .map_err(|e| anyhow::anyhow!("[fetch] {e}"))?;
         spec.validate()
             .map_err(|e| anyhow::anyhow!("[fetch] {}", e.message))?;
         Ok(())
@@ -140,6 +99,8 @@ impl FetchDefaults {
 
 #[cfg(test)]
 mod tests {
+    use oxwright_jobs::{BlockResource, Format, Viewport, WaitUntil};
+
     use super::*;
 
     #[test]
@@ -168,8 +129,27 @@ mod tests {
                 height: 600
             })
         );
-        assert!(toml::from_str::<FetchDefaults>("colour = 1").is_err());
         let bad: FetchDefaults = toml::from_str("timeout_ms = 0").unwrap();
         assert!(bad.check().unwrap_err().to_string().contains("[fetch] "));
+    }
+
+    #[test]
+    fn a_key_that_is_no_default_is_refused_with_the_reason() {
+        let err = toml::from_str::<FetchDefaults>("colour = 1")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("[fetch] `colour` is no fetch option"), "{err}");
+        let err = toml::from_str::<FetchDefaults>("headers = { A = \"b\" }")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("credentials: per request"), "{err}");
+        let err = toml::from_str::<FetchDefaults>("render = \"sometimes\"")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`render`"), "{err}");
+        // What it writes back is what it read.
+        let d: FetchDefaults = toml::from_str("content = \"full\"\nmax_tokens = 500").unwrap();
+        let again: FetchDefaults = toml::from_str(&toml::to_string(&d).unwrap()).unwrap();
+        assert_eq!(again, d);
     }
 }

@@ -351,6 +351,18 @@ async def every_tool(c, base, workdir):
     for seen in ["UA=OxMcp/1.0", "LANG=de-DE", "TZ=Asia/Tokyo", "VIEWPORT=800x600"]:
         check(seen in t, f"fetch_markdown shapes the page: {seen}", t[:600])
     _, t = await call(c, "fetch_markdown", {"url": base + "/", "dialogs": "sometimes"}, error=True)
+    check("`dialogs`" in t and "sometimes" in t, "a bad value names its argument", t)
+    # The arguments are the job's options: their values listed, a credential refused with the reason.
+    schema = next(x for x in tools if x.name == "fetch_markdown").input_schema
+    check(set(schema["properties"]["waitUntil"].get("enum", [])) >= {"ready", "load", "networkidle"},
+          "fetch_markdown lists the values of waitUntil", schema["properties"].get("waitUntil"))
+    check("render" in schema["properties"] and "headers" not in schema["properties"], "fetch_markdown's arguments", list(schema["properties"]))
+    _, t = await call(c, "fetch_markdown", {"url": base + "/", "headers": {"Authorization": "Bearer x"}}, error=True)
+    check("credentials" in t and "Bearer" not in t, "a credential argument is refused with the reason", t)
+    _, t = await call(c, "fetch_markdown", {"url": base + "/", "colour": "red"}, error=True)
+    check("`colour` is no argument" in t, "an unknown argument is named", t)
+    _, t = await call(c, "fetch_markdown", {"url": base + "/", "render": "auto", "wait_until": "load"})
+    check("- Render: " in t, "fetch_markdown render auto says how it read (and a snake_case name)", t[:400])
     _, t = await call(c, "load_sitemap", {"target": base + "/"})
     check(re.search(r"^\d+ URLs", t) is not None and base in t, "load_sitemap", t[:400])
     wf = 'fill: textbox "Username" = alice\nfill: textbox "Password" = {{APP_PASSWORD}}\nclick: button "Sign in"\nexpect: text "Signed in as alice"\n'

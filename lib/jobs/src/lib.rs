@@ -9,6 +9,7 @@ pub mod keys;
 pub mod limits;
 mod locator;
 mod page_info;
+pub mod patch;
 pub mod schema;
 mod shape;
 mod sites;
@@ -25,6 +26,7 @@ pub use job::{
 };
 pub use locator::Locator;
 pub use page_info::{PageImage, PageLink, PageLinks, PageMetadata};
+pub use patch::{FetchPatch, PatchError};
 pub use shape::{BasicAuth, CookieSpec, ProxyUrl, RequestShape, Viewport};
 pub use sites::{MAX_SITE_PROFILES, SiteProfile, SiteProfiles};
 pub use step::{

@@ -62,6 +62,7 @@ pub fn fetch_options_schema() -> Map<String, Value> {
 pub fn portable(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
+            one_enum(map);
             if let Some(Value::Array(types)) = map.get("type") {
                 let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
                 if kept.len() == 1 {
@@ -86,6 +87,41 @@ pub fn portable(schema: &mut Value) {
     }
 }
 
+/// A choice among fixed strings, which schemars writes as `oneOf` one
+/// `const` each (so each can carry its doc), as the one `enum` every client
+/// takes (`oneOf` is refused by some model providers), the values' docs
+/// added to the field's description.
+fn one_enum(map: &mut Map<String, Value>) {
+    let Some(Value::Array(choices)) = map.get("oneOf") else {
+        return;
+    };
+    let mut values = Vec::new();
+    let mut docs = Vec::new();
+    for choice in choices {
+        let Some(value) = choice.get("const").and_then(Value::as_str) else {
+            return;
+        };
+        if choice.get("type").is_some_and(|t| t != "string") {
+            return;
+        }
+        if let Some(doc) = choice.get("description").and_then(Value::as_str) {
+            docs.push(format!("`{value}`: {}", doc.trim_end_matches('.')));
+        }
+        values.push(Value::from(value));
+    }
+    map.remove("oneOf");
+    map.insert("type".into(), "string".into());
+    map.insert("enum".into(), Value::Array(values));
+    if !docs.is_empty() {
+        let lead = map
+            .get("description")
+            .and_then(Value::as_str)
+            .map(|d| format!("{} ", d.trim_end()))
+            .unwrap_or_default();
+        map.insert("description".into(), format!("{lead}{}.", docs.join("; ")).into());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,13 +143,23 @@ mod tests {
             assert!(props.contains_key(key), "the schema lacks {key}");
         }
         assert!(!props.contains_key("url"));
-        let modes: Vec<&str> = props["render"]["oneOf"]
+        let modes: Vec<&str> = props["render"]["enum"]
             .as_array()
             .unwrap()
             .iter()
-            .filter_map(|m| m["const"].as_str())
+            .filter_map(|m| m.as_str())
             .collect();
         assert_eq!(modes, ["always", "auto", "never"], "{}", props["render"]);
+        assert_eq!(props["render"]["type"], "string");
+        assert!(props["render"].get("oneOf").is_none());
+        // Each value's doc is kept in the field's description.
+        let doc = props["wait_until"]["description"].as_str().unwrap();
+        assert!(doc.contains("`networkidle`: "), "{doc}");
+        let items = &props["block_resources"]["items"];
+        assert!(
+            items["enum"].as_array().unwrap().contains(&"image".into()),
+            "{items}"
+        );
         assert_eq!(props["timeout_ms"]["type"], "integer");
         assert!(props["timeout_ms"].get("format").is_none());
         assert!(props["actions"]["description"].as_str().unwrap().contains("step"));

@@ -425,79 +425,134 @@ pub struct SelectorValueArgs {
     pub value: String,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+/// The fetch options `fetch_markdown` does not take, and why.
+pub const FETCH_NOT_IN_MCP: &[(&str, &str)] = &[
+    ("headless", "the server's browser: `oxwright mcp --headed`"),
+    (
+        "retry_count",
+        "a tool call fails at once; the agent decides to call again",
+    ),
+    (
+        "retry_delay_ms",
+        "a tool call fails at once; the agent decides to call again",
+    ),
+    (
+        "include_html",
+        "the answer is the Markdown; `browser_snapshot` reads the page",
+    ),
+    ("screenshot", "`browser_take_screenshot` takes one"),
+    (
+        "formats",
+        "the answer is the Markdown, with the result JSON as structured content",
+    ),
+    ("response_headers", "the structured result holds the fetch result"),
+    ("headers", "credentials stay out of the model's context"),
+    ("cookies", "credentials stay out of the model's context"),
+    ("basic_auth", "credentials stay out of the model's context"),
+    (
+        "proxy",
+        "credentials stay out of the model's context; the server's egress decides",
+    ),
+];
+
+/// `fetch_markdown`'s arguments: the page, and every fetch option but
+/// those of [`FETCH_NOT_IN_MCP`], by the camelCase of the job JSON's names
+/// (Playwright MCP's style; the job JSON's own names are read too). Their
+/// schema and their checks are `FetchSpec`'s, so an option added there is
+/// an argument here with nothing else to change.
+#[derive(Debug)]
 pub struct FetchArgs {
     /// The page (http or https).
     pub url: String,
-    /// `main` (the main content, default) or `full` (the whole visible page).
-    #[serde(default)]
-    pub content: Option<String>,
-    /// `always` (default: render in the browser), `auto` (read the HTML
-    /// the server sent, render only when it does not hold the page) or
-    /// `never` (no browser). The result says whether it rendered and why.
-    #[serde(default)]
-    pub render: Option<String>,
-    /// What to wait for before reading: `ready` (default: the DOM quiet
-    /// after DOMContentLoaded), `load`, `domcontentloaded`, `networkidle`.
-    #[serde(default, rename = "waitUntil", alias = "wait_until")]
-    pub wait_until: Option<String>,
-    /// A CSS selector that must appear before the page is read.
-    #[serde(default, rename = "waitFor", alias = "wait_for")]
-    pub wait_for: Option<String>,
-    /// Deadline in milliseconds (default 30000).
-    #[serde(default, rename = "timeoutMs", alias = "timeout_ms")]
-    pub timeout_ms: Option<u64>,
-    /// Resource types not downloaded: `image`, `font`, `media`, `stylesheet`.
-    #[serde(default, rename = "blockResources", alias = "block_resources")]
-    pub block_resources: Vec<String>,
-    /// The page's frames: `skip` (default: taken out of the document
-    /// before they load; their content is never in the Markdown), `load`,
-    /// or `inline` (loaded, and same-origin frames' content read in place).
-    #[serde(default)]
-    pub frames: Option<String>,
-    /// Extra milliseconds to wait after the page is ready, before reading.
-    #[serde(default, rename = "waitMs", alias = "wait_ms")]
-    pub wait_ms: Option<u64>,
-    /// CSS selectors whose elements are the content (replaces main-content
-    /// detection).
-    #[serde(default)]
-    pub include: Vec<String>,
-    /// CSS selectors whose elements are removed before extraction.
-    #[serde(default)]
-    pub exclude: Vec<String>,
-    /// Steps run on the page before it is read, in `oxwright run`'s
-    /// structured grammar (`click: button "Load more"`, `wait: 500ms`).
-    #[serde(default)]
-    pub actions: Vec<String>,
-    /// Trim the Markdown at a block boundary to about this many tokens.
-    #[serde(default, rename = "maxTokens", alias = "max_tokens")]
-    pub max_tokens: Option<u64>,
-    /// Answer from the server's fetch cache when its entry is younger than
-    /// this (milliseconds); an older one is revalidated. 0 or absent: no cache.
-    #[serde(default, rename = "maxAgeMs", alias = "max_age_ms")]
-    pub max_age_ms: Option<u64>,
-    /// Keep cookie banners, consent walls and modal overlays, which the
-    /// main content leaves out by default.
-    #[serde(default, rename = "keepOverlays", alias = "keep_overlays")]
-    pub keep_overlays: bool,
-    /// The `User-Agent` of the page's requests and `navigator.userAgent`.
-    #[serde(default, rename = "userAgent", alias = "user_agent")]
-    pub user_agent: Option<String>,
-    /// A locale such as `de-DE`: `Accept-Language`, `navigator.language`, `Intl`.
-    #[serde(default)]
-    pub locale: Option<String>,
-    /// An IANA time zone the page's clock runs in, such as `Asia/Tokyo`.
-    #[serde(default)]
-    pub timezone: Option<String>,
-    /// The viewport size in CSS pixels.
-    #[serde(default)]
-    pub viewport: Option<oxwright_jobs::Viewport>,
-    /// Emulate a phone: its viewport (unless `viewport`), touch, a mobile user agent.
-    #[serde(default)]
-    pub mobile: bool,
-    /// How the page's JavaScript dialogs are answered: `dismiss` (default) or `accept`.
-    #[serde(default)]
-    pub dialogs: Option<String>,
+    /// The options given.
+    pub options: oxwright_jobs::FetchPatch,
+}
+
+/// `max_age_ms` → `maxAgeMs`.
+pub fn camel(option: &str) -> String {
+    let mut out = String::new();
+    let mut upper = false;
+    for c in option.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `maxAgeMs` → `max_age_ms`; a name without capitals is kept.
+fn snake(argument: &str) -> String {
+    let mut out = String::new();
+    for c in argument.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+impl<'de> Deserialize<'de> for FetchArgs {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let mut object = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        let url = match object.remove("url") {
+            Some(serde_json::Value::String(url)) => url,
+            Some(other) => return Err(D::Error::custom(format!("`url` is a string, not {other}"))),
+            None => return Err(D::Error::missing_field("url")),
+        };
+        let mut sent = std::collections::BTreeMap::new();
+        let mut options = serde_json::Map::new();
+        for (key, value) in object {
+            let name = snake(&key);
+            sent.insert(name.clone(), key);
+            options.insert(name, value);
+        }
+        let options = oxwright_jobs::FetchPatch::from_object(options, FETCH_NOT_IN_MCP).map_err(|e| {
+            let key = sent.get(e.key()).cloned().unwrap_or_else(|| e.key().to_string());
+            D::Error::custom(match e {
+                oxwright_jobs::PatchError::Unknown { .. } => format!("`{key}` is no argument"),
+                oxwright_jobs::PatchError::NotHere { why, .. } => format!("`{key}` is not taken here: {why}"),
+                oxwright_jobs::PatchError::Invalid { message, .. } => format!("`{key}`: {message}"),
+            })
+        })?;
+        Ok(Self { url, options })
+    }
+}
+
+impl JsonSchema for FetchArgs {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FetchArgs".into()
+    }
+
+    /// `url`, then `FetchSpec`'s options but those not taken, in camelCase.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let options = oxwright_jobs::schema::fetch_options_schema();
+        let mut properties = serde_json::Map::new();
+        properties.insert(
+            "url".into(),
+            serde_json::json!({ "type": "string", "description": "The page (http or https)." }),
+        );
+        if let Some(serde_json::Value::Object(props)) = options.get("properties") {
+            for (name, schema) in props {
+                if !FETCH_NOT_IN_MCP.iter().any(|(n, _)| n == name) {
+                    properties.insert(camel(name), schema.clone());
+                }
+            }
+        }
+        let mut object = serde_json::Map::new();
+        object.insert("type".into(), "object".into());
+        object.insert("properties".into(), serde_json::Value::Object(properties));
+        object.insert("required".into(), serde_json::json!(["url"]));
+        object.into()
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

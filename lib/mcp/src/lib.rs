@@ -28,6 +28,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+pub use args::{FETCH_NOT_IN_MCP, camel};
 pub use errors::explain;
 pub use screenshots::{ScreenshotError, ScreenshotStore};
 pub use server::{McpConfig, McpServices, OxwrightMcp, Shared};

@@ -14,41 +14,10 @@ impl OxwrightMcp {
     pub(super) async fn fetch_markdown(&self, a: FetchArgs) -> Result<Reply, String> {
         let url = parse_url(&a.url)?;
         let mut spec = FetchSpec::new(url);
+        a.options
+            .apply(&mut spec)
+            .map_err(|e| format!("fetch_markdown: {e}"))?;
         spec.headless = self.config().headless;
-        if let Some(c) = &a.content {
-            spec.content = enum_arg("content", c)?;
-        }
-        if let Some(r) = &a.render {
-            spec.render = enum_arg("render", r)?;
-        }
-        if let Some(w) = &a.wait_until {
-            spec.wait_until = enum_arg("waitUntil", w)?;
-        }
-        spec.wait_for = a.wait_for.clone();
-        if let Some(t) = a.timeout_ms {
-            spec.timeout_ms = t;
-        }
-        for b in &a.block_resources {
-            spec.block_resources.push(enum_arg("blockResources", b)?);
-        }
-        if let Some(f) = &a.frames {
-            spec.frames = enum_arg("frames", f)?;
-        }
-        spec.wait_ms = a.wait_ms.unwrap_or(spec.wait_ms);
-        spec.include = a.include.clone();
-        spec.exclude = a.exclude.clone();
-        spec.actions = a.actions.clone();
-        spec.max_tokens = a.max_tokens;
-        spec.max_age_ms = a.max_age_ms.unwrap_or(0);
-        spec.keep_overlays = a.keep_overlays;
-        spec.user_agent = a.user_agent.clone();
-        spec.locale = a.locale.clone();
-        spec.timezone = a.timezone.clone();
-        spec.viewport = a.viewport;
-        spec.mobile = a.mobile;
-        if let Some(d) = &a.dialogs {
-            spec.dialogs = enum_arg("dialogs", d)?;
-        }
         let services = &self.shared.services;
         let out = oxwright_fetch::fetch_cached(
             services.engine.as_ref(),

@@ -32,10 +32,6 @@ pub(super) fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, S
     serde_json::from_value(args).map_err(|e| format!("{tool}: bad arguments: {e}; tools/list has the schema"))
 }
 
-pub(super) fn enum_arg<T: DeserializeOwned>(name: &str, value: &str) -> Result<T, String> {
-    serde_json::from_value(Value::String(value.to_string())).map_err(|e| format!("{name}: {e}"))
-}
-
 pub(super) fn parse_url(raw: &str) -> Result<url::Url, String> {
     let url = url::Url::parse(raw.trim())
         .map_err(|e| format!("{raw:?} is not a URL ({e}); give http://… or https://…"))?;
