@@ -1,5 +1,5 @@
 //! Frames taken out of the document as they are inserted (a fetch's
-//! default, [`crate::NavigateOptions::skip_frames`]). A script registered
+//! default, [`oxwright_engine::GotoOptions::skip_frames`]). A script registered
 //! for every new document of the page watches it and removes each
 //! `<iframe>` and `<frame>` element it sees added. The parser yields to
 //! the observer between chunks, so a page's frames are taken out in

@@ -196,6 +196,7 @@ impl Interceptor {
             main_frame,
             policy: opts.policy.clone(),
             blocked: opts
+                .goto
                 .block
                 .iter()
                 .flat_map(|b| resource_types(*b).iter().cloned())
@@ -206,9 +207,9 @@ impl Interceptor {
             origins: tab.origins.clone(),
             call_timeout: tab.call_timeout(),
             headers: opts.headers.clone(),
-            capture_pdf: opts.capture_pdf,
-            conditional: opts.conditional.clone(),
-            served: Mutex::new(opts.served.clone()),
+            capture_pdf: opts.goto.capture_pdf,
+            conditional: opts.goto.conditional.clone(),
+            served: Mutex::new(opts.goto.served.clone()),
         });
         let task = tokio::spawn(async move {
             while let Some(ev) = events.next().await {

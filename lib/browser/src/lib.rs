@@ -34,38 +34,21 @@ pub use oxwright_owned::sandbox;
 pub use oxwright_owned::sandbox::SandboxMode;
 pub use oxwright_policy::UrlPolicy;
 
-/// How to navigate.
+/// How to navigate: the engine's options of a `goto`, and what the
+/// browser adds to them for the page they run on.
 #[derive(Debug, Clone)]
 pub struct NavigateOptions {
-    /// The lifecycle state to wait for.
-    pub wait_until: WaitUntil,
-    /// A CSS selector that must appear before navigation counts as done.
-    pub wait_for: Option<String>,
-    /// Resource types refused.
-    pub block: Vec<BlockResource>,
+    /// The waits, blocking, deadline and main-document handling the
+    /// engine seam asks for.
+    pub goto: oxwright_engine::GotoOptions,
     /// The URL policy applied to every request.
     pub policy: Arc<UrlPolicy>,
-    /// Deadline for the whole navigation, waits included.
-    pub timeout: Duration,
     /// Headers added to the requests of one host (and basic credentials to
     /// one `host:port`), through the interception every request passes.
     pub headers: Option<Arc<HostHeaders>>,
-    /// A PDF main document is handed back whole (up to this many bytes),
-    /// not refused as non-HTML.
-    pub capture_pdf: Option<usize>,
-    /// Validators the main document's request carries (see
-    /// [`oxwright_engine::GotoOptions::conditional`]); a 304 ends the
-    /// navigation with nothing rendered.
-    pub conditional: Vec<(String, String)>,
     /// The upstream proxy the page's requests leave through (after the
     /// policy judged them); needs a context of its own.
     pub proxy: Option<oxwright_jobs::ProxyUrl>,
-    /// Frames are taken out of the document as they are inserted (see
-    /// [`oxwright_engine::GotoOptions::skip_frames`]).
-    pub skip_frames: bool,
-    /// The main document already read over HTTP, answered to the
-    /// browser's request for it instead of the network's.
-    pub served: Option<Arc<oxwright_engine::ServedDocument>>,
 }
 
 /// Request headers that go to one host only: the extra headers of a fetch
@@ -144,17 +127,10 @@ impl NavigateOptions {
     /// Waits for `load`, no selector, nothing blocked.
     pub fn load(policy: Arc<UrlPolicy>, timeout: Duration) -> Self {
         Self {
-            wait_until: WaitUntil::Load,
-            wait_for: None,
-            block: Vec::new(),
+            goto: oxwright_engine::GotoOptions::load(timeout),
             policy,
-            timeout,
             headers: None,
-            capture_pdf: None,
-            conditional: Vec::new(),
             proxy: None,
-            skip_frames: false,
-            served: None,
         }
     }
 }

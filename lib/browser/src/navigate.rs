@@ -64,18 +64,18 @@ impl Tab {
         let mut hints = Hints::default();
         let what = format!("{} of {url}", watch.event_name);
         let watched = self.watch_events(&mut events, answer, &mut watch, &mut hints, opts);
-        if let Err(err) = self.guard(&what, opts.timeout, watched).await {
+        if let Err(err) = self.guard(&what, opts.goto.timeout, watched).await {
             return self.salvage(url, &doc, err);
         }
-        let remaining = opts.timeout.saturating_sub(started.elapsed());
-        if opts.wait_until == WaitUntil::Ready {
+        let remaining = opts.goto.timeout.saturating_sub(started.elapsed());
+        if opts.goto.wait_until == WaitUntil::Ready {
             let committed = watch.committed.take();
             self.settle_ready(&main_frame, committed, &mut events.lifecycle, remaining, &doc)
                 .await?;
         }
-        if let Some(selector) = &opts.wait_for {
-            let remaining = opts.timeout.saturating_sub(started.elapsed());
-            self.wait_for_selector(selector, remaining, opts.timeout, &watch)
+        if let Some(selector) = &opts.goto.wait_for {
+            let remaining = opts.goto.timeout.saturating_sub(started.elapsed());
+            self.wait_for_selector(selector, remaining, opts.goto.timeout, &watch)
                 .await?;
         }
         if let Some(err) = watch.refused_later() {
@@ -109,7 +109,7 @@ impl Tab {
                 net_error: message,
             })?;
         self.unstick_navigation().await;
-        self.skip_frames(opts.skip_frames).await?;
+        self.skip_frames(opts.goto.skip_frames).await?;
         self.prepare().await
     }
 
@@ -161,11 +161,11 @@ impl Tab {
         hints: &mut Hints<'t>,
         opts: &'t NavigateOptions,
     ) -> Result<(), BrowserError> {
-        let early_hints = matches!(opts.wait_until, WaitUntil::Load | WaitUntil::Networkidle);
+        let early_hints = matches!(opts.goto.wait_until, WaitUntil::Load | WaitUntil::Networkidle);
         loop {
             let unparsed = tokio::time::sleep_until(
                 w.parse_deadline
-                    .unwrap_or_else(|| tokio::time::Instant::now() + opts.timeout),
+                    .unwrap_or_else(|| tokio::time::Instant::now() + opts.goto.timeout),
             );
             let flow = tokio::select! {
                 _ = unparsed, if w.ready && w.parse_deadline.is_some() => self.unparsed(w).await,
@@ -486,7 +486,7 @@ struct Watch<'a> {
 
 impl<'a> Watch<'a> {
     fn new(url: &'a url::Url, main_frame: &'a str, opts: &NavigateOptions, doc: &'a SharedDoc) -> Self {
-        let event_name = match opts.wait_until {
+        let event_name = match opts.goto.wait_until {
             WaitUntil::Load => "load",
             WaitUntil::Domcontentloaded | WaitUntil::Ready => "DOMContentLoaded",
             WaitUntil::Networkidle => "networkIdle",
@@ -496,7 +496,7 @@ impl<'a> Watch<'a> {
             main_frame,
             doc,
             event_name,
-            ready: opts.wait_until == WaitUntil::Ready,
+            ready: opts.goto.wait_until == WaitUntil::Ready,
             seen: HashSet::new(),
             dom_ready: HashSet::new(),
             doc_failure: None,

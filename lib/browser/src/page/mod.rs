@@ -322,17 +322,10 @@ impl ChromiumPage {
 impl Page for ChromiumPage {
     async fn goto(&self, url: &url::Url, opts: &GotoOptions) -> Result<Navigated, EngineError> {
         let nav = NavigateOptions {
-            wait_until: opts.wait_until,
-            wait_for: opts.wait_for.clone(),
-            block: opts.block.clone(),
+            goto: opts.clone(),
             policy: self.policy.clone(),
-            timeout: opts.timeout,
             headers: shape::host_headers(url, &self.shape),
-            capture_pdf: opts.capture_pdf,
-            conditional: opts.conditional.clone(),
             proxy: self.shape.proxy.clone(),
-            skip_frames: opts.skip_frames,
-            served: opts.served.clone(),
         };
         shape::set_cookies(&self.lease, url, &self.shape).await?;
         Ok(self.lease.navigate(url, &nav).await?)
