@@ -385,8 +385,10 @@ impl Config {
             let mut value = toml::Value::try_from(&cfg).context("the configuration serialises")?;
             set_path(&mut value, &key, env[&var].trim())
                 .with_context(|| format!("environment variable {var}"))?;
+            // The message alone: the key is named here, toml's "in `key`" after it is not needed.
             cfg = value
                 .try_into()
+                .map_err(|e: toml::de::Error| anyhow::anyhow!("{}", e.message().trim()))
                 .with_context(|| format!("environment variable {var} (sets {key})"))?;
         }
         if let Some(dir) = env.get("OXWRIGHT_OUT").filter(|d| !d.is_empty()) {
@@ -690,6 +692,16 @@ job = { kind = "sitemap", urls = ["example.com"] }
             let env = BTreeMap::from([(var.to_string(), value.to_string())]);
             let err = format!("{:#}", Config::load(None, &env).unwrap_err());
             assert!(err.contains(var) && err.contains(says), "{err}");
+        }
+        // A value its key does not take: the variable, the key and why, on one line.
+        for (var, value, says) in [
+            ("OXWRIGHT_BROWSER__ISOLATION", "nope", "unknown variant `nope`"),
+            ("OXWRIGHT_FETCH__HEADERS", "{}", "credentials: per request"),
+        ] {
+            let env = BTreeMap::from([(var.to_string(), value.to_string())]);
+            let err = format!("{:#}", Config::load(None, &env).unwrap_err());
+            assert!(err.contains(var) && err.contains(says), "{err}");
+            assert!(!err.contains('\n'), "{err:?}");
         }
     }
 

@@ -510,7 +510,8 @@ impl<'de> Deserialize<'de> for FetchArgs {
         };
         let mut sent = std::collections::BTreeMap::new();
         let mut options = serde_json::Map::new();
-        for (key, value) in object {
+        // A null is a value left out (clients that send every argument send one).
+        for (key, value) in object.into_iter().filter(|(_, v)| !v.is_null()) {
             let name = snake(&key);
             sent.insert(name.clone(), key);
             options.insert(name, value);
@@ -594,4 +595,40 @@ pub struct WorkflowArgs {
     /// under the server's URL policy) to the decision prompt.
     #[serde(default)]
     pub sitemap_hints: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn fetch_arguments_are_the_jobs_options_by_either_name() {
+        let a: FetchArgs = serde_json::from_value(json!({
+            "url": "https://a.test/", "waitUntil": "load", "wait_ms": 5, "maxTokens": null
+        }))
+        .unwrap();
+        assert_eq!(a.url, "https://a.test/");
+        assert_eq!(a.options.keys().collect::<Vec<_>>(), ["wait_ms", "wait_until"]);
+        for (args, says) in [
+            (
+                json!({ "url": "https://a.test/", "colour": 1 }),
+                "`colour` is no argument",
+            ),
+            (
+                json!({ "url": "https://a.test/", "cookies": [{ "name": "s", "value": "secret" }] }),
+                "`cookies` is not taken here: credentials",
+            ),
+            (
+                json!({ "url": "https://a.test/", "waitUntil": "later" }),
+                "`waitUntil`: ",
+            ),
+            (json!({ "waitUntil": "load" }), "url"),
+        ] {
+            let err = serde_json::from_value::<FetchArgs>(args).unwrap_err().to_string();
+            assert!(err.contains(says), "{err}");
+            assert!(!err.contains("secret"), "{err}");
+        }
+    }
 }
