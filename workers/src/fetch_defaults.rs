@@ -56,11 +56,12 @@ impl schemars::JsonSchema for FetchDefaults {
 
     /// `FetchSpec`'s options but those of one request, each optional.
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let mut object = oxwright_jobs::schema::fetch_options_schema();
-        if let Some(Value::Object(props)) = object.get_mut("properties") {
-            props.retain(|k, _| !NOT_IN_CONFIG.iter().any(|(n, _)| n == k));
-        }
-        object.remove("required");
+        let mut object = Map::new();
+        object.insert("type".into(), "object".into());
+        object.insert(
+            "properties".into(),
+            Value::Object(oxwright_jobs::schema::fetch_option_properties(NOT_IN_CONFIG)),
+        );
         object.insert("additionalProperties".into(), Value::Bool(false));
         object.insert(
             "description".into(),
@@ -71,11 +72,6 @@ impl schemars::JsonSchema for FetchDefaults {
 }
 
 impl FetchDefaults {
-    /// The options this section sets.
-    pub fn patch(&self) -> &FetchPatch {
-        &self.0
-    }
-
     /// Sets each key of this section on `spec` unless `given(key)` says
     /// its flag was typed (the flag's value is already in `spec`).
     pub fn apply(&self, spec: &mut FetchSpec, given: impl Fn(&str) -> bool) {

@@ -590,6 +590,24 @@ async fn console_and_dialogs(page: &dyn Page, base: &url::Url) {
     );
 }
 
+/// Clicks the element of `role` named `name`.
+async fn click(page: &dyn Page, role: &str, name: &str) -> crate::Acted {
+    page.act(
+        &Target::locator(Locator::role(role, Some(name))),
+        &Act::Click,
+        &ActOptions::default(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("click {role} {name:?}: {e}"))
+}
+
+/// The page is the one `/suite/late`'s buttons lead to.
+async fn on_done(page: &dyn Page) {
+    let now = page.url().await.expect("url");
+    assert!(now.ends_with("/suite/done"), "{now}");
+    assert_eq!(count(page, Locator::role("heading", Some("Done"))).await, 1);
+}
+
 /// An action whose navigation starts after a task the page queued (a
 /// form's submit, a handler's zero-delay timer), slow on a loaded machine,
 /// still reports that it navigated and returns on the new document; a
@@ -598,28 +616,12 @@ async fn late_navigation(page: &dyn Page, base: &url::Url) {
     page.goto(&url(base, "/suite/late"), &goto_opts())
         .await
         .expect("goto");
-    let acted = page
-        .act(
-            &Target::locator(Locator::role("link", Some("To the bottom"))),
-            &Act::Click,
-            &ActOptions::default(),
-        )
-        .await
-        .expect("click the fragment link");
+    let acted = click(page, "link", "To the bottom").await;
     assert!(!acted.navigated, "a fragment link does not navigate");
     assert!(page.url().await.expect("url").ends_with("/suite/late#bottom"));
-    let acted = page
-        .act(
-            &Target::locator(Locator::role("button", Some("Go later"))),
-            &Act::Click,
-            &ActOptions::default(),
-        )
-        .await
-        .expect("click the late button");
+    let acted = click(page, "button", "Go later").await;
     assert!(acted.navigated, "a navigation from a queued task is seen");
-    let now = page.url().await.expect("url");
-    assert!(now.ends_with("/suite/done"), "{now}");
-    assert_eq!(count(page, Locator::role("heading", Some("Done"))).await, 1);
+    on_done(page).await;
 }
 
 /// An action whose handler waits for the page to draw twice before it
@@ -628,17 +630,9 @@ async fn frame_deferred_navigation(page: &dyn Page, base: &url::Url) {
     page.goto(&url(base, "/suite/late"), &goto_opts())
         .await
         .expect("goto");
-    let acted = page
-        .act(
-            &Target::locator(Locator::role("button", Some("Go after two frames"))),
-            &Act::Click,
-            &ActOptions::default(),
-        )
-        .await
-        .expect("click the two-frame button");
+    let acted = click(page, "button", "Go after two frames").await;
     assert!(acted.navigated, "a navigation deferred by two frames is seen");
-    let now = page.url().await.expect("url");
-    assert!(now.ends_with("/suite/done"), "{now}");
+    on_done(page).await;
 }
 
 async fn same_origin_frames(page: &dyn Page, base: &url::Url) {

@@ -63,12 +63,10 @@ impl PatchError {
 pub fn option_names() -> &'static [String] {
     static NAMES: OnceLock<Vec<String>> = OnceLock::new();
     NAMES.get_or_init(|| {
-        let schema = crate::schema::schema_of::<FetchSpec>();
-        schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|p| p.keys().filter(|k| *k != "url").cloned().collect())
-            .unwrap_or_default()
+        crate::schema::fetch_option_properties(&[])
+            .keys()
+            .cloned()
+            .collect()
     })
 }
 
@@ -78,11 +76,6 @@ fn probe() -> FetchSpec {
 }
 
 impl FetchPatch {
-    /// No option set.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Reads `object` (option → value), refusing a key that names no
     /// option, one of `refused` (option, why), and a value its option does
     /// not take. Older names are read as the option they became.
@@ -123,11 +116,6 @@ impl FetchPatch {
     /// The options set, by name.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.values.keys().map(String::as_str)
-    }
-
-    /// Whether no option is set.
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
     }
 
     /// This patch without the options `drop` says yes to.

@@ -53,6 +53,18 @@ pub fn fetch_options_schema() -> Map<String, Value> {
     object
 }
 
+/// The options of a fetch ([`fetch_options_schema`]'s properties) but
+/// those `refused` names (option, why), each with its schema.
+pub fn fetch_option_properties(refused: &[(&str, &str)]) -> Map<String, Value> {
+    match fetch_options_schema().remove("properties") {
+        Some(Value::Object(mut props)) => {
+            props.retain(|k, _| !refused.iter().any(|(r, _)| r == k));
+            props
+        }
+        _ => Map::new(),
+    }
+}
+
 /// Rewrites schemars' output into the JSON Schema every client takes (the
 /// form Playwright MCP's schemas have): an optional field is one type left
 /// out of `required`, not `type: [T, "null"]` with `default: null`

@@ -535,18 +535,13 @@ impl JsonSchema for FetchArgs {
 
     /// `url`, then `FetchSpec`'s options but those not taken, in camelCase.
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let options = oxwright_jobs::schema::fetch_options_schema();
         let mut properties = serde_json::Map::new();
         properties.insert(
             "url".into(),
             serde_json::json!({ "type": "string", "description": "The page (http or https)." }),
         );
-        if let Some(serde_json::Value::Object(props)) = options.get("properties") {
-            for (name, schema) in props {
-                if !FETCH_NOT_IN_MCP.iter().any(|(n, _)| n == name) {
-                    properties.insert(camel(name), schema.clone());
-                }
-            }
+        for (name, schema) in oxwright_jobs::schema::fetch_option_properties(FETCH_NOT_IN_MCP) {
+            properties.insert(camel(&name), schema);
         }
         let mut object = serde_json::Map::new();
         object.insert("type".into(), "object".into());
