@@ -2,7 +2,7 @@
 //! 0 all ok, 1 some jobs failed, 2 usage or configuration error, 3 a
 //! service or the browser was not available, 130 interrupted.
 
-use oxwright_worker::UsageError;
+use oxwright_config::UsageError;
 
 /// Every job (page, sitemap, workflow) succeeded.
 pub const OK: i32 = 0;
@@ -30,11 +30,14 @@ pub fn of_outcome(failed: usize, interrupted: bool) -> i32 {
 /// Returns the code of a command that returned `err` instead of running to the end.
 pub fn of_error(err: &anyhow::Error) -> i32 {
     let misconfigured_browser = err.chain().any(|e| {
-        matches!(
+        #[cfg(feature = "browser")]
+        if matches!(
             e.downcast_ref::<oxwright_browser::BrowserError>(),
             Some(oxwright_browser::BrowserError::Misconfigured(_))
-        ) || e
-            .downcast_ref::<oxwright_engine::EngineError>()
+        ) {
+            return true;
+        }
+        e.downcast_ref::<oxwright_engine::EngineError>()
             .is_some_and(|e| e.kind == oxwright_engine::EngineErrorKind::Misconfigured)
     });
     if UsageError::is_in(err) || misconfigured_browser {

@@ -9,7 +9,7 @@ mod signals;
 use clap::{Parser, Subcommand};
 
 use crate::options::CommonArgs;
-use oxwright_worker::Setup;
+use oxwright_config::Setup;
 
 /// Web pages into LLM-ready Markdown, in real Chromium, at scale.
 #[derive(Debug, Parser)]
@@ -31,15 +31,20 @@ struct Cli {
     command: Command,
 }
 
+// One value, parsed once a process: the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Fetch pages now and print their Markdown.
+    #[cfg(feature = "browser")]
     Fetch(commands::fetch::FetchCmd),
     /// Fetch a list of URLs through the in-process queue, with a manifest.
+    #[cfg(feature = "browser")]
     Batch(commands::batch::BatchCmd),
     /// Discover and load a site's sitemaps.
     Sitemap(commands::sitemap::SitemapCmd),
     /// Run a worker of the distributed mode: jobs from RabbitMQ, artefacts to S3.
+    #[cfg(feature = "browser")]
     Worker(commands::worker::WorkerCmd),
     /// Submit a batch of jobs to RabbitMQ and print its id.
     Submit(commands::submit::SubmitCmd),
@@ -48,19 +53,35 @@ enum Command {
     /// Serve the dashboard over the artefact store alone (batches, jobs, sessions), to look at.
     Dashboard(commands::dashboard::DashboardCmd),
     /// Run a workflow (plain language with an LLM, or structured steps).
+    #[cfg(feature = "browser")]
     Run(commands::run::RunCmd),
     /// Re-run a recorded workflow from its action cache (no LLM call for trusted steps).
+    #[cfg(feature = "browser")]
     Replay(commands::replay::ReplayCmd),
     /// Write a session's report.html again from its artefacts.
     Report(commands::report::ReportCmd),
     /// Write a @playwright/test spec from a session's steps, verified headless.
+    #[cfg(feature = "browser")]
     Codegen(commands::codegen::CodegenCmd),
     /// Serve the browser to coding agents over MCP (stdio, or HTTP with --listen).
+    #[cfg(feature = "browser")]
     Mcp(commands::mcp::McpCmd),
     /// Serve the bundled sample site on loopback (for demos).
     SampleSite(commands::sample_site::SampleSiteCmd),
     /// Show the configuration in effect (`config show`).
     Config(commands::config::ConfigCmd),
+}
+
+impl Command {
+    /// Whether this command is a service, which logs its routine.
+    fn is_service(&self) -> bool {
+        match self {
+            #[cfg(feature = "browser")]
+            Command::Worker(_) => true,
+            Command::Scheduler(_) | Command::Dashboard(_) => true,
+            _ => false,
+        }
+    }
 }
 
 /// Where each global flag applies: the help of a subcommand shows only those.
@@ -107,11 +128,11 @@ fn command() -> clap::Command {
 }
 
 #[global_allocator]
-static ALLOCATOR: oxwright_worker::heap::Allocator = oxwright_worker::heap::Allocator;
+static ALLOCATOR: oxwright_config::heap::Allocator = oxwright_config::heap::Allocator;
 
-/// jemalloc's options (see `oxwright_worker::heap`).
+/// jemalloc's options (see `oxwright_config::heap`).
 #[unsafe(export_name = "_rjem_malloc_conf")]
-static MALLOC_CONF: &[u8] = oxwright_worker::heap::MALLOC_CONF;
+static MALLOC_CONF: &[u8] = oxwright_config::heap::MALLOC_CONF;
 
 fn main() {
     use clap::FromArgMatches;
@@ -121,15 +142,11 @@ fn main() {
         Err(err) => err.exit(),
     };
     note_given_fetch_flags(&mut cli, &matches);
-    let runtime = oxwright_worker::heap::runtime().expect("tokio runtime starts");
+    let runtime = oxwright_config::heap::runtime().expect("tokio runtime starts");
     let code = runtime.block_on(async {
         // Services log their routine; commands a person runs print warnings,
         // errors and their results, unless asked for more (`-v`, RUST_LOG).
-        let person = !cli.common.verbose
-            && !matches!(
-                cli.command,
-                Command::Worker(_) | Command::Scheduler(_) | Command::Dashboard(_)
-            );
+        let person = !cli.common.verbose && !cli.command.is_service();
         let _telemetry = match oxwright_telemetry::init(
             "oxwright",
             oxwright_telemetry::TelemetryOptions {
@@ -165,7 +182,9 @@ fn note_given_fetch_flags(cli: &mut Cli, matches: &clap::ArgMatches) {
         return;
     };
     match &mut cli.command {
+        #[cfg(feature = "browser")]
         Command::Fetch(c) => c.fetch.note_given(sub),
+        #[cfg(feature = "browser")]
         Command::Batch(c) => c.fetch.note_given(sub),
         Command::Submit(c) => {
             if let (commands::submit::SubmitWhat::Fetch(a), Some((_, inner))) =
@@ -185,17 +204,24 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
     let setup = || Setup::new(&cli.common.overrides(), env.clone());
     match cli.command {
         Command::SampleSite(cmd) => commands::sample_site::run(cmd).await,
+        #[cfg(feature = "browser")]
         Command::Fetch(cmd) => commands::fetch::run(setup()?, cmd).await,
+        #[cfg(feature = "browser")]
         Command::Batch(cmd) => commands::batch::run(setup()?, cmd).await,
         Command::Sitemap(cmd) => commands::sitemap::run(setup()?, cmd).await,
+        #[cfg(feature = "browser")]
         Command::Worker(cmd) => commands::worker::run(setup()?, cmd).await,
         Command::Submit(cmd) => commands::submit::run(setup()?, cmd).await,
         Command::Scheduler(cmd) => commands::scheduler::run(setup()?, cmd).await,
         Command::Dashboard(cmd) => commands::dashboard::run(setup()?, cmd).await,
+        #[cfg(feature = "browser")]
         Command::Run(cmd) => commands::run::run(setup()?, cmd).await,
+        #[cfg(feature = "browser")]
         Command::Replay(cmd) => commands::replay::run(setup()?, cmd).await,
         Command::Report(cmd) => commands::report::run(setup()?, cmd).await,
+        #[cfg(feature = "browser")]
         Command::Codegen(cmd) => commands::codegen::run(setup()?, cmd).await,
+        #[cfg(feature = "browser")]
         Command::Mcp(cmd) => commands::mcp::run(setup()?, cmd).await,
         Command::Config(cmd) => commands::config::run(setup()?, cmd).await,
     }
@@ -326,8 +352,8 @@ mod tests {
             .collect();
         let camel = oxwright_mcp::camel;
         // The config's `[fetch]`: defaults of every request; what belongs to one request only.
-        let not_in_config = oxwright_worker::fetch_defaults::NOT_IN_CONFIG;
-        let config = oxwright_jobs::schema::schema_of::<oxwright_worker::fetch_defaults::FetchDefaults>();
+        let not_in_config = oxwright_jobs::NOT_IN_CONFIG;
+        let config = oxwright_jobs::schema::schema_of::<oxwright_jobs::FetchDefaults>();
         let config: Vec<&String> = config["properties"].as_object().unwrap().keys().collect();
         let mut missing = Vec::new();
         for option in &options {

@@ -57,8 +57,8 @@ pub struct CommonArgs {
 
 impl CommonArgs {
     /// The overrides these flags make to the file and the environment.
-    pub fn overrides(&self) -> oxwright_worker::Overrides {
-        oxwright_worker::Overrides {
+    pub fn overrides(&self) -> oxwright_config::Overrides {
+        oxwright_config::Overrides {
             config: self.config.clone(),
             out: self.out.clone(),
             allow_hosts: self.allow_hosts.clone(),
@@ -266,13 +266,9 @@ impl FetchArgs {
 
     /// Builds a spec for `url` from these flags, with `[fetch]`'s keys for
     /// the flags not given.
-    pub fn spec_with(
-        &self,
-        url: url::Url,
-        defaults: &oxwright_worker::fetch_defaults::FetchDefaults,
-    ) -> FetchSpec {
+    pub fn spec_with(&self, url: url::Url, defaults: &oxwright_jobs::FetchDefaults) -> FetchSpec {
         let mut spec = self.spec(url);
-        defaults.apply(&mut spec, |key| {
+        let applied = defaults.apply(&mut spec, |key| {
             let flag = match key {
                 "retry_count" => "retries",
                 "block_resources" => "block",
@@ -280,6 +276,9 @@ impl FetchArgs {
             };
             self.given.contains(flag)
         });
+        if let Err(e) = applied {
+            tracing::warn!(error = %e, "[fetch] not applied");
+        }
         spec
     }
 
@@ -352,10 +351,11 @@ pub struct LlmArgs {
 impl LlmArgs {
     /// The chat model these flags, else the `[llm]` section, name, if any
     /// (both or neither of base URL and model).
+    #[cfg(feature = "browser")]
     pub fn model(
         &self,
         env: &std::collections::BTreeMap<String, String>,
-        section: &oxwright_worker::config::LlmSection,
+        section: &oxwright_llm::LlmSection,
     ) -> anyhow::Result<Option<std::sync::Arc<dyn oxwright_llm::ChatModel>>> {
         let base = self.llm_base_url.clone().or_else(|| section.base_url.clone());
         let model = self.model.clone().or_else(|| section.model.clone());
@@ -368,7 +368,7 @@ impl LlmArgs {
                     .clone()
                     .or_else(|| section.api_key_env.clone())
                     .or_else(|| {
-                        let default = oxwright_worker::config::DEFAULT_API_KEY_ENV;
+                        let default = oxwright_llm::DEFAULT_API_KEY_ENV;
                         env.get(default)
                             .is_some_and(|v| !v.is_empty())
                             .then(|| default.to_string())
@@ -393,7 +393,7 @@ impl LlmArgs {
 #[cfg(test)]
 mod llm_tests {
     use super::*;
-    use oxwright_worker::config::LlmSection;
+    use oxwright_llm::LlmSection;
 
     fn flags() -> LlmArgs {
         LlmArgs {

@@ -32,7 +32,7 @@ fn the_binary_carries_no_test_stand_ins() {
 }
 
 /// The binary allocates with jemalloc and hands it our options (see
-/// `oxwright_worker::heap`): glibc's malloc let RSS creep over a long batch
+/// `oxwright_config::heap`): glibc's malloc let RSS creep over a long batch
 /// with no live growth behind it.
 #[test]
 fn the_binary_allocates_with_jemalloc_and_its_options() {

@@ -8,7 +8,11 @@
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .
-RUN cargo build --release --locked -p oxwright-lambda \
+# Two builds: the scheduler function without the worker feature links no
+# Chromium driver (one build of both would give it the worker's).
+RUN cargo build --release --locked -p oxwright-lambda --bin oxwright-lambda \
+ && cargo build --release --locked -p oxwright-lambda --no-default-features --features lambda \
+      --bin oxwright-scheduler-lambda \
  && strip target/release/oxwright-lambda target/release/oxwright-scheduler-lambda
 
 FROM debian:bookworm-slim

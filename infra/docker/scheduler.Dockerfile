@@ -1,12 +1,14 @@
 # The oxwright scheduler daemon (manifests, HTTP API, cron schedules,
-# webhooks): the same binary, no browser. Build from the repository root:
+# webhooks): the `oxwright` binary built without its `browser` feature, so
+# it links no Chromium driver and needs a broker (it runs no jobs itself).
+# Build from the repository root:
 #   docker build -f infra/docker/scheduler.Dockerfile -t oxwright-scheduler .
 #   docker run --read-only --tmpfs /tmp -p 8080:8080 \
 #     -e OXWRIGHT_AMQP_URL=amqp://… -e OXWRIGHT_S3=s3://bucket/prefix oxwright-scheduler
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .
-RUN cargo build --release --locked -p oxwright \
+RUN cargo build --release --locked -p oxwright --no-default-features \
  && strip target/release/oxwright
 
 FROM debian:bookworm-slim

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use oxwright_worker::{Config, Setup, UsageError};
+use oxwright_config::{Config, Setup, UsageError};
 
 /// `OXWRIGHT_ALLOW_PRIVATE`: `1`/`true`/`yes` lets every private address through.
 pub const ALLOW_PRIVATE: &str = "OXWRIGHT_ALLOW_PRIVATE";

@@ -12,12 +12,12 @@ pub mod process;
 #[cfg(feature = "lambda")]
 pub mod scheduler;
 pub mod settle;
-#[cfg(feature = "lambda")]
+#[cfg(all(feature = "lambda", feature = "worker"))]
 pub mod worker;
 
 pub use config::setup_from_env;
 pub use error::{FunctionError, error_type};
 #[cfg(feature = "lambda")]
 pub use process::FunctionProcess;
-#[cfg(feature = "lambda")]
+#[cfg(all(feature = "lambda", feature = "worker"))]
 pub use worker::{LambdaWorker, Source};

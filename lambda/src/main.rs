@@ -12,14 +12,14 @@ use oxwright_lambda::{FunctionError, FunctionProcess, LambdaWorker, setup_from_e
 use serde_json::Value;
 
 #[global_allocator]
-static ALLOCATOR: oxwright_worker::heap::Allocator = oxwright_worker::heap::Allocator;
+static ALLOCATOR: oxwright_config::heap::Allocator = oxwright_config::heap::Allocator;
 
-/// jemalloc's options (see `oxwright_worker::heap`).
+/// jemalloc's options (see `oxwright_config::heap`).
 #[unsafe(export_name = "_rjem_malloc_conf")]
-static MALLOC_CONF: &[u8] = oxwright_worker::heap::MALLOC_CONF;
+static MALLOC_CONF: &[u8] = oxwright_config::heap::MALLOC_CONF;
 
 fn main() -> Result<(), lambda_runtime::Error> {
-    oxwright_worker::heap::runtime()?.block_on(serve())
+    oxwright_config::heap::runtime()?.block_on(serve())
 }
 
 async fn serve() -> Result<(), lambda_runtime::Error> {

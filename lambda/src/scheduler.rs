@@ -7,10 +7,10 @@
 use std::sync::Arc;
 
 use oxwright_artifacts::ArtifactStore;
+use oxwright_config::{Setup, UsageError};
 use oxwright_jobs::{ErrorKind, JobError};
 use oxwright_queue::AmqpQueue;
 use oxwright_scheduler::JobTemplate;
-use oxwright_worker::{Setup, UsageError};
 use serde_json::Value;
 
 use crate::FunctionError;

@@ -9,10 +9,11 @@ use std::time::{Duration, SystemTime};
 
 use futures::StreamExt as _;
 use oxwright_artifacts::ArtifactStore;
+use oxwright_config::Setup;
 use oxwright_jobs::{ErrorKind, JobError, JobKind, JobReport};
 use oxwright_queue::{AmqpNames, AmqpQueue, Delivery, JobQueue, MemoryQueue, Message};
 use oxwright_worker::handlers::workflow::STOP_BY;
-use oxwright_worker::{ConsumerOptions, HandlerContext, Setup, handle_delivery};
+use oxwright_worker::{BrowserSetup, ConsumerOptions, HandlerContext, handle_delivery};
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 use tracing::Instrument as _;

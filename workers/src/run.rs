@@ -10,7 +10,9 @@ use oxwright_jobs::JobKind;
 use oxwright_queue::JobQueue;
 use tokio_util::sync::CancellationToken;
 
-use crate::{ConsumerOptions, HandlerContext, Setup, run_consumer};
+use oxwright_config::Setup;
+
+use crate::{BrowserSetup, ConsumerOptions, HandlerContext, run_consumer};
 
 /// How a worker runs.
 #[derive(Debug, Clone)]

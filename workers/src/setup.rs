@@ -1,203 +1,76 @@
-//! What every binary builds before it runs jobs: the merged configuration,
-//! the URL policy, the store, the queue and the browser pool. The process
-//! environment is read once by the binary and handed down as a map.
+//! The browser half of a binary's setup: the pool the `[browser]` section
+//! describes, and the handler context over it.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
-use oxwright_artifacts::{ArtifactStore, FsStore, S3Config, S3Store};
-use oxwright_browser::BrowserPool;
-use oxwright_policy::{HostRule, UrlPolicy};
-use oxwright_queue::{AmqpOptions, AmqpQueue, QueueError};
-use tokio_util::sync::CancellationToken;
+use oxwright_browser::{BrowserPool, PoolConfig};
+use oxwright_config::{BrowserSection, Setup};
 
 use crate::HandlerContext;
-use crate::config::Config;
 
-/// An invocation that cannot run as given: a configuration file that does
-/// not read or parse, a missing or malformed setting, an unusable argument.
-/// Binaries find it in an error's chain and exit 2 (nothing ran).
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
-
-impl UsageError {
-    /// Wraps `err` (its whole chain, on one line) as a usage error.
-    pub fn from_any(err: impl std::fmt::Display) -> anyhow::Error {
-        anyhow::Error::new(UsageError(format!("{err:#}")))
+/// Returns the pool configuration `[browser]` describes, with
+/// `CHROME_PATH` / `CHROME_URL` / `DISPLAY` from `env`.
+pub fn pool_config(b: &BrowserSection, env: &BTreeMap<String, String>) -> PoolConfig {
+    let mut pool = PoolConfig {
+        browsers: b.browsers.max(1),
+        pages_per_browser: b.pages_per_browser.max(1),
+        max_pages_per_browser: b.max_pages_per_browser,
+        chrome_url: b.chrome_url.clone(),
+        recycle_after: b.recycle_after.max(1),
+        context_reuse: b.context_reuse.max(1),
+        isolation: b.isolation,
+        call_timeout: Duration::from_millis(b.call_timeout_ms.max(100)),
+        extra_args: b.extra_args.clone(),
+        job_memory_mb: b.job_memory_mb,
+        job_dom_nodes: b.job_dom_nodes,
+        sandbox: b.sandbox,
+        ..PoolConfig::default()
+    };
+    if let Some(path) = &b.chrome_path {
+        pool.chrome_path = path.clone();
     }
-
-    /// Says whether `err` is, or was caused by, a usage error.
-    pub fn is_in(err: &anyhow::Error) -> bool {
-        err.chain().any(|e| e.is::<UsageError>())
-    }
+    pool.with_env(env)
 }
 
-/// What a binary's flags override, applied after the file and the environment.
-#[derive(Debug, Clone, Default)]
-pub struct Overrides {
-    /// The configuration file.
-    pub config: Option<PathBuf>,
-    /// The artefact directory.
-    pub out: Option<PathBuf>,
-    /// Extra private hosts let through the URL policy.
-    pub allow_hosts: Vec<HostRule>,
-    /// Let every private address through.
-    pub allow_private: bool,
-    /// Warm browsers.
-    pub browsers: Option<usize>,
-    /// Pages per browser.
-    pub pages_per_browser: Option<usize>,
-    /// The most pages per browser at once (adaptive admission's ceiling).
-    pub max_pages_per_browser: Option<usize>,
-    /// RabbitMQ URL.
-    pub amqp: Option<String>,
-    /// Queue name prefix.
-    pub queue_prefix: Option<String>,
-    /// `s3://bucket/prefix`.
-    pub s3: Option<String>,
-    /// A custom S3 endpoint.
-    pub s3_endpoint: Option<String>,
-}
-
-/// The resolved configuration of one invocation.
-#[derive(Debug)]
-pub struct Setup {
-    /// The merged configuration.
-    pub config: Config,
-    /// The URL policy.
-    pub policy: Arc<UrlPolicy>,
-    /// The process environment, read once.
-    pub env: BTreeMap<String, String>,
-    /// The configuration file read: the one named by `--config`, else the
-    /// one found ([`crate::config::discover_config`]); `None` means defaults.
-    pub config_file: Option<PathBuf>,
-}
-
-impl Setup {
-    /// Merges file, environment (`env`, read once by the binary) and
-    /// overrides. Without `common.config` the file is looked for from the
-    /// current directory ([`crate::config::discover_config`]).
-    pub fn new(common: &Overrides, env: BTreeMap<String, String>) -> anyhow::Result<Self> {
-        let config_file = common.config.clone().or_else(|| {
-            let cwd = std::env::current_dir().unwrap_or_default();
-            crate::config::discover_config(&cwd, &env)
-        });
-        let mut config = Config::load(config_file.as_deref(), &env).map_err(UsageError::from_any)?;
-        if let Some(out) = &common.out {
-            config.out_dir = out.clone();
-        }
-        if let Some(n) = common.browsers {
-            config.browser.browsers = n;
-        }
-        if let Some(n) = common.pages_per_browser {
-            config.browser.pages_per_browser = n;
-        }
-        if let Some(n) = common.max_pages_per_browser {
-            config.browser.max_pages_per_browser = Some(n);
-        }
-        if let Some(url) = &common.amqp {
-            config.queue.amqp_url = Some(url.clone());
-        }
-        if let Some(prefix) = &common.queue_prefix {
-            config.queue.prefix = prefix.clone();
-        }
-        if let Some(s3) = &common.s3 {
-            config.store.s3 = Some(s3.clone());
-        }
-        if let Some(endpoint) = &common.s3_endpoint {
-            config.store.s3_endpoint = Some(endpoint.clone());
-        }
-        config.policy.allow_private |= common.allow_private;
-        config
-            .policy
-            .allow_hosts
-            .extend(common.allow_hosts.iter().cloned());
-        let policy = Arc::new(config.policy.clone());
-        Ok(Self {
-            config,
-            policy,
-            env,
-            config_file,
-        })
-    }
-
-    /// Returns the S3 store when one is configured, else the file store
-    /// under `out_dir`.
-    pub async fn store(&self) -> anyhow::Result<Arc<dyn ArtifactStore>> {
-        let Some(location) = &self.config.store.s3 else {
-            return Ok(Arc::new(FsStore::new(self.config.out_dir.clone())));
-        };
-        let (bucket, prefix) = parse_s3_location(location).map_err(UsageError::from_any)?;
-        let mut s3 = S3Config::new(bucket);
-        s3.prefix = prefix;
-        s3.endpoint = self.config.store.s3_endpoint.clone();
-        s3.region = self.config.store.s3_region.clone();
-        let store = S3Store::new(s3)
-            .await
-            .with_context(|| format!("configuring the S3 store {location}"))?;
-        Ok(Arc::new(store))
-    }
-
-    /// Connects to the configured RabbitMQ, declaring the topology; a
-    /// broker that cannot be reached fails at once (commands a person
-    /// waits on).
-    pub async fn queue(&self) -> anyhow::Result<AmqpQueue> {
-        let (url, options) = self.amqp()?;
-        AmqpQueue::connect(url, options)
-            .await
-            .context("connecting to RabbitMQ")
-    }
-
-    /// Connects to the configured RabbitMQ like [`Self::queue`], but waits
-    /// for a broker that cannot be reached yet (a daemon started before
-    /// it, or while it restarts), trying again with capped backoff and
-    /// saying so once ([`AmqpQueue::connect_patiently`]). `None` when
-    /// `stop` fires first.
-    pub async fn queue_patiently(&self, stop: &CancellationToken) -> anyhow::Result<Option<AmqpQueue>> {
-        let (url, options) = self.amqp()?;
-        match AmqpQueue::connect_patiently(url, options, stop).await {
-            Ok(queue) => Ok(Some(queue)),
-            Err(QueueError::Closed) if stop.is_cancelled() => Ok(None),
-            Err(err @ QueueError::InvalidArgument(_)) => Err(UsageError::from_any(err)),
-            Err(err) => Err(anyhow::Error::new(err).context("connecting to RabbitMQ")),
-        }
-    }
-
-    fn amqp(&self) -> anyhow::Result<(&str, AmqpOptions)> {
-        let url = self.config.queue.amqp_url.as_deref().ok_or_else(|| {
-            UsageError::from_any(
-                "no RabbitMQ configured: pass --amqp URL, set OXWRIGHT_AMQP_URL, or [queue] amqp_url",
-            )
-        })?;
-        let options = AmqpOptions {
-            prefix: self.config.queue.prefix.clone(),
-            ..AmqpOptions::default()
-        };
-        Ok((url, options))
-    }
+/// What a [`Setup`] builds for the commands that drive a browser.
+#[allow(async_fn_in_trait)]
+pub trait BrowserSetup {
+    /// The pool configuration of this setup ([`pool_config`]).
+    fn pool_config(&self) -> PoolConfig;
 
     /// Starts the warm browser pool.
-    pub async fn pool(&self) -> anyhow::Result<BrowserPool> {
-        let cfg = self.config.pool(&self.env);
+    async fn pool(&self) -> anyhow::Result<BrowserPool>;
+
+    /// Builds the browser pool without launching a browser (see
+    /// [`BrowserPool::start_cold`]): for fetches that may need none.
+    async fn pool_cold(&self) -> anyhow::Result<BrowserPool>;
+
+    /// Returns a handler context over `pool`.
+    async fn handler(&self, pool: BrowserPool) -> anyhow::Result<HandlerContext>;
+}
+
+impl BrowserSetup for Setup {
+    fn pool_config(&self) -> PoolConfig {
+        pool_config(&self.config.browser, &self.env)
+    }
+
+    async fn pool(&self) -> anyhow::Result<BrowserPool> {
+        let cfg = self.pool_config();
         BrowserPool::start(cfg.clone())
             .await
             .with_context(|| format!("starting Chromium ({})", cfg.chrome_path.display()))
     }
 
-    /// Builds the browser pool without launching a browser (see
-    /// [`BrowserPool::start_cold`]): for fetches that may need none.
-    pub async fn pool_cold(&self) -> anyhow::Result<BrowserPool> {
-        let cfg = self.config.pool(&self.env);
+    async fn pool_cold(&self) -> anyhow::Result<BrowserPool> {
+        let cfg = self.pool_config();
         BrowserPool::start_cold(cfg.clone())
             .await
             .with_context(|| format!("setting up Chromium ({})", cfg.chrome_path.display()))
     }
 
-    /// Returns a handler context over `pool`.
-    pub async fn handler(&self, pool: BrowserPool) -> anyhow::Result<HandlerContext> {
+    async fn handler(&self, pool: BrowserPool) -> anyhow::Result<HandlerContext> {
         let mut ctx = HandlerContext::new(pool, self.policy.clone(), self.store().await?);
         ctx.workflow =
             crate::handlers::workflow::WorkflowContext::from_env(&self.env).map_err(anyhow::Error::msg)?;
@@ -205,31 +78,50 @@ impl Setup {
     }
 }
 
-/// Splits `s3://bucket/prefix` into the bucket and the prefix.
-pub fn parse_s3_location(location: &str) -> anyhow::Result<(String, String)> {
-    let rest = location
-        .strip_prefix("s3://")
-        .with_context(|| format!("{location:?} is not an s3://bucket/prefix location"))?;
-    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-    anyhow::ensure!(!bucket.is_empty(), "{location:?} names no bucket");
-    Ok((bucket.to_owned(), prefix.trim_matches('/').to_owned()))
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
+    use oxwright_browser::Isolation;
+    use oxwright_config::Config;
+
     use super::*;
 
     #[test]
-    fn s3_locations() {
-        assert_eq!(
-            parse_s3_location("s3://bucket/a/b/").unwrap(),
-            ("bucket".into(), "a/b".into())
-        );
-        assert_eq!(
-            parse_s3_location("s3://bucket").unwrap(),
-            ("bucket".into(), String::new())
-        );
-        assert!(parse_s3_location("bucket/a").is_err());
-        assert!(parse_s3_location("s3:///a").is_err());
+    fn the_section_becomes_the_pool_with_the_environment_on_top() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("oxwright.toml");
+        std::fs::write(
+            &path,
+            "[browser]\nbrowsers = 2\nisolation = \"shared\"\nchrome_path = \"/opt/chrome\"\n",
+        )
+        .unwrap();
+        let env = BTreeMap::from([("CHROME_PATH".to_string(), "/usr/bin/chromium".to_string())]);
+        let cfg = Config::load(Some(&path), &env).unwrap();
+        let pool = pool_config(&cfg.browser, &env);
+        assert_eq!(pool.browsers, 2);
+        assert_eq!(pool.isolation, Isolation::Shared);
+        assert_eq!(pool.chrome_path, PathBuf::from("/usr/bin/chromium"));
+        let file_only = Config::load(Some(&path), &BTreeMap::new()).unwrap();
+        let pool = pool_config(&file_only.browser, &BTreeMap::new());
+        assert_eq!(pool.chrome_path, PathBuf::from("/opt/chrome"));
+        assert_eq!(pool.browsers, 2);
+    }
+
+    #[test]
+    fn the_sections_defaults_are_the_pools() {
+        let from_section = pool_config(&BrowserSection::default(), &BTreeMap::new());
+        let pool = PoolConfig::default();
+        assert_eq!(from_section.browsers, pool.browsers);
+        assert_eq!(from_section.pages_per_browser, pool.pages_per_browser);
+        assert_eq!(from_section.max_pages_per_browser, pool.max_pages_per_browser);
+        assert_eq!(from_section.context_reuse, pool.context_reuse);
+        assert_eq!(from_section.isolation, pool.isolation);
+        assert_eq!(from_section.recycle_after, pool.recycle_after);
+        assert_eq!(from_section.call_timeout, pool.call_timeout);
+        assert_eq!(from_section.job_memory_mb, pool.job_memory_mb);
+        assert_eq!(from_section.job_dom_nodes, pool.job_dom_nodes);
+        assert_eq!(from_section.sandbox, pool.sandbox);
+        assert_eq!(from_section.chrome_path, pool.chrome_path);
     }
 }

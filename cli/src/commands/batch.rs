@@ -15,7 +15,8 @@ use oxwright_scheduler::batch::{BatchRequest, BatchSummary, new_batch_id, parse_
 use oxwright_worker::{ConsumerOptions, run_consumer};
 use tokio_util::sync::CancellationToken;
 
-use oxwright_worker::Setup;
+use oxwright_config::Setup;
+use oxwright_worker::BrowserSetup;
 
 use crate::options::FetchArgs;
 use crate::signals::shutdown_on_signals;

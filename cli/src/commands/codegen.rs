@@ -16,7 +16,7 @@ use oxwright_workflow::codegen::{Published, VerifyOptions, codegen_session};
 
 use super::report::{location, session_id};
 use crate::exit::{self, usage};
-use oxwright_worker::Setup;
+use oxwright_config::Setup;
 
 /// Arguments of `oxwright codegen`.
 #[derive(Debug, Args)]
@@ -63,7 +63,7 @@ pub async fn run(setup: Setup, cmd: CodegenCmd) -> anyhow::Result<i32> {
             None => Arc::new(EnvSecrets::new(setup.env.clone(), EnvSecrets::DEFAULT_PREFIX)),
         };
         let mut opts = VerifyOptions::new(cmd.node_dir.clone().unwrap_or_else(node_dir));
-        opts.chromium = setup.config.pool(&setup.env).chrome_path;
+        opts.chromium = oxwright_worker::pool_config(&setup.config.browser, &setup.env).chrome_path;
         // Every placeholder of the session's steps; a missing one fails the run.
         for name in placeholder_names(store.as_ref(), session).await {
             if let Some(secret) = secrets.get(&name).await.map_err(usage)? {

@@ -4,8 +4,8 @@
 //! masked.
 
 use clap::{Args, Subcommand};
-use oxwright_worker::Setup;
-use oxwright_worker::config::{ENV_OVERRIDES, config_candidates, env_keys};
+use oxwright_config::Setup;
+use oxwright_config::{ENV_OVERRIDES, config_candidates, env_keys};
 
 /// Arguments of `oxwright config`.
 #[derive(Debug, Args)]
@@ -61,10 +61,14 @@ fn show(setup: &Setup) -> anyhow::Result<String> {
     }
     let mut cfg = setup.config.clone();
     cfg.llm.base_url = cfg.llm.base_url.map(|u| mask_url(&u));
-    // What the pool will use, after CHROME_PATH / CHROME_URL.
-    let pool = cfg.pool(&setup.env);
-    cfg.browser.chrome_path = Some(pool.chrome_path);
-    cfg.browser.chrome_url = pool.chrome_url.map(|u| mask_url(&u));
+    // What the pool will use, its default Chromium included.
+    #[cfg(feature = "browser")]
+    {
+        let pool = oxwright_worker::pool_config(&cfg.browser, &setup.env);
+        cfg.browser.chrome_path = Some(pool.chrome_path);
+        cfg.browser.chrome_url = pool.chrome_url;
+    }
+    cfg.browser.chrome_url = cfg.browser.chrome_url.map(|u| mask_url(&u));
     cfg.queue.amqp_url = cfg.queue.amqp_url.map(|u| mask_url(&u));
     cfg.store.s3_endpoint = cfg.store.s3_endpoint.map(|u| mask_url(&u));
     out.push_str(&toml::to_string_pretty(&cfg)?);

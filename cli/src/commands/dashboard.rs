@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use clap::Args;
+use oxwright_config::Setup;
 use oxwright_scheduler::{ApiOptions, SchedulerOptions, run_scheduler};
-use oxwright_worker::Setup;
 
 use crate::commands::scheduler::bind_api;
 use crate::signals::shutdown_on_signals;

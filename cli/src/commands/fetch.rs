@@ -12,7 +12,8 @@ use oxwright_scheduler::batch::{BatchLine, parse_url_entry, shorten};
 use oxwright_worker::run_job;
 
 use crate::options::FetchArgs;
-use oxwright_worker::Setup;
+use oxwright_config::Setup;
+use oxwright_worker::BrowserSetup;
 
 /// Arguments of `oxwright fetch`.
 #[derive(Debug, Args)]

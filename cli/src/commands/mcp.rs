@@ -12,7 +12,8 @@ use oxwright_mcp::{HttpOptions, McpConfig, McpServices, Shared};
 use oxwright_secrets::{EnvSecrets, FileSecrets, MemorySecrets, SecretStore};
 
 use crate::exit::{self, usage};
-use oxwright_worker::Setup;
+use oxwright_config::Setup;
+use oxwright_worker::BrowserSetup;
 
 /// Arguments of `oxwright mcp`.
 #[derive(Debug, Args)]

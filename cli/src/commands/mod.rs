@@ -1,19 +1,26 @@
 //! The subcommands, one file each.
 
+#[cfg(feature = "browser")]
 pub mod batch;
+#[cfg(feature = "browser")]
 pub mod codegen;
 pub mod config;
 pub mod dashboard;
+#[cfg(feature = "browser")]
 pub mod fetch;
+#[cfg(feature = "browser")]
 pub mod mcp;
+#[cfg(feature = "browser")]
 pub mod replay;
 pub mod report;
+#[cfg(feature = "browser")]
 pub mod run;
 pub mod sample_site;
 pub mod scheduler;
 pub mod sitemap;
 pub mod submit;
 mod submit_wait;
+#[cfg(feature = "browser")]
 pub mod worker;
 
 use std::io::Read;
@@ -21,7 +28,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use oxwright_worker::Setup;
+use oxwright_config::Setup;
 
 /// Reads a URL list (one a line) from a site's sitemaps, a file, or
 /// standard input (`-`).

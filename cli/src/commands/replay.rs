@@ -12,7 +12,7 @@ use oxwright_workflow::{ActionCache, DEFAULT_TRUST_AFTER, ReplayOptions, Workflo
 use super::run::{Plan, RunArgs, execute};
 use crate::exit::usage;
 
-use oxwright_worker::Setup;
+use oxwright_config::Setup;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -8,7 +8,7 @@ use oxwright_secrets::Sanitizer;
 use oxwright_workflow::report::write_report;
 
 use crate::exit;
-use oxwright_worker::Setup;
+use oxwright_config::Setup;
 
 /// Arguments of `oxwright report`.
 #[derive(Debug, Args)]

@@ -20,7 +20,8 @@ use oxwright_workflow::{
 
 use crate::exit::{self, usage};
 
-use oxwright_worker::Setup;
+use oxwright_config::Setup;
+use oxwright_worker::BrowserSetup;
 
 /// The structured grammar, for `run --help`.
 const STEP_GRAMMAR: &str = "\
@@ -275,7 +276,7 @@ async fn open_page(
         Some(pool) => pool.open(open).await.context("opening a page")?,
         None => {
             let cfg = oxwright_playwright_mcp::PwMcpConfig {
-                executable: setup.config.pool(&setup.env).chrome_path,
+                executable: oxwright_worker::pool_config(&setup.config.browser, &setup.env).chrome_path,
                 ..Default::default()
             };
             oxwright_playwright_mcp::PlaywrightMcpEngine::new(cfg)

@@ -9,10 +9,9 @@ use anyhow::Context;
 use clap::Args;
 use oxwright_scheduler::{ApiOptions, SchedulerOptions, SchedulerSection, run_scheduler};
 
-use oxwright_worker::Setup;
+use oxwright_config::Setup;
 
 use crate::signals::shutdown_on_signals;
-use tokio_util::sync::CancellationToken;
 
 /// Arguments of `oxwright scheduler`.
 #[derive(Debug, Args)]
@@ -92,7 +91,13 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         result?;
         return Ok(crate::exit::OK);
     }
-    run_embedded(&setup, store, opts, listener, shutdown).await
+    #[cfg(feature = "browser")]
+    return run_embedded(&setup, store, opts, listener, shutdown).await;
+    #[cfg(not(feature = "browser"))]
+    Err(crate::exit::usage(
+        "this build of oxwright runs no jobs itself: give the scheduler a broker \
+         (--amqp URL, OXWRIGHT_AMQP_URL or [queue] amqp_url)",
+    ))
 }
 
 /// Each webhook's secret from the variable it names.
@@ -112,19 +117,20 @@ fn webhook_secrets(setup: &Setup, section: &SchedulerSection) -> anyhow::Result<
 
 /// The daemon without a broker: the scheduler and the workers in this
 /// process, on an in-process queue and its own browsers.
+#[cfg(feature = "browser")]
 async fn run_embedded(
     setup: &Setup,
     store: std::sync::Arc<dyn oxwright_artifacts::ArtifactStore>,
     opts: SchedulerOptions,
     listener: Option<tokio::net::TcpListener>,
-    shutdown: CancellationToken,
+    shutdown: tokio_util::sync::CancellationToken,
 ) -> anyhow::Result<i32> {
     let queue = std::sync::Arc::new(oxwright_queue::MemoryQueue::new());
     // Stopping goes in order: the workers finish what they run, the jobs
     // they never started get a `cancelled` line, then the scheduler
     // records the last reports and writes the manifests.
-    let workers_stop = CancellationToken::new();
-    let scheduler_stop = CancellationToken::new();
+    let workers_stop = tokio_util::sync::CancellationToken::new();
+    let scheduler_stop = tokio_util::sync::CancellationToken::new();
     tokio::spawn({
         let (signal, workers_stop) = (shutdown.clone(), workers_stop.clone());
         async move {
@@ -188,6 +194,7 @@ pub async fn bind_api(
 
 /// Gives every job still queued in an embedded daemon that stops a
 /// `cancelled` report, so its batch's manifest still gets one line per job.
+#[cfg(feature = "browser")]
 async fn cancel_queued(queue: &oxwright_queue::MemoryQueue) {
     use oxwright_jobs::{ErrorKind, JobError, JobKind, JobReport, ReportStatus};
     use oxwright_queue::JobQueue;
@@ -231,7 +238,7 @@ mod tests {
     #[test]
     fn the_example_config_documents_the_scheduler_section() {
         let example = include_str!("../../../oxwright.example.toml");
-        let cfg: oxwright_worker::Config = toml::from_str(example).unwrap();
+        let cfg: oxwright_config::Config = toml::from_str(example).unwrap();
         assert_eq!(cfg.scheduler, SchedulerSection::default());
         // The commented-out schedule and webhook are valid as written.
         let on: String = example
@@ -252,7 +259,7 @@ mod tests {
             })
             .collect::<Vec<_>>()
             .join("\n");
-        let cfg: oxwright_worker::Config = toml::from_str(&on).unwrap();
+        let cfg: oxwright_config::Config = toml::from_str(&on).unwrap();
         let section = cfg.scheduler;
         assert_eq!(section.schedules.len(), 1);
         assert_eq!(section.webhooks[0].secret_env.as_deref(), Some("DEPLOY_SECRET"));

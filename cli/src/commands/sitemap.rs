@@ -5,7 +5,7 @@ use clap::Args;
 use oxwright_sitemap::{SitemapLoader, SitemapOptions, prompt_form};
 use oxwright_telemetry::printable;
 
-use oxwright_worker::Setup;
+use oxwright_config::Setup;
 
 /// Arguments of `oxwright sitemap`.
 #[derive(Debug, Args)]

@@ -12,7 +12,7 @@ use oxwright_jobs::JobKind;
 use oxwright_scheduler::{JobTemplate, fetch_jobs, new_batch_id, parse_url_list, submit_batch};
 
 use crate::options::FetchArgs;
-use oxwright_worker::Setup;
+use oxwright_config::Setup;
 
 /// Arguments of `oxwright submit`.
 #[derive(Debug, Args)]

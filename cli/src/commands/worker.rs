@@ -8,8 +8,9 @@
 use std::time::Duration;
 
 use clap::Args;
+use oxwright_config::Setup;
 use oxwright_jobs::JobKind;
-use oxwright_worker::{Setup, WorkerOptions, run_worker};
+use oxwright_worker::{WorkerOptions, run_worker};
 
 use crate::signals::shutdown_on_signals;
 

@@ -8,6 +8,7 @@ mod identity;
 pub mod key;
 mod memory;
 mod s3;
+mod section;
 mod store;
 pub mod test_suite;
 
@@ -17,4 +18,5 @@ pub use identity::{STORE_ID_KEY, read_json, read_or_create, read_store_id, store
 pub use key::{validate_key, validate_prefix};
 pub use memory::MemoryStore;
 pub use s3::{DEFAULT_MULTIPART_THRESHOLD, DEFAULT_PART_SIZE, S3Config, S3Credentials, S3Store};
+pub use section::StoreSection;
 pub use store::ArtifactStore;

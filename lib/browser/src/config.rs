@@ -4,22 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// What concurrent and consecutive jobs of one browser share.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Isolation {
-    /// Every page in its own browser context, reset between jobs (see
-    /// `PoolConfig::context_reuse`): no job sees another's cookies,
-    /// storage, cache, history or permissions.
-    #[default]
-    Context,
-    /// Every page of a browser in its default context, nothing reset
-    /// between jobs: jobs see each other's cookies, storage and HTTP cache,
-    /// as tabs of one browser profile do. For trusted batches of public
-    /// pages: one renderer serves a browser's same-site pages, ~2× the
-    /// pages/s of `Context` on 2 cores (BENCHMARKS.md §1).
-    Shared,
-}
+pub use oxwright_engine::Isolation;
 
 /// How the browser pool is built.
 #[derive(Debug, Clone)]
@@ -94,7 +79,7 @@ impl Default for PoolConfig {
             pages_per_browser: 4,
             max_pages_per_browser: None,
             admission: crate::Admission::default(),
-            context_reuse: 10,
+            context_reuse: oxwright_engine::DEFAULT_CONTEXT_REUSE,
             isolation: Isolation::Context,
             chrome_path: PathBuf::from("/usr/bin/chromium"),
             chrome_url: None,
@@ -106,8 +91,8 @@ impl Default for PoolConfig {
             window: (1280, 800),
             display: None,
             health_interval: Duration::from_secs(30),
-            job_memory_mb: 2048,
-            job_dom_nodes: 1_500_000,
+            job_memory_mb: oxwright_engine::DEFAULT_JOB_MEMORY_MB,
+            job_dom_nodes: oxwright_engine::DEFAULT_JOB_DOM_NODES,
             sandbox: oxwright_owned::sandbox::SandboxMode::Auto,
         }
     }

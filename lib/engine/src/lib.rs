@@ -11,6 +11,7 @@
 
 mod act;
 mod error;
+mod isolation;
 mod locator;
 mod page;
 pub mod scripted;
@@ -20,6 +21,7 @@ mod storage;
 pub mod test_suite;
 
 pub use error::{EngineError, EngineErrorKind};
+pub use isolation::{DEFAULT_CONTEXT_REUSE, DEFAULT_JOB_DOM_NODES, DEFAULT_JOB_MEMORY_MB, Isolation};
 pub use locator::{Locator, name_matches, normalize};
 pub use page::{
     Act, ActOptions, Acted, BrowserEngine, ConsoleMessage, DialogAction, DialogRecord, Element, ElementId,

@@ -2,6 +2,7 @@
 //! envelope, the per-kind specs and results, typed error kinds and the
 //! artefact key layout. Serde only, no I/O.
 
+mod defaults;
 mod error;
 mod fetch;
 mod job;
@@ -16,6 +17,7 @@ mod sites;
 mod step;
 mod workflow;
 
+pub use defaults::{FetchDefaults, NOT_IN_CONFIG};
 pub use error::{ErrorKind, JobError};
 pub use fetch::{
     BlockResource, CacheStatus, ContentMode, DialogAction, FetchResult, FetchSpec, FetchTimings, Format,

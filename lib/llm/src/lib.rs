@@ -8,8 +8,10 @@ mod client;
 mod config;
 mod error;
 mod json;
+mod section;
 
 pub use client::{ChatModel, Completion, LlmClient, Message, Usage};
 pub use config::{LlmConfig, ModelConfig};
 pub use error::LlmError;
 pub use json::{extract_json, extract_json_array, extract_json_object};
+pub use section::{DEFAULT_API_KEY_ENV, LlmSection};

@@ -11,6 +11,7 @@ mod delivery;
 mod error;
 mod memory;
 mod queue;
+mod section;
 pub mod test_suite;
 
 pub use amqp::{AmqpOptions, AmqpQueue, Names as AmqpNames};
@@ -19,6 +20,7 @@ pub use delivery::{DeadLetter, DeadLetterReason, Delivery, Headers, Message, Set
 pub use error::QueueError;
 pub use memory::{DEFAULT_MAX_DEAD_LETTERS, MemoryQueue, MemoryQueueOptions};
 pub use queue::{Consumer, JobQueue, ReportAck, ReportAcker, ReportStream};
+pub use section::QueueSection;
 
 /// Header carrying the W3C trace context of the publisher.
 pub const HEADER_TRACEPARENT: &str = "traceparent";

@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use oxwright_jobs::{FetchPatch, FetchSpec};
+use crate::{FetchPatch, FetchSpec, PatchError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -60,7 +60,7 @@ impl schemars::JsonSchema for FetchDefaults {
         object.insert("type".into(), "object".into());
         object.insert(
             "properties".into(),
-            Value::Object(oxwright_jobs::schema::fetch_option_properties(NOT_IN_CONFIG)),
+            Value::Object(crate::schema::fetch_option_properties(NOT_IN_CONFIG)),
         );
         object.insert("additionalProperties".into(), Value::Bool(false));
         object.insert(
@@ -73,29 +73,24 @@ impl schemars::JsonSchema for FetchDefaults {
 
 impl FetchDefaults {
     /// Sets each key of this section on `spec` unless `given(key)` says
-    /// its flag was typed (the flag's value is already in `spec`).
-    pub fn apply(&self, spec: &mut FetchSpec, given: impl Fn(&str) -> bool) {
-        // Every value was checked against its field when the section was read.
-        if let Err(e) = self.0.without(given).apply(spec) {
-            tracing::warn!(error = %e, "[fetch] not applied");
-        }
+    /// its flag was typed (the flag's value is already in `spec`). Every
+    /// value was checked against its field when the section was read, so
+    /// an error here means the spec changed under it.
+    pub fn apply(&self, spec: &mut FetchSpec, given: impl Fn(&str) -> bool) -> Result<(), PatchError> {
+        self.0.without(given).apply(spec)
     }
 
     /// Refuses values no fetch accepts, naming the key.
-    pub fn check(&self) -> anyhow::Result<()> {
+    pub fn check(&self) -> Result<(), String> {
         let mut spec = FetchSpec::new("https://example.invalid/".parse().expect("a URL"));
-        self.0
-            .apply(&mut spec)
-            .map_err(|e| anyhow::anyhow!("[fetch] {e}"))?;
-        spec.validate()
-            .map_err(|e| anyhow::anyhow!("[fetch] {}", e.message))?;
-        Ok(())
+        self.0.apply(&mut spec).map_err(|e| format!("[fetch] {e}"))?;
+        spec.validate().map_err(|e| format!("[fetch] {}", e.message))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use oxwright_jobs::{BlockResource, Format, Viewport, WaitUntil};
+    use crate::{BlockResource, Format, Viewport, WaitUntil};
 
     use super::*;
 
@@ -106,7 +101,7 @@ mod tests {
                 .unwrap();
         let mut spec = FetchSpec::new("https://a.test/".parse().unwrap());
         spec.timeout_ms = 9_000;
-        d.apply(&mut spec, |k| k == "timeout_ms");
+        d.apply(&mut spec, |k| k == "timeout_ms").unwrap();
         assert_eq!(spec.timeout_ms, 9_000, "a typed flag wins");
         assert_eq!(spec.wait_until, WaitUntil::Networkidle);
         assert_eq!(spec.block_resources, vec![BlockResource::Image]);
@@ -115,7 +110,7 @@ mod tests {
             "screenshot = true\nformats = [\"text\"]\nviewport = { width = 800, height = 600 }\nmobile = true",
         )
         .unwrap();
-        outputs.apply(&mut spec, |k| k == "mobile");
+        outputs.apply(&mut spec, |k| k == "mobile").unwrap();
         assert!(spec.screenshot && !spec.mobile, "a typed flag wins over a key");
         assert_eq!(spec.formats, vec![Format::Text]);
         assert_eq!(
@@ -126,7 +121,7 @@ mod tests {
             })
         );
         let bad: FetchDefaults = toml::from_str("timeout_ms = 0").unwrap();
-        assert!(bad.check().unwrap_err().to_string().contains("[fetch] "));
+        assert!(bad.check().unwrap_err().contains("[fetch] "));
     }
 
     #[test]

@@ -1,5 +1,9 @@
 //! The `oxwright` configuration shared by every binary (the CLI, workers,
-//! the Lambda entrypoint): a TOML file, then environment overrides read
+//! the scheduler, the Lambda functions), composed of the sections their
+//! crates declare (`[queue]` in the queue crate, `[store]` in the
+//! artefacts crate, `[llm]`, `[fetch]` in the jobs crate, `[policy]`,
+//! `[scheduler]`; `[browser]` here, see [`BrowserSection`]), and what a
+//! binary builds from it before it runs anything ([`Setup`]): a TOML file, then environment overrides read
 //! from an injected map, then the binary's own overrides (flags). The file
 //! is the one `--config` / `OXWRIGHT_CONFIG` names, else the first found of
 //! `./oxwright.toml` and `$XDG_CONFIG_HOME/oxwright/config.toml`
@@ -9,12 +13,21 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::Context;
-use oxwright_browser::{Isolation, PoolConfig};
+use oxwright_artifacts::StoreSection;
+use oxwright_jobs::FetchDefaults;
+use oxwright_llm::LlmSection;
 use oxwright_policy::{HostRule, UrlPolicy};
+use oxwright_queue::QueueSection;
 use serde::{Deserialize, Serialize};
+
+mod browser;
+pub mod heap;
+mod setup;
+
+pub use browser::BrowserSection;
+pub use setup::{Overrides, Setup, UsageError, parse_s3_location};
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -40,92 +53,11 @@ pub struct Config {
     pub llm: LlmSection,
     /// Default fetch options of `fetch`, `batch` and `submit` (flags win).
     #[serde(default)]
-    pub fetch: crate::fetch_defaults::FetchDefaults,
+    pub fetch: FetchDefaults,
     /// The scheduler daemon's API, schedules and webhooks (the scheduler
     /// crate owns the section).
     #[serde(default)]
     pub scheduler: oxwright_scheduler::SchedulerSection,
-}
-
-/// `[llm]`: an OpenAI-compatible chat-completions endpoint. Flags
-/// (`--llm-base-url`, `--model`, `--large-model`, `--api-key-env`) and
-/// their `OXWRIGHT_LLM_*` variables override it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LlmSection {
-    /// Base URL, e.g. `http://127.0.0.1:11434/v1`; with `model`, enables
-    /// plain-language workflows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base_url: Option<String>,
-    /// Model name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// Larger model on the same endpoint for emergency mode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub large_model: Option<String>,
-    /// The environment variable holding the API key. Unset: `OPENAI_API_KEY`
-    /// when it is set, else no key (local servers). The key itself is never
-    /// in the file, a log or `config show`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_key_env: Option<String>,
-    /// Deadline of one request, in milliseconds.
-    #[serde(default = "default_llm_timeout_ms")]
-    pub timeout_ms: u64,
-}
-
-impl Default for LlmSection {
-    fn default() -> Self {
-        Self {
-            base_url: None,
-            model: None,
-            large_model: None,
-            api_key_env: None,
-            timeout_ms: default_llm_timeout_ms(),
-        }
-    }
-}
-
-fn default_llm_timeout_ms() -> u64 {
-    30_000
-}
-
-/// The variable an API key is read from when none is named.
-pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
-
-/// `[queue]`: RabbitMQ.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct QueueSection {
-    /// AMQP URL; `OXWRIGHT_AMQP_URL` or `--amqp` override.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub amqp_url: Option<String>,
-    /// Prefix of every exchange and queue name; `OXWRIGHT_QUEUE_PREFIX`
-    /// or `--queue-prefix` override.
-    #[serde(default = "default_queue_prefix")]
-    pub prefix: String,
-    /// Deliveries of a job before a transient failure is final.
-    #[serde(default = "default_max_attempts")]
-    pub max_attempts: u32,
-    /// Delay before the first queue-level retry (doubled each time), ms.
-    #[serde(default = "default_retry_delay_ms")]
-    pub retry_delay_ms: u64,
-}
-
-/// `[store]`: S3.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StoreSection {
-    /// `s3://bucket/prefix`; `OXWRIGHT_S3` or `--s3` override. Without it
-    /// artefacts go to `out_dir`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub s3: Option<String>,
-    /// A custom S3 endpoint; `OXWRIGHT_S3_ENDPOINT` / `AWS_ENDPOINT_URL`
-    /// or `--s3-endpoint` override.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub s3_endpoint: Option<String>,
-    /// The region (else `AWS_REGION`, else us-east-1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub s3_region: Option<String>,
 }
 
 impl Default for Config {
@@ -145,125 +77,8 @@ impl Default for Config {
     }
 }
 
-impl Default for QueueSection {
-    fn default() -> Self {
-        Self {
-            amqp_url: None,
-            prefix: default_queue_prefix(),
-            max_attempts: default_max_attempts(),
-            retry_delay_ms: default_retry_delay_ms(),
-        }
-    }
-}
-
-fn default_queue_prefix() -> String {
-    "oxwright".to_owned()
-}
-fn default_max_attempts() -> u32 {
-    3
-}
-fn default_retry_delay_ms() -> u64 {
-    5_000
-}
-
-/// `[browser]`: how many warm browsers, and which Chromium.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BrowserSection {
-    /// Warm browsers kept running.
-    #[serde(default = "default_browsers")]
-    pub browsers: usize,
-    /// Pages each browser serves at once (each in its own context) to
-    /// begin with; adaptive admission moves it with the CPU.
-    #[serde(default = "default_pages")]
-    pub pages_per_browser: usize,
-    /// The most pages each browser serves at once when the CPU has room
-    /// (default: twice `pages_per_browser`; equal to it turns adaptive
-    /// admission off).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_pages_per_browser: Option<usize>,
-    /// Chromium executable; `CHROME_PATH` overrides.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chrome_path: Option<PathBuf>,
-    /// Remote browser DevTools URL; `CHROME_URL` overrides.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chrome_url: Option<String>,
-    /// Jobs a browser serves before it is replaced.
-    #[serde(default = "default_recycle")]
-    pub recycle_after: u32,
-    /// Jobs one browser context serves, reset between them, before it is
-    /// disposed; 1 gives every job a fresh context.
-    #[serde(default = "default_context_reuse")]
-    pub context_reuse: u32,
-    /// `context` (default): a browser context per job; `shared`: a
-    /// browser's jobs share its default context (cookies, storage, cache).
-    #[serde(default)]
-    pub isolation: Isolation,
-    /// Deadline of one DevTools call, in milliseconds (opening a page gets
-    /// at least 30 s).
-    #[serde(default = "default_call_timeout_ms")]
-    pub call_timeout_ms: u64,
-    /// Extra Chromium flags.
-    #[serde(default)]
-    pub extra_args: Vec<String>,
-    /// The most JavaScript and DOM heap one job's page may use, in MiB
-    /// (a fetch over it ends `resource_limit`; V8's old space is capped
-    /// at it unless `extra_args` sets `--js-flags`).
-    #[serde(default = "default_job_memory_mb")]
-    pub job_memory_mb: u64,
-    /// The most DOM nodes one job's page may build.
-    #[serde(default = "default_job_dom_nodes")]
-    pub job_dom_nodes: u64,
-    /// Chromium's own sandbox: `auto` (on wherever it can run: not root,
-    /// user namespaces allowed; a warning at start where it cannot), `on`
-    /// (starting fails where it cannot) or `off`.
-    #[serde(default)]
-    pub sandbox: oxwright_browser::SandboxMode,
-}
-
-fn default_job_memory_mb() -> u64 {
-    PoolConfig::default().job_memory_mb
-}
-fn default_job_dom_nodes() -> u64 {
-    PoolConfig::default().job_dom_nodes
-}
 fn default_out_dir() -> PathBuf {
     PathBuf::from("oxwright-out")
-}
-fn default_browsers() -> usize {
-    1
-}
-fn default_pages() -> usize {
-    4
-}
-fn default_recycle() -> u32 {
-    500
-}
-fn default_context_reuse() -> u32 {
-    PoolConfig::default().context_reuse
-}
-fn default_call_timeout_ms() -> u64 {
-    10_000
-}
-
-impl Default for BrowserSection {
-    fn default() -> Self {
-        Self {
-            browsers: default_browsers(),
-            pages_per_browser: default_pages(),
-            max_pages_per_browser: None,
-            chrome_path: None,
-            chrome_url: None,
-            recycle_after: default_recycle(),
-            context_reuse: default_context_reuse(),
-            isolation: Isolation::default(),
-            call_timeout_ms: default_call_timeout_ms(),
-            extra_args: Vec::new(),
-            job_memory_mb: default_job_memory_mb(),
-            job_dom_nodes: default_job_dom_nodes(),
-            sandbox: oxwright_browser::SandboxMode::default(),
-        }
-    }
 }
 
 /// The environment variables that override the file, with the key each sets.
@@ -395,6 +210,12 @@ impl Config {
             cfg.out_dir = PathBuf::from(dir);
         }
         let set = |name: &str| env.get(name).filter(|v| !v.trim().is_empty()).cloned();
+        if let Some(path) = set("CHROME_PATH") {
+            cfg.browser.chrome_path = Some(PathBuf::from(path));
+        }
+        if let Some(url) = set("CHROME_URL") {
+            cfg.browser.chrome_url = Some(url);
+        }
         if let Some(url) = set("OXWRIGHT_AMQP_URL") {
             cfg.queue.amqp_url = Some(url);
         }
@@ -452,36 +273,14 @@ impl Config {
         self.scheduler
             .check()
             .map_err(|e| anyhow::anyhow!("{}", e.message))?;
-        self.fetch.check()
-    }
-
-    /// Returns the pool configuration, with `CHROME_PATH` / `CHROME_URL` from `env`.
-    pub fn pool(&self, env: &BTreeMap<String, String>) -> PoolConfig {
-        let b = &self.browser;
-        let mut pool = PoolConfig {
-            browsers: b.browsers.max(1),
-            pages_per_browser: b.pages_per_browser.max(1),
-            max_pages_per_browser: b.max_pages_per_browser,
-            chrome_url: b.chrome_url.clone(),
-            recycle_after: b.recycle_after.max(1),
-            context_reuse: b.context_reuse.max(1),
-            isolation: b.isolation,
-            call_timeout: Duration::from_millis(b.call_timeout_ms.max(100)),
-            extra_args: b.extra_args.clone(),
-            job_memory_mb: b.job_memory_mb,
-            job_dom_nodes: b.job_dom_nodes,
-            sandbox: b.sandbox,
-            ..PoolConfig::default()
-        };
-        if let Some(path) = &b.chrome_path {
-            pool.chrome_path = path.clone();
-        }
-        pool.with_env(env)
+        self.fetch.check().map_err(anyhow::Error::msg)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use oxwright_engine::Isolation;
+
     use super::*;
 
     #[test]
@@ -503,11 +302,14 @@ mod tests {
         let cfg = Config::load(Some(&path), &env).unwrap();
         assert_eq!(cfg.out_dir, PathBuf::from("/data/out"));
         assert_eq!(cfg.policy.allow_hosts.len(), 3);
-        let pool = cfg.pool(&env);
-        assert_eq!(pool.browsers, 2);
-        assert_eq!(pool.isolation, Isolation::Shared);
-        assert_eq!(Config::default().pool(&env).isolation, Isolation::Context);
-        assert_eq!(pool.chrome_path, PathBuf::from("/usr/bin/chromium"));
+        assert_eq!(cfg.browser.browsers, 2);
+        assert_eq!(cfg.browser.isolation, Isolation::Shared);
+        assert_eq!(Config::default().browser.isolation, Isolation::Context);
+        assert_eq!(
+            cfg.browser.chrome_path,
+            Some(PathBuf::from("/usr/bin/chromium")),
+            "CHROME_PATH wins over the file"
+        );
     }
 
     #[test]
@@ -556,7 +358,7 @@ job = { kind = "sitemap", urls = ["example.com"] }
         assert_eq!(Config::default().out_dir, PathBuf::from("oxwright-out"));
     }
 
-    const EXAMPLE: &str = include_str!("../../oxwright.example.toml");
+    const EXAMPLE: &str = include_str!("../../../oxwright.example.toml");
 
     /// Returns `text` with its commented-out settings (`# key = value`,
     /// `# [[table]]`) turned on.

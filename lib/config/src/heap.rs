@@ -16,9 +16,9 @@
 //!
 //! ```ignore
 //! #[global_allocator]
-//! static ALLOCATOR: oxwright_worker::heap::Allocator = oxwright_worker::heap::Allocator;
+//! static ALLOCATOR: oxwright_config::heap::Allocator = oxwright_config::heap::Allocator;
 //! #[unsafe(export_name = "_rjem_malloc_conf")]
-//! static MALLOC_CONF: &[u8] = oxwright_worker::heap::MALLOC_CONF;
+//! static MALLOC_CONF: &[u8] = oxwright_config::heap::MALLOC_CONF;
 //! ```
 //!
 //! `_RJEM_MALLOC_CONF` in the environment still overrides any of it. In a
