@@ -3,6 +3,7 @@
 
 mod commands;
 mod exit;
+mod fetch_flags;
 mod options;
 mod signals;
 
@@ -311,20 +312,8 @@ mod tests {
         let options = oxwright_jobs::schema::fetch_options_schema();
         let options: Vec<&String> = options["properties"].as_object().unwrap().keys().collect();
         assert!(options.len() > 25, "{options:?}");
-        // The command line: one flag per option, by its own name unless named here.
-        let flag = |option: &str| -> String {
-            match option {
-                "headless" => "headed".into(),
-                "retry_count" => "retries".into(),
-                "block_resources" => "block".into(),
-                "headers" => "header".into(),
-                "cookies" => "cookie".into(),
-                "formats" => "format".into(),
-                "response_headers" => "response-header".into(),
-                "actions" => "action".into(),
-                other => other.replace('_', "-"),
-            }
-        };
+        // The command line: one flag per option, by its own name unless it has another.
+        let flag = crate::fetch_flags::flag_of;
         let mut cmd = command();
         cmd.build();
         let flags_of = |cmd: &clap::Command| -> Vec<String> {

@@ -207,6 +207,10 @@ pub struct FetchArgs {
     #[arg(long, default_value_t = 0, value_name = "N",
           value_parser = clap::value_parser!(u64).range(0..=oxwright_jobs::limits::MAX_AGE_MS))]
     pub max_age_ms: u64,
+    /// Every other option, a flag generated from the job's schema (kept
+    /// last: it leaves out the options the flags above stand for).
+    #[command(flatten)]
+    pub more: crate::fetch_flags::GeneratedFlags,
 }
 
 /// Checks one `--action` with the structured-workflow parser.
@@ -259,7 +263,9 @@ impl FetchArgs {
         for id in matches.ids() {
             let source = matches.value_source(id.as_str());
             if source.is_some_and(|s| s != clap::parser::ValueSource::DefaultValue) {
-                self.given.insert(id.as_str().to_string());
+                let id = id.as_str();
+                let option = crate::fetch_flags::option_of_id(id).unwrap_or(id);
+                self.given.insert(option.to_string());
             }
         }
     }
@@ -323,6 +329,10 @@ impl FetchArgs {
         spec.dialogs = self.dialogs;
         spec.actions = self.actions.clone();
         spec.max_age_ms = self.max_age_ms;
+        // Checked against their fields when the command line was read.
+        if let Err(e) = self.more.patch.apply(&mut spec) {
+            tracing::warn!(error = %e, "a fetch flag not applied");
+        }
         spec
     }
 }
@@ -437,6 +447,7 @@ mod llm_tests {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
+    use oxwright_jobs::LinkStyle;
 
     use super::*;
 
@@ -531,6 +542,41 @@ mod tests {
             .spec("https://a.example/".parse().unwrap());
         assert!(plain.actions.is_empty());
         assert_eq!(plain.max_age_ms, 0, "the cache is off unless asked for");
+    }
+
+    #[test]
+    fn a_generated_flag_builds_the_spec_and_wins_over_the_config() {
+        use clap::FromArgMatches as _;
+        let url: url::Url = "https://a.example/".parse().unwrap();
+        let defaults: oxwright_jobs::FetchDefaults = toml::from_str("link_style = \"text\"").unwrap();
+        let parse = |args: &[&str]| {
+            let matches = <Cli as clap::CommandFactory>::command()
+                .try_get_matches_from(args)
+                .unwrap();
+            let mut cli = Cli::from_arg_matches(&matches).unwrap();
+            cli.fetch.note_given(&matches);
+            cli
+        };
+        let typed = parse(&["x", "--link-style", "inline"]);
+        assert!(
+            typed.fetch.given.contains("link_style"),
+            "{:?}",
+            typed.fetch.given
+        );
+        assert_eq!(
+            typed.fetch.spec_with(url.clone(), &defaults).link_style,
+            LinkStyle::Inline
+        );
+        let untyped = parse(&["x"]);
+        assert_eq!(
+            untyped.fetch.spec_with(url.clone(), &defaults).link_style,
+            LinkStyle::Text
+        );
+        assert_eq!(
+            parse(&["x", "--link-style", "text"]).fetch.spec(url).link_style,
+            LinkStyle::Text
+        );
+        assert!(Cli::try_parse_from(["x", "--link-style", "footnotes"]).is_err());
     }
 
     #[test]

@@ -16,7 +16,8 @@ use oxwright_fixtures::options::{
     META_PROMO,
 };
 use oxwright_jobs::{
-    BasicAuth, ContentMode, CookieSpec, ErrorKind, FetchResult, FetchSpec, Format, Viewport,
+    BasicAuth, ContentMode, CookieSpec, ErrorKind, FetchResult, FetchSpec, Format, LinkStyle, Render,
+    Viewport,
 };
 
 async fn fetch(env: &Env, spec: &FetchSpec) -> FetchResult {
@@ -106,6 +107,42 @@ async fn metadata_links_and_images_are_read_and_made_absolute() {
     assert_eq!(json["links"], serde_json::json!({"internal": [], "external": []}));
     assert_eq!(json["images"], serde_json::json!([]));
     assert!(json["metadata"].is_object());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn link_style_text_keeps_a_links_words_and_leaves_its_url_to_the_links() {
+    let env = Env::start().await;
+    let inline = fetch(&env, &env.spec("/options/meta")).await;
+    let target = env.site.url("/articles/one.html");
+    assert!(
+        inline
+            .markdown
+            .contains(&format!("[the first article]({target})")),
+        "{}",
+        inline.markdown
+    );
+    for render in [Render::Always, Render::Never] {
+        let mut spec = env.spec("/options/meta");
+        spec.link_style = LinkStyle::Text;
+        spec.render = render;
+        let r = fetch(&env, &spec).await;
+        assert!(
+            r.markdown.contains("the first article"),
+            "{render:?}: {}",
+            r.markdown
+        );
+        assert!(
+            !r.markdown.contains("[the first article]") && !r.markdown.contains(target.as_str()),
+            "{render:?}: {}",
+            r.markdown
+        );
+        assert!(
+            r.markdown.contains("![First picture]("),
+            "images stay: {}",
+            r.markdown
+        );
+        assert_eq!(r.links, inline.links, "{render:?}: the URLs are in the links");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -16,7 +16,7 @@ use oxwright_jobs::{
     CacheStatus, ContentMode, ErrorKind, FetchResult, FetchSpec, FetchTimings, Format, JobError, Render,
     TokenCounts,
 };
-use oxwright_markdown::{Conversion, count_tokens, html_to_markdown};
+use oxwright_markdown::{Conversion, count_tokens, html_to_markdown, html_to_markdown_links};
 use oxwright_steps::{Executor, StructuredStep, run_steps};
 
 use crate::decide::{self, Decision};
@@ -506,8 +506,9 @@ async fn convert(
     let raw = served.then(|| read.html.clone());
     let base = base.clone();
     let budget = spec.max_tokens;
+    let links = spec.link_style;
     let converted = tokio::task::spawn_blocking(move || {
-        let mut conv = html_to_markdown(&visible, Some(&base), mode)?;
+        let mut conv = html_to_markdown_links(&visible, Some(&base), mode, links)?;
         let (main_words, signs) = match raw {
             Some(raw) => {
                 let (main_words, fell_back) = if mode == ContentMode::Main {

@@ -181,6 +181,26 @@ impl DialogAction {
     }
 }
 
+/// How the Markdown writes a link.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum LinkStyle {
+    /// `[text](url)` where the link stands.
+    #[default]
+    Inline,
+    /// The link's text alone: prose without URLs, for a model that reads
+    /// rather than follows (the URLs stay in the result's `links`).
+    Text,
+}
+
+impl LinkStyle {
+    /// Says whether this is the default style (`inline`).
+    pub fn is_default(&self) -> bool {
+        *self == LinkStyle::default()
+    }
+}
+
 /// A page-fetch request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -305,6 +325,10 @@ pub struct FetchSpec {
     /// revalidated with a conditional request.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub max_age_ms: u64,
+    /// How the Markdown writes a link.
+    // Not written out at its default, so specs (and cache keys) without it stay as they were.
+    #[serde(default, skip_serializing_if = "LinkStyle::is_default")]
+    pub link_style: LinkStyle,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -373,6 +397,7 @@ impl FetchSpec {
             dialogs: DialogAction::default(),
             actions: Vec::new(),
             max_age_ms: 0,
+            link_style: LinkStyle::default(),
         }
     }
 

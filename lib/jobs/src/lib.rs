@@ -21,7 +21,7 @@ pub use defaults::{FetchDefaults, NOT_IN_CONFIG};
 pub use error::{ErrorKind, JobError};
 pub use fetch::{
     BlockResource, CacheStatus, ContentMode, DialogAction, FetchResult, FetchSpec, FetchTimings, Format,
-    Frames, Render, TokenCounts, WaitUntil,
+    Frames, LinkStyle, Render, TokenCounts, WaitUntil,
 };
 pub use job::{
     Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION, SitemapSpec,

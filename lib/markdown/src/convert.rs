@@ -1,6 +1,7 @@
 //! Owns the htmd converter: its options and our handlers for tables, links,
 //! images and the tags that must never produce text.
 
+use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::OnceLock;
 
@@ -8,6 +9,7 @@ use htmd::element_handler::{HandlerResult, Handlers};
 use htmd::options::{BrStyle, BulletListMarker, CodeBlockStyle, HeadingStyle, HrStyle, Options};
 use htmd::{Element, HtmlToMarkdown, Node};
 use markup5ever_rcdom::NodeData;
+use oxwright_jobs::LinkStyle;
 
 use crate::MarkdownError;
 
@@ -47,9 +49,18 @@ fn build() -> HtmlToMarkdown {
         .build()
 }
 
-/// Converts cleaned HTML to raw (untidied) Markdown.
-pub(crate) fn to_markdown(html: &str) -> Result<String, MarkdownError> {
-    with_converter(|c| c.convert(html)).map_err(MarkdownError::Convert)
+thread_local! {
+    /// The link style of the conversion running on this thread (the
+    /// converter's handlers are built once and take no arguments).
+    static LINKS: Cell<LinkStyle> = const { Cell::new(LinkStyle::Inline) };
+}
+
+/// Converts cleaned HTML to raw (untidied) Markdown, links as `links` says.
+pub(crate) fn to_markdown(html: &str, links: LinkStyle) -> Result<String, MarkdownError> {
+    LINKS.set(links);
+    let markdown = with_converter(|c| c.convert(html));
+    LINKS.set(LinkStyle::Inline);
+    markdown.map_err(MarkdownError::Convert)
 }
 
 /// Collapses every whitespace run (newlines included) into one space and trims.
@@ -85,7 +96,7 @@ fn anchor_handler(handlers: &dyn Handlers, element: Element) -> Option<HandlerRe
     if text.is_empty() {
         return Some(String::new().into());
     }
-    if href.is_empty() {
+    if href.is_empty() || LINKS.get() == LinkStyle::Text {
         return Some(text.into());
     }
     Some(format!("[{text}]({})", destination(href)).into())
@@ -236,7 +247,7 @@ mod tests {
     use super::*;
 
     fn md(html: &str) -> String {
-        crate::tidy::tidy(&to_markdown(html).unwrap())
+        crate::tidy::tidy(&to_markdown(html, LinkStyle::Inline).unwrap())
     }
 
     #[test]

@@ -15,7 +15,7 @@ mod tidy;
 mod tokens;
 
 pub use clean::open_shadow_roots;
-pub use oxwright_jobs::ContentMode;
+pub use oxwright_jobs::{ContentMode, LinkStyle};
 pub use text::markdown_to_text;
 pub use tokens::{Trimmed, count_tokens, trim_to_tokens};
 
@@ -78,6 +78,16 @@ pub fn html_to_markdown(
     html_to_markdown_with(html, base_url, mode, Extractor::default())
 }
 
+/// [`html_to_markdown`] with links written as `links` says.
+pub fn html_to_markdown_links(
+    html: &str,
+    base_url: Option<&url::Url>,
+    mode: ContentMode,
+    links: LinkStyle,
+) -> Result<Conversion, MarkdownError> {
+    convert_page(html, base_url, mode, Extractor::default(), links)
+}
+
 /// The main-content extractors [`html_to_markdown_with`] can run; the
 /// default is the one `html_to_markdown` uses. The others stay for the
 /// quality benchmark (`oxwright-bench quality`), which compares them.
@@ -116,16 +126,26 @@ pub fn html_to_markdown_with(
     mode: ContentMode,
     extractor: Extractor,
 ) -> Result<Conversion, MarkdownError> {
+    convert_page(html, base_url, mode, extractor, LinkStyle::Inline)
+}
+
+fn convert_page(
+    html: &str,
+    base_url: Option<&url::Url>,
+    mode: ContentMode,
+    extractor: Extractor,
+    links: LinkStyle,
+) -> Result<Conversion, MarkdownError> {
     let mut warnings = Vec::new();
     let mut cleaned = String::new();
     let markdown = match mode {
-        ContentMode::Full => full_page(html, base_url, &mut cleaned)?,
+        ContentMode::Full => full_page(html, base_url, links, &mut cleaned)?,
         ContentMode::Main => {
             let doc = clean::parse_and_clean(html, base_url);
             let outcome = extract::main_content(doc, extractor == Extractor::Pruned);
             match outcome {
                 extract::Outcome::Article { html, title } => {
-                    let body = convert::to_markdown(&html)?;
+                    let body = convert::to_markdown(&html, links)?;
                     cleaned = html;
                     tidy::tidy(&with_title(body, &title))
                 }
@@ -136,11 +156,11 @@ pub fn html_to_markdown_with(
                     warnings.push(format!(
                         "{MAIN_FALLBACK_WARNING}: main content kept {kept_chars} of {page_chars} characters"
                     ));
-                    full_page(html, base_url, &mut cleaned)?
+                    full_page(html, base_url, links, &mut cleaned)?
                 }
                 extract::Outcome::Failed(reason) => {
                     warnings.push(format!("{MAIN_FALLBACK_WARNING}: {reason}"));
-                    full_page(html, base_url, &mut cleaned)?
+                    full_page(html, base_url, links, &mut cleaned)?
                 }
                 extract::Outcome::EmptyPage => String::new(),
             }
@@ -159,10 +179,15 @@ pub fn html_to_markdown_with(
 }
 
 /// Converts the whole visible page; `cleaned` receives the body's cleaned HTML.
-fn full_page(html: &str, base_url: Option<&url::Url>, cleaned: &mut String) -> Result<String, MarkdownError> {
+fn full_page(
+    html: &str,
+    base_url: Option<&url::Url>,
+    links: LinkStyle,
+    cleaned: &mut String,
+) -> Result<String, MarkdownError> {
     let doc = clean::parse_and_clean(html, base_url);
     let body = clean::body_html(&doc);
-    let markdown = tidy::tidy(&convert::to_markdown(&body)?);
+    let markdown = tidy::tidy(&convert::to_markdown(&body, links)?);
     *cleaned = body;
     Ok(markdown)
 }
