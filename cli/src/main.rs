@@ -384,4 +384,105 @@ mod tests {
         }
         assert!(missing.is_empty(), "{missing:#?}");
     }
+
+    /// Every option of a workflow job, read from the job's generated
+    /// schema (a new field of `WorkflowSpec` fails this test until each
+    /// surface takes it or says why not), is given to `oxwright run` or
+    /// `replay` and is an argument of MCP's `run_workflow`.
+    #[test]
+    fn every_workflow_option_reaches_run_and_mcp_or_says_why_not() {
+        let options = oxwright_jobs::schema::schema_of::<oxwright_jobs::WorkflowSpec>();
+        let options: Vec<&String> = options["properties"].as_object().unwrap().keys().collect();
+        // How `oxwright run` or `replay` is given each option: an argument
+        // of the command, or why it is not one.
+        // (option, Ok((subcommand, argument id)) or Err(why not)).
+        type Given<'a> = Result<(&'a str, &'a str), &'a str>;
+        let cli: &[(&str, Given)] = &[
+            ("workflow", Ok(("run", "workflow"))),
+            ("name", Err("the workflow file's name")),
+            ("start_url", Ok(("run", "url"))),
+            ("session_id", Ok(("run", "session"))),
+            ("llm", Ok(("run", "model"))),
+            ("headless", Ok(("run", "headed"))),
+            ("action_timeout_ms", Ok(("run", "action_timeout_ms"))),
+            ("workflow_id", Ok(("run", "workflow_id"))),
+            ("replay", Err("the `replay` command")),
+            ("trust_after", Ok(("replay", "trust_after"))),
+            ("sites", Ok(("run", "sites"))),
+            ("sitemap_hints", Ok(("run", "sitemap_hints"))),
+        ];
+        // MCP's `run_workflow`: the argument each option is, or why there is none.
+        let mcp: &[(&str, Result<&str, &str>)] = &[
+            ("workflow", Ok("workflow")),
+            ("name", Ok("name")),
+            ("start_url", Ok("url")),
+            ("session_id", Err("the MCP session's own")),
+            (
+                "llm",
+                Err("the server's: an agent does not pick the endpoint or its key"),
+            ),
+            ("headless", Err("the server's browser")),
+            ("action_timeout_ms", Err("the server's `--action-timeout-ms`")),
+            ("workflow_id", Ok("workflow_id")),
+            ("replay", Ok("replay")),
+            ("trust_after", Ok("trust_after")),
+            ("sites", Ok("sites")),
+            ("sitemap_hints", Ok("sitemap_hints")),
+        ];
+        let mut cmd = command();
+        cmd.build();
+        let ids = |sub: &str| -> Vec<String> {
+            cmd.find_subcommand(sub)
+                .unwrap()
+                .get_arguments()
+                .map(|a| a.get_id().to_string())
+                .collect()
+        };
+        let (run, replay) = (ids("run"), ids("replay"));
+        let tool = oxwright_mcp::catalogue()
+            .into_iter()
+            .find(|t| t.name == "run_workflow")
+            .unwrap();
+        let arguments: Vec<&String> = tool.input_schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        let mut missing = Vec::new();
+        for option in &options {
+            match cli.iter().find(|(o, _)| o == option) {
+                Some((_, Ok((sub, id)))) => {
+                    let ids = if *sub == "run" { &run } else { &replay };
+                    if !ids.iter().any(|i| i == id) {
+                        missing.push(format!("{option}: `{sub}` has no {id}"));
+                    }
+                }
+                Some((_, Err(_))) => {}
+                None => missing.push(format!("{option}: neither given to `run` nor excused")),
+            }
+            match mcp.iter().find(|(o, _)| o == option) {
+                Some((_, Ok(name))) if !arguments.iter().any(|a| a == name) => {
+                    missing.push(format!("{option}: run_workflow has no {name}"))
+                }
+                Some((_, Err(_))) if arguments.iter().any(|a| a == option) => {
+                    missing.push(format!("{option}: excused from run_workflow, but there"))
+                }
+                Some(_) => {}
+                None => missing.push(format!(
+                    "{option}: neither an argument of run_workflow nor excused"
+                )),
+            }
+        }
+        for (option, _) in cli
+            .iter()
+            .map(|(o, r)| (o, r.is_ok()))
+            .chain(mcp.iter().map(|(o, r)| (o, r.is_ok())))
+        {
+            assert!(
+                options.iter().any(|o| o == option),
+                "{option} is no option any more"
+            );
+        }
+        assert!(missing.is_empty(), "{missing:#?}");
+    }
 }

@@ -310,6 +310,29 @@ async fn the_v1_api_fetches_runs_batches_with_webhooks_and_cancels() {
         api.validate("FetchRequest", &wrong).is_err(),
         "an unknown render mode is refused"
     );
+    // So is a job of any kind: each spec is its declaration's schema.
+    let workflow = json!({ "kind": "workflow", "spec": {
+        "workflow": "click: button \"Go\"", "start_url": site.url("/"), "action_timeout_ms": 5000,
+        "llm": { "base_url": "http://127.0.0.1:1/v1", "model": "m" }, "sitemap_hints": true } });
+    api.validate("JobRequest", &workflow).unwrap();
+    api.validate(
+        "JobRequest",
+        &json!({ "kind": "sitemap", "spec": { "target": "example.com" } }),
+    )
+    .unwrap();
+    api.validate(
+        "JobRequest",
+        &json!({ "kind": "fetch", "spec": { "url": site.url("/"), "content": "full" } }),
+    )
+    .unwrap();
+    for wrong in [
+        json!({ "kind": "workflow", "spec": { "workflow": "x", "start_url": site.url("/"), "colour": 1 } }),
+        json!({ "kind": "workflow", "spec": { "start_url": site.url("/") } }),
+        json!({ "kind": "sitemap", "spec": { "url": "example.com" } }),
+        json!({ "kind": "crawl", "spec": { "target": "example.com" } }),
+    ] {
+        assert!(api.validate("JobRequest", &wrong).is_err(), "{wrong} is refused");
+    }
 
     // A synchronous fetch: the page's Markdown in the answer.
     let (path, phrase) = ARTICLE_PHRASES[0];

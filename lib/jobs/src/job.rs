@@ -9,7 +9,7 @@ use uuid::Uuid;
 use crate::{FetchResult, FetchSpec, JobError, WorkflowSpec};
 
 /// A sitemap-load request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SitemapSpec {
     /// A domain, a site URL, or a sitemap URL.
@@ -76,7 +76,7 @@ impl fmt::Display for JobKind {
 // A job is built once per page and moved a few times: the fetch variant's
 // size (its many options) costs nothing worth a box at every match.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", content = "spec", rename_all = "snake_case")]
 pub enum JobSpec {
     /// A page fetch.

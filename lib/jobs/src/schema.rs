@@ -53,6 +53,20 @@ pub fn fetch_options_schema() -> Map<String, Value> {
     object
 }
 
+/// One job of any kind, as `POST /v1/jobs` takes it: `kind` (`fetch`,
+/// `sitemap`, `workflow`) and the spec of that kind, each generated from
+/// its declaration (`FetchSpec`, `SitemapSpec`, `WorkflowSpec`).
+pub fn job_request_schema() -> Map<String, Value> {
+    let mut object = schema_of::<crate::JobSpec>();
+    // The variants say what each kind holds; the envelope adds nothing.
+    object.remove("properties");
+    object.insert(
+        "description".into(),
+        "One job: `kind` and the spec of that kind.".into(),
+    );
+    object
+}
+
 /// The options of a fetch ([`fetch_options_schema`]'s properties) but
 /// those `refused` names (option, why), each with its schema.
 pub fn fetch_option_properties(refused: &[(&str, &str)]) -> Map<String, Value> {

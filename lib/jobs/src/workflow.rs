@@ -9,7 +9,7 @@ use crate::JobError;
 
 /// Which LLM endpoint a workflow job talks to. The API key is never in the
 /// message: `api_key_env` names the worker's environment variable holding it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmSpec {
     /// Base URL of an OpenAI-compatible API, e.g. `http://127.0.0.1:11434/v1`.
@@ -26,7 +26,7 @@ pub struct LlmSpec {
 }
 
 /// A workflow-run request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkflowSpec {
     /// The workflow file's text: plain-language instructions, or structured
@@ -36,6 +36,7 @@ pub struct WorkflowSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The page the run starts on.
+    #[schemars(with = "String")]
     pub start_url: Url,
     /// Session id for `sessions/<id>/`; the job id when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]

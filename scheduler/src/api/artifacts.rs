@@ -22,6 +22,8 @@ pub fn openapi_document() -> &'static str {
         let mut doc: serde_json::Value = serde_json::from_str(OPENAPI).expect("the OpenAPI document is JSON");
         doc["components"]["schemas"]["FetchOptions"] =
             serde_json::Value::Object(oxwright_jobs::schema::fetch_options_schema());
+        doc["components"]["schemas"]["JobRequest"] =
+            serde_json::Value::Object(oxwright_jobs::schema::job_request_schema());
         doc.to_string()
     });
     &DOC
