@@ -2,6 +2,11 @@
 //! function (Amazon MQ for RabbitMQ events, SQS events, direct `Job`
 //! invocations) and the scheduler function (EventBridge schedule →
 //! confirmed publish). Configuration comes from the environment only.
+//!
+//! The worker function needs the `worker` feature (on by default), which
+//! brings the browser stack; the scheduler function does not, and built
+//! without it (`--no-default-features --features lambda`) links no
+//! Chromium driver.
 
 pub mod config;
 pub mod error;
