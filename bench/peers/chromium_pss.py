@@ -20,7 +20,8 @@ OXWRIGHT_BENCH_CORPUS); --oxwright names the binary (default
 target/release/oxwright).
 
 oxwright runs `batch` with `--pages-per-browser 4 --max-pages-per-browser 4`
-(4 in flight, admission fixed) and `--block image,font,media`; --config is
+(4 in flight, admission fixed; `--default-admission` leaves the admission
+at its default) and `--block image,font,media`; --config is
 put under `[browser]` in a config file. The Playwright peer is
 `node/playwright_run.mjs` with 4 workers (run `npm ci` in node/ first).
 """
@@ -79,6 +80,9 @@ def main():
     p.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "oxwright-pss"),
                    help="scratch dir, one subdir per --name (default: oxwright-pss under the system temp dir)")
     p.add_argument("--results", default=None, help="JSON lines file to append to")
+    p.add_argument("--default-admission", action="store_true",
+                   help="leave oxwright's admission at its default (4 pages in flight, moved up to 8 "
+                        "while the CPU has room) instead of fixing it at 4")
     a = p.parse_args()
 
     corpus = Path(a.corpus)
@@ -93,8 +97,9 @@ def main():
         (out / "cfg.toml").write_text("[browser]\n" + a.config.replace("\\n", "\n") + "\n")
         cmd = [a.oxwright, "batch", "--config", str(out / "cfg.toml"),
                "--allow-host", f"127.0.0.1:{server.port}", "--block", "image,font,media",
-               "--out", str(out / "store"), "--json", "--pages-per-browser", "4",
-               "--max-pages-per-browser", "4", *a.args.split(), str(out / "urls.txt")]
+               "--out", str(out / "store"), "--json",
+               *([] if a.default_admission else ["--pages-per-browser", "4", "--max-pages-per-browser", "4"]),
+               *a.args.split(), str(out / "urls.txt")]
     else:
         (out / "md").mkdir()
         (out / "urls.tsv").write_text("".join(f"{i}\t{u}\n" for i, u in urls))
@@ -143,6 +148,7 @@ def main():
         ok = len(list((out / "md").glob("*.md")))
     res = {
         "name": a.name, "peer": a.peer, "config": a.config, "rc": rc, "pages": a.pages, "ok": ok,
+        "admission": "default" if a.default_admission else "fixed at 4",
         "wall_s": round(wall, 1), "pages_per_s": round(a.pages / wall, 2),
         "chromium_pss_peak_mib": round(max(s[0] for s in live)),
         "chromium_pss_median_mib": round(statistics.median(s[0] for s in live)),
