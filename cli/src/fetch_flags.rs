@@ -38,6 +38,14 @@ pub fn flag_of(option: &str) -> String {
         .map_or_else(|| option.replace('_', "-"), |(_, f)| (*f).to_string())
 }
 
+/// The fetch options with their schemas, generated once a process (every
+/// command line is built with the fetch flags of three subcommands).
+fn properties() -> &'static Map<String, Value> {
+    static PROPERTIES: std::sync::LazyLock<Map<String, Value>> =
+        std::sync::LazyLock::new(|| oxwright_jobs::schema::fetch_option_properties(&[]));
+    &PROPERTIES
+}
+
 /// The id a generated flag's value is kept under (apart from the
 /// hand-written flags' ids, which are their fields' names).
 const ID_PREFIX: &str = "option:";
@@ -63,9 +71,9 @@ impl Args for GeneratedFlags {
             .filter_map(|a| a.get_long().map(str::to_string))
             .collect();
         let mut cmd = cmd;
-        for (option, schema) in oxwright_jobs::schema::fetch_option_properties(&[]) {
-            if !written.contains(&flag_of(&option)) {
-                cmd = cmd.arg(flag(&option, option.replace('_', "-"), &schema));
+        for (option, schema) in properties() {
+            if !written.contains(&flag_of(option)) {
+                cmd = cmd.arg(flag(option, option.replace('_', "-"), schema));
             }
         }
         cmd
@@ -78,7 +86,6 @@ impl Args for GeneratedFlags {
 
 impl FromArgMatches for GeneratedFlags {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
-        let properties = oxwright_jobs::schema::fetch_option_properties(&[]);
         let mut object = Map::new();
         for id in matches.ids() {
             let Some(option) = option_of_id(id.as_str()) else {
@@ -93,7 +100,7 @@ impl FromArgMatches for GeneratedFlags {
                 .flatten()
                 .map(|v| v.to_string_lossy().into_owned())
                 .collect();
-            let schema = properties.get(option).cloned().unwrap_or(Value::Null);
+            let schema = properties().get(option).cloned().unwrap_or(Value::Null);
             object.insert(option.to_string(), value_of(&schema, &raw).map_err(invalid)?);
         }
         let patch = FetchPatch::from_object(object, &[]).map_err(|e| invalid(e.to_string()))?;

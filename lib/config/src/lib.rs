@@ -1,10 +1,14 @@
 //! The `oxwright` configuration shared by every binary (the CLI, workers,
-//! the scheduler, the Lambda functions), composed of the sections their
-//! crates declare (`[queue]` in the queue crate, `[store]` in the
-//! artefacts crate, `[llm]`, `[fetch]` in the jobs crate, `[policy]`,
-//! `[scheduler]`; `[browser]` here, see [`BrowserSection`]), and what a
-//! binary builds from it before it runs anything ([`Setup`]): a TOML file, then environment overrides read
-//! from an injected map, then the binary's own overrides (flags). The file
+//! the scheduler, the Lambda functions) and what a binary builds from it
+//! before it runs anything ([`Setup`]), with the binaries' allocator and
+//! runtime ([`heap`]).
+//!
+//! The configuration is composed of the sections their crates declare:
+//! `[queue]` in the queue crate, `[store]` in the artefacts crate, `[llm]`
+//! in the LLM crate, `[fetch]` in the jobs crate, `[policy]` and
+//! `[scheduler]` in theirs; `[browser]` here (see [`BrowserSection`]). It
+//! is read from a TOML file, then environment overrides from an injected
+//! map, then the binary's own overrides (flags). The file
 //! is the one `--config` / `OXWRIGHT_CONFIG` names, else the first found of
 //! `./oxwright.toml` and `$XDG_CONFIG_HOME/oxwright/config.toml`
 //! (`~/.config/oxwright/config.toml` when `XDG_CONFIG_HOME` is unset);

@@ -1,7 +1,7 @@
 //! What every binary builds before it runs anything: the merged
 //! configuration, the URL policy, the store and the queue (the worker adds
-//! the browser pool). The process
-//! environment is read once by the binary and handed down as a map.
+//! the browser pool). The process environment is read once by the binary
+//! and handed down as a map.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
