@@ -1,6 +1,6 @@
 output "function_arn" {
   description = "The scheduler function."
-  value       = aws_lambda_function.scheduler.arn
+  value       = module.function.function_arn
 }
 
 output "rule_arn" {
@@ -10,5 +10,5 @@ output "rule_arn" {
 
 output "security_group_id" {
   description = "The function's security group (give it to the broker module's client_security_group_ids)."
-  value       = aws_security_group.scheduler.id
+  value       = module.function.security_group_id
 }

@@ -3,9 +3,21 @@ variable "name" {
   type        = string
 }
 
+variable "tags" {
+  description = "Tags for every resource."
+  type        = map(string)
+  default     = {}
+}
+
 variable "image" {
   description = "The Lambda image (infra/docker/lambda.Dockerfile) in ECR."
   type        = string
+}
+
+variable "env_kms_key_arn" {
+  description = "KMS key encrypting the function's environment; null uses the AWS-managed key."
+  type        = string
+  default     = null
 }
 
 variable "schedule_expression" {
@@ -59,26 +71,11 @@ variable "broker_security_group_id" {
   type        = string
 }
 
-variable "env_kms_key_arn" {
-  description = "KMS key encrypting the function's environment; null uses the AWS-managed key."
-  type        = string
-  default     = null
-}
-
-variable "log_retention_days" {
-  description = "Days the logs are kept (a year by default; lower it to save cost)."
-  type        = number
-  default     = 365
-}
-
-variable "log_kms_key_arn" {
-  description = "KMS key encrypting the log group; null uses CloudWatch's default encryption."
-  type        = string
-  default     = null
-}
-
-variable "tags" {
-  description = "Tags for every resource."
-  type        = map(string)
-  default     = {}
+variable "logs" {
+  description = "The log group: days kept (a year by default; lower it to save cost) and the KMS key encrypting it (null: CloudWatch's default encryption)."
+  type = object({
+    retention_days = optional(number, 365)
+    kms_key_arn    = optional(string)
+  })
+  default = {}
 }

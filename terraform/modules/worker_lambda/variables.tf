@@ -97,16 +97,13 @@ variable "env_kms_key_arn" {
   default     = null
 }
 
-variable "log_retention_days" {
-  description = "Days the logs are kept (a year by default; lower it to save cost)."
-  type        = number
-  default     = 365
-}
-
-variable "log_kms_key_arn" {
-  description = "KMS key encrypting the log group; null uses CloudWatch's default encryption."
-  type        = string
-  default     = null
+variable "logs" {
+  description = "The log group: days kept (a year by default; lower it to save cost) and the KMS key encrypting it (null: CloudWatch's default encryption)."
+  type = object({
+    retention_days = optional(number, 365)
+    kms_key_arn    = optional(string)
+  })
+  default = {}
 }
 
 variable "tags" {

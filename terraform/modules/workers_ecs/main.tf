@@ -17,8 +17,8 @@ data "aws_region" "current" {}
 
 resource "aws_cloudwatch_log_group" "workers" {
   name              = "/oxwright/${var.name}/workers"
-  retention_in_days = var.log_retention_days
-  kms_key_id        = var.log_kms_key_arn
+  retention_in_days = var.logs.retention_days
+  kms_key_id        = var.logs.kms_key_arn
   tags              = var.tags
 }
 
