@@ -158,6 +158,9 @@ def main():
         "chromium_processes_max": max(s[2] for s in live), "renderers_max": max(s[3] for s in live),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
+    if a.peer == "oxwright":
+        # "oxwright 0.1.0 (<commit>)": the build the figures are of.
+        res["version"] = subprocess.run([a.oxwright, "--version"], capture_output=True, text=True).stdout.strip()
     peers.emit(res, a.results)
 
 

@@ -205,6 +205,8 @@ def main():
         "in_use_per_1000_pages": [window(samples, k, k + 1000, "in_use") for k in range(0, n, 1000)],
         "limit_per_1000_pages": [window(samples, k, k + 1000, "limit") for k in range(0, n, 1000)],
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        # "oxwright 0.1.0 (<commit>)": the build the figures are of.
+        "version": subprocess.run([a.oxwright, "--version"], capture_output=True, text=True).stdout.strip(),
     }
     peers.emit(res, a.results)
 

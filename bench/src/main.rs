@@ -70,6 +70,8 @@ enum Command {
 #[derive(Debug, Serialize)]
 struct Machine {
     date: String,
+    /// The commit the bench was built from (`-modified`: with changes to it).
+    commit: &'static str,
     command: String,
     cores: usize,
     os: String,
@@ -97,6 +99,7 @@ impl Machine {
         let args: Vec<String> = std::env::args().skip(1).collect();
         Self {
             date: chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
+            commit: env!("OXWRIGHT_COMMIT"),
             command: format!("cargo run --release -p oxwright-bench -- {}", args.join(" ")),
             cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
             os,

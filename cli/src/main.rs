@@ -16,7 +16,7 @@ use oxwright_config::Setup;
 #[derive(Debug, Parser)]
 #[command(
     name = "oxwright",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("OXWRIGHT_COMMIT"), ")"),
     about = "oxwright: web pages into LLM-ready Markdown, sitemaps, and UI workflows, in real Chromium.\n\
              Runs embedded on one machine, as workers behind RabbitMQ and S3, or as an MCP server for agents.",
     after_help = "Examples:\n  \

@@ -6,6 +6,9 @@
 #   docker run --read-only --tmpfs /tmp -p 8080:8080 \
 #     -e OXWRIGHT_AMQP_URL=amqp://… -e OXWRIGHT_S3=s3://bucket/prefix oxwright-scheduler
 FROM rust:1.95-bookworm AS build
+# What `oxwright --version` names as its commit (the context has no .git):
+#   --build-arg OXWRIGHT_COMMIT=$(git rev-parse --short HEAD)
+ARG OXWRIGHT_COMMIT=unknown
 WORKDIR /src
 COPY . .
 RUN cargo build --release --locked -p oxwright --no-default-features \
