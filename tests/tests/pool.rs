@@ -153,7 +153,8 @@ async fn shutdown_kills_browsers_and_refuses_leases() {
 /// Adaptive admission: with jobs waiting and the CPU counted as idle, the
 /// pool admits pages beyond its start up to the maximum, never more; with
 /// the CPU counted as saturated it admits none beyond the start and takes
-/// none below it.
+/// none below it. (Trials are off here: whether a page more pays is the
+/// controller's, unit-tested in `admission.rs`.)
 /// (The thresholds make the CPU reading decide one way, so the test does
 /// not depend on this machine's load.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -162,6 +163,9 @@ async fn admission_follows_the_cpu_between_its_bounds() {
         interval: Duration::from_millis(100),
         idle_below: 1.01,
         busy_above: 1.01,
+        sustain: Duration::from_millis(200),
+        trial: Duration::ZERO,
+        backoff: Duration::ZERO,
         min_free_mib: 0,
     };
     let env = Env::with_config(PoolConfig {
@@ -184,6 +188,9 @@ async fn admission_follows_the_cpu_between_its_bounds() {
         interval: Duration::from_millis(100),
         idle_below: -1.0,
         busy_above: -1.0,
+        sustain: Duration::from_millis(200),
+        trial: Duration::ZERO,
+        backoff: Duration::ZERO,
         min_free_mib: 0,
     };
     let env = Env::with_config(PoolConfig {

@@ -62,6 +62,8 @@ struct Group {
     reserve: std::sync::Mutex<Vec<OwnedSemaphorePermit>>,
     /// Leases waiting for a permit.
     waiting: AtomicUsize,
+    /// Pages handed out (what adaptive admission's trials count).
+    granted: AtomicU64,
     /// The fewest and the most pages admitted at once.
     min: usize,
     max: usize,
@@ -165,6 +167,7 @@ impl Group {
             permits,
             reserve: std::sync::Mutex::new(reserve),
             waiting: AtomicUsize::new(0),
+            granted: AtomicU64::new(0),
             // Never below the start: a lease may be held for long (an MCP
             // tab, a workflow), and a limit taken below it could starve
             // the next one while the CPU is busy.
@@ -240,49 +243,46 @@ impl BrowserPool {
         Ok(pool)
     }
 
-    /// Moves the main group's limit with the CPU (see `admission.rs`).
-    /// Stops when the pool is dropped or shut down.
+    /// Moves the main group's limit (see `admission.rs`). Stops when the
+    /// pool is dropped or shut down.
     fn spawn_admission(&self) {
         let weak = Arc::downgrade(&self.inner);
-        let cfg = self.inner.cfg.admission.clone();
+        let mut controller = crate::admission::Controller::new(self.inner.cfg.admission.clone());
+        let interval = self.inner.cfg.admission.interval;
         tokio::spawn(async move {
-            let mut before = crate::admission::cpu_jiffies();
             loop {
-                tokio::time::sleep(cfg.interval).await;
                 let Some(inner) = weak.upgrade() else { return };
                 let group = &inner.main;
                 if group.permits.is_closed() {
                     return;
                 }
-                let now = crate::admission::cpu_jiffies();
-                let busy = before
-                    .zip(now)
-                    .and_then(|(b, a)| crate::admission::busy_between(b, a));
-                before = now;
-                let sample = crate::admission::Sample {
-                    busy,
+                let reading = crate::admission::Reading {
+                    cpu: crate::admission::cpu_jiffies(),
                     free_mib: crate::admission::free_mib(),
                     waiting: group.waiting.load(Ordering::SeqCst),
                     in_use: group.in_use(),
+                    granted: group.granted.load(Ordering::Relaxed),
                 };
                 let limit = group.limit();
-                // Every sample, for a soak to read pages in flight over time
+                // Every reading, for a soak to read pages in flight over time
                 // (`RUST_LOG=oxwright_browser::pool=trace`).
                 tracing::trace!(
                     limit,
-                    in_use = sample.in_use,
-                    waiting = sample.waiting,
+                    in_use = reading.in_use,
+                    waiting = reading.waiting,
                     "admission sample"
                 );
-                let next = crate::admission::next_limit(&cfg, limit, group.min, group.max, sample);
+                let next = controller.step(limit, group.min, group.max, reading);
                 if next != limit {
                     // Taking a page back waits for a free one: logged when it moved.
                     group.set_limit(next);
                     let moved = group.limit();
                     if moved != limit {
-                        tracing::debug!(from = limit, to = moved, ?sample, "admission limit moved");
+                        tracing::debug!(from = limit, to = moved, ?reading, "admission limit moved");
                     }
                 }
+                drop(inner);
+                tokio::time::sleep(interval).await;
             }
         });
     }
@@ -396,6 +396,7 @@ impl BrowserPool {
             }
         };
         self.inner.leases.fetch_add(1, Ordering::Relaxed);
+        group.granted.fetch_add(1, Ordering::Relaxed);
         Ok(Lease {
             tab: Some(tab),
             pool: self.clone(),
