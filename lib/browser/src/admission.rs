@@ -111,9 +111,6 @@ pub(crate) struct Controller {
     /// last moved (the latest `trial_len + 1` at most).
     readings: std::collections::VecDeque<(Option<(u64, u64)>, u64)>,
     trial: Option<Trial>,
-    /// A limit to reach (a trial given up), retried until the pool has a
-    /// free page to take back.
-    back_to: Option<usize>,
     /// Trials in a row that bought nothing (a page more) or cost too much
     /// (a page less), and the intervals before the next of each.
     failures: [u32; 2],
@@ -137,7 +134,6 @@ impl Controller {
             trial_len,
             readings: Default::default(),
             trial: None,
-            back_to: None,
             failures: [0; 2],
             quiet: [0; 2],
         }
@@ -182,12 +178,6 @@ impl Controller {
             self.readings.pop_front();
         }
         self.quiet = self.quiet.map(|q| q.saturating_sub(1));
-        if let Some(to) = self.back_to {
-            if limit > to {
-                return to;
-            }
-            self.back_to = None;
-        }
         let Some(busy) = self.busy_over(1) else {
             return limit;
         };
@@ -259,10 +249,6 @@ impl Controller {
             return limit;
         }
         self.back_off(way);
-        if way == UP {
-            // Taking the page back may wait for a free one.
-            self.back_to = Some(trial.from);
-        }
         trial.from
     }
 }

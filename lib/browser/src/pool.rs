@@ -60,6 +60,9 @@ struct Group {
     permits: Arc<Semaphore>,
     /// Capacity held back by adaptive admission (see `admission.rs`).
     reserve: std::sync::Mutex<Vec<OwnedSemaphorePermit>>,
+    /// Pages taken back while every admitted one was on loan: the next
+    /// ones returned go to `reserve` instead of the next lease.
+    owed: AtomicUsize,
     /// Leases waiting for a permit.
     waiting: AtomicUsize,
     /// Pages handed out (what adaptive admission's trials count).
@@ -134,7 +137,9 @@ impl Drop for Lease {
         let permit = self.permit.take();
         let release = async move {
             pool.release(headless, slot, tab).await;
-            drop(permit);
+            if let Some(permit) = permit {
+                pool.group(headless).await.give_back(permit);
+            }
         };
         match tokio::runtime::Handle::try_current() {
             Ok(rt) => {
@@ -168,6 +173,7 @@ impl Group {
             reserve: std::sync::Mutex::new(reserve),
             waiting: AtomicUsize::new(0),
             granted: AtomicU64::new(0),
+            owed: AtomicUsize::new(0),
             // Never below the start: a lease may be held for long (an MCP
             // tab, a workflow), and a limit taken below it could starve
             // the next one while the CPU is busy.
@@ -176,26 +182,51 @@ impl Group {
         }
     }
 
-    /// Pages admitted at once right now.
-    fn limit(&self) -> usize {
+    /// Permits not held back: pages on loan plus free ones.
+    fn admitted(&self) -> usize {
         self.max - self.reserve.lock().expect("reserve").len()
+    }
+
+    /// Pages admitted at once right now (those taken back but still on
+    /// loan no longer count).
+    fn limit(&self) -> usize {
+        self.admitted().saturating_sub(self.owed.load(Ordering::SeqCst))
     }
 
     /// Pages on loan.
     fn in_use(&self) -> usize {
-        self.limit().saturating_sub(self.permits.available_permits())
+        self.admitted().saturating_sub(self.permits.available_permits())
     }
 
-    /// Moves the limit to `to` (one step at a time; taking a page back
-    /// waits until one is free).
+    /// Moves the limit one page toward `to`. A page taken back is a free
+    /// permit when there is one, else the next one returned.
     fn set_limit(&self, to: usize) {
         let mut reserve = self.reserve.lock().expect("reserve");
-        let limit = self.max - reserve.len();
+        let owed = self.owed.load(Ordering::SeqCst);
+        let limit = (self.max - reserve.len()).saturating_sub(owed);
         if to > limit {
-            reserve.pop();
-        } else if to < limit
-            && let Ok(permit) = self.permits.clone().try_acquire_owned()
-        {
+            if owed > 0 {
+                self.owed.fetch_sub(1, Ordering::SeqCst);
+            } else {
+                reserve.pop();
+            }
+        } else if to < limit {
+            match self.permits.clone().try_acquire_owned() {
+                Ok(permit) => reserve.push(permit),
+                Err(_) => {
+                    self.owed.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        }
+    }
+
+    /// A lease's permit coming back: held back when a page is owed,
+    /// otherwise free for the next lease.
+    fn give_back(&self, permit: OwnedSemaphorePermit) {
+        let mut reserve = self.reserve.lock().expect("reserve");
+        let owed = self.owed.load(Ordering::SeqCst);
+        if owed > 0 {
+            self.owed.store(owed - 1, Ordering::SeqCst);
             reserve.push(permit);
         }
     }
@@ -576,5 +607,44 @@ impl BrowserPool {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A page taken back while every admitted page is on loan is the next
+    /// one returned: the limit drops at once, the pages in flight as they
+    /// finish, and a page given again cancels what is still owed.
+    #[test]
+    fn a_page_taken_back_while_all_are_on_loan_is_the_next_returned() {
+        let group = Group::new(true, 1, 2, 4);
+        group.set_limit(3);
+        assert_eq!((group.limit(), group.in_use()), (3, 0));
+        let mut loans: Vec<_> = (0..3)
+            .map(|_| group.permits.clone().try_acquire_owned().expect("admitted"))
+            .collect();
+        assert!(
+            group.permits.clone().try_acquire_owned().is_err(),
+            "three at most"
+        );
+        group.set_limit(2);
+        assert_eq!((group.limit(), group.in_use()), (2, 3));
+        group.give_back(loans.pop().expect("loan"));
+        assert_eq!((group.limit(), group.in_use()), (2, 2));
+        assert!(
+            group.permits.clone().try_acquire_owned().is_err(),
+            "held back, not lent"
+        );
+        group.give_back(loans.pop().expect("loan"));
+        assert_eq!((group.limit(), group.in_use()), (2, 1));
+        let again = group.permits.clone().try_acquire_owned().expect("free again");
+        // Owed, then given again before a page came back: nothing held.
+        group.set_limit(1);
+        assert_eq!(group.limit(), 1);
+        group.set_limit(2);
+        assert_eq!((group.limit(), group.in_use()), (2, 2));
+        drop((again, loans));
     }
 }
