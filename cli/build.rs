@@ -1,7 +1,7 @@
 // Stamps the commit a binary is built from into `OXWRIGHT_COMMIT`, for
 // `oxwright --version` and the benches' results: `$OXWRIGHT_COMMIT` when
 // set (an image build has no `.git`), else git's `HEAD` with `-modified`
-// when tracked files differ from it, else `unknown`. `bench/build.rs`
+// when the tracked sources differ from it, else `unknown`. `bench/build.rs`
 // includes this file.
 
 use std::process::Command;
@@ -35,7 +35,9 @@ fn from_git() -> Option<String> {
         println!("cargo:rerun-if-changed={root}/{source}");
     }
     let head = git(&["rev-parse", "--short=7", "HEAD"])?;
-    let modified = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    let mut status = vec!["-C", root.as_str(), "status", "--porcelain", "--untracked-files=no", "--"];
+    status.extend(SOURCES);
+    let modified = git(&status).is_some_and(|s| !s.is_empty());
     Some(if modified {
         format!("{head}-modified")
     } else {
