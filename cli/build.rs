@@ -35,7 +35,14 @@ fn from_git() -> Option<String> {
         println!("cargo:rerun-if-changed={root}/{source}");
     }
     let head = git(&["rev-parse", "--short=7", "HEAD"])?;
-    let mut status = vec!["-C", root.as_str(), "status", "--porcelain", "--untracked-files=no", "--"];
+    let mut status = vec![
+        "-C",
+        root.as_str(),
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+    ];
     status.extend(SOURCES);
     let modified = git(&status).is_some_and(|s| !s.is_empty());
     Some(if modified {
