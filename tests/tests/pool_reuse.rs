@@ -433,7 +433,7 @@ fn rss_mib(pid: i32) -> u64 {
 
 /// A reused context's renderer starts the next job without the previous
 /// one's JavaScript heap: the reset has V8 collect the old document's
-/// objects. (Before, a parked renderer kept them until V8's heuristics ran,
+/// objects once they are more than a few MiB. (Before, a parked renderer kept them until V8's heuristics ran,
 /// and four renderers carried one page's garbage each into their next
 /// load: ~170 MiB of the Chromium peak on real pages.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -318,15 +318,6 @@ impl Shared {
         if response_stage {
             return self.on_response(ev, is_main_doc, later).await;
         }
-        if let Ok(parsed) = url::Url::parse(&url)
-            && matches!(parsed.scheme(), "http" | "https")
-            && let origin @ url::Origin::Tuple(..) = parsed.origin()
-        {
-            self.origins
-                .lock()
-                .expect("origins")
-                .insert(origin.ascii_serialization());
-        }
         if let Err(source) = self.allowed(&url).await {
             tracing::debug!(url = %url, error = %source, "request refused by url policy");
             if later {
@@ -367,6 +358,10 @@ impl Shared {
         if is_main_doc && ev.redirected_request_id.is_some() {
             self.doc.lock().expect("doc").redirects.push(url.clone());
         }
+        // Only a request let through can leave data behind for its origin
+        // (a refused or blocked one never reaches the network, so the
+        // reset has nothing of its origin to clear).
+        self.reached(&url);
         if is_main_doc
             && !later
             && let Some(served) = self.take_served(&url)
@@ -374,6 +369,19 @@ impl Shared {
             return self.fulfil(ev, &served).await;
         }
         self.continue_shaped(ev, is_main_doc && !later).await
+    }
+
+    /// Records `url`'s origin for the tab's reset to clear.
+    fn reached(&self, url: &str) {
+        if let Ok(parsed) = url::Url::parse(url)
+            && matches!(parsed.scheme(), "http" | "https")
+            && let origin @ url::Origin::Tuple(..) = parsed.origin()
+        {
+            self.origins
+                .lock()
+                .expect("origins")
+                .insert(origin.ascii_serialization());
+        }
     }
 
     /// Says whether a main-frame document request is a later navigation

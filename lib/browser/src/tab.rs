@@ -20,7 +20,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::cdp::browser_protocol::storage::ClearDataForOriginParams;
 use chromiumoxide::cdp::browser_protocol::target::{EventAttachedToTarget, SetAutoAttachParams};
 use chromiumoxide::cdp::js_protocol::heap_profiler::CollectGarbageParams;
-use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, GetHeapUsageParams};
 use futures::StreamExt;
 use oxwright_egress::{EgressProxy, Refusal};
 use oxwright_policy::UrlPolicy;
@@ -171,6 +171,15 @@ impl Tab {
             return Ok(());
         }
         self.track_work().await?;
+        // chromiumoxide switches the Log and Performance domains on for
+        // every page. Nothing reads them, and each costs work on every page:
+        // an event per failed request and console line, and timing probes
+        // around the renderer's script, style and layout work.
+        futures::future::try_join(
+            self.call_own(chromiumoxide::cdp::browser_protocol::log::DisableParams::default()),
+            self.call_own(chromiumoxide::cdp::browser_protocol::performance::DisableParams::default()),
+        )
+        .await?;
         // Listening before the first frame can attach.
         let mut attached = self
             .page
@@ -424,7 +433,6 @@ impl Tab {
     /// page found over [`Tab::memory_limit`] is not reused.
     pub async fn memory(&self) -> Result<oxwright_engine::PageMemory, BrowserError> {
         use chromiumoxide::cdp::browser_protocol::memory::GetDomCountersParams;
-        use chromiumoxide::cdp::js_protocol::runtime::GetHeapUsageParams;
         let heap = self.call_unnoted(GetHeapUsageParams::default()).await?;
         let dom = self.call_unnoted(GetDomCountersParams::default()).await?;
         let heap_bytes = heap.used_size + heap.embedder_heap_used_size + heap.backing_storage_size;

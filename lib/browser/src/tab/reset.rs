@@ -4,6 +4,12 @@
 
 use super::*;
 
+/// The JavaScript and DOM heap (MiB) a reset leaves to the renderer's own
+/// collector; above it the reset has the renderer collect.
+const COLLECT_ABOVE_MIB: f64 = 8.0;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
 impl Tab {
     /// Whether the last `Page.navigate` is still unanswered.
     fn navigation_pending(&self) -> bool {
@@ -104,8 +110,8 @@ impl Tab {
     /// leaves it (so nothing of it runs or writes again), drops the history,
     /// then clears cookies, the HTTP cache, permissions and every storage
     /// (local, IndexedDB, Cache Storage, service workers, …) of each origin
-    /// the page requested, and has the renderer collect the old document's
-    /// JavaScript heap. Any error means the tab must be disposed instead.
+    /// the page reached, and has the renderer collect the old documents'
+    /// heap once it holds more than [`COLLECT_ABOVE_MIB`]. Any error means the tab must be disposed instead.
     /// See `design.md` beside this crate.
     pub(crate) async fn reset(&self) -> Result<(), BrowserError> {
         // Interception stays on: the next job's interceptor answers it, and
@@ -173,11 +179,19 @@ impl Tab {
             // them only when its heuristics say so, and a parked renderer
             // carried them into the next job: four renderers each holding
             // one page's leftovers beside the next one's load. A full
-            // collection here (V8's low-memory GC, which also returns the
-            // freed pages) took the Chromium PSS peak of a 200-page
-            // real-page batch at 4 in flight from 746–756 to 574–584 MiB at
-            // unchanged pages/s (BENCHMARKS §3).
-            self.call_own(CollectGarbageParams::default()).await?;
+            // collection (V8's low-memory GC, which also returns the freed
+            // pages) took the Chromium PSS peak of a 200-page real-page
+            // batch at 4 in flight from 746–756 to 574–584 MiB. But it
+            // costs the renderer 15–60 ms whatever the heap holds, so it
+            // runs only once the renderer holds more than
+            // `COLLECT_ABOVE_MIB`: the garbage of a few small pages waits
+            // for the collection a later job's reset runs, and no parked
+            // renderer carries more than that into a job (BENCHMARKS §3).
+            let heap = self.call_own(GetHeapUsageParams::default()).await?;
+            let held_mib = (heap.used_size + heap.embedder_heap_used_size) / MIB;
+            if held_mib > COLLECT_ABOVE_MIB {
+                self.call_own(CollectGarbageParams::default()).await?;
+            }
             Ok::<(), BrowserError>(())
         };
         let origins_data = futures::future::try_join_all(
