@@ -433,9 +433,10 @@ fn rss_mib(pid: i32) -> u64 {
 
 /// A reused context's renderer starts the next job without the previous
 /// one's JavaScript heap: the reset has V8 collect the old document's
-/// objects once they are more than a few MiB. (Before, a parked renderer kept them until V8's heuristics ran,
-/// and four renderers carried one page's garbage each into their next
-/// load: ~170 MiB of the Chromium peak on real pages.)
+/// objects once they are more than a few MiB. (Before, a parked renderer
+/// kept them until V8's heuristics ran, and four renderers carried one
+/// page's garbage each into their next load: ~170 MiB of the Chromium peak
+/// on real pages.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reset_collects_the_previous_jobs_javascript_heap() {
     let env = single_page_env(50).await;

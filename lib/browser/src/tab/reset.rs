@@ -112,8 +112,8 @@ impl Tab {
     /// then clears cookies, the HTTP cache, permissions and every storage
     /// (local, IndexedDB, Cache Storage, service workers, …) of each origin
     /// the page reached, and has the renderer collect the old documents'
-    /// heap once it holds more than [`COLLECT_ABOVE_MIB`]. Any error means the tab must be disposed instead.
-    /// See `design.md` beside this crate.
+    /// heap once it holds more than [`COLLECT_ABOVE_MIB`]. Any error means
+    /// the tab must be disposed instead. See `design.md` beside this crate.
     pub(crate) async fn reset(&self) -> Result<(), BrowserError> {
         // Interception stays on: the next job's interceptor answers it, and
         // until then nothing the old document asks for is let through.
