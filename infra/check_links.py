@@ -3,7 +3,8 @@
 
 Every markdown link target outside code (inline `[text](target)`, images,
 reference definitions `[name]: target` and autolinks `<scheme:...>`) must be
-a relative path inside the repository that exists; a `#anchor` on a
+a relative path inside the repository that exists (for a page of the
+book, inside the book: the built book holds docs/src only); a `#anchor` on a
 markdown file (or alone, for the same file) must name one of its headings,
 slugged as GitHub and mdBook slug them (lowercase, spaces to hyphens,
 punctuation other than `-` and `_` dropped, `-1`, `-2` … for repeats). A
@@ -118,6 +119,11 @@ def check(root):
                 dest.relative_to(root)
             except ValueError:
                 broken.append(f"{where}: points outside the repository")
+                continue
+            book = (root / "docs" / "src").resolve()
+            if f.is_relative_to(book) and not dest.is_relative_to(book):
+                # The built book holds only docs/src: such a link is dead there.
+                broken.append(f"{where}: leaves the book; include the file or link a page of the book")
                 continue
             if not dest.exists():
                 broken.append(f"{where}: no such file {dest.relative_to(root)}")

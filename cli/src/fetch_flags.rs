@@ -1,79 +1,82 @@
-//! A flag for every fetch option `FetchArgs` does not write by hand,
-//! generated from the job's schema: an option added to `FetchSpec` is a
-//! flag of `fetch`, `batch` and `submit fetch` with nothing else to
-//! change. Its long name is the option's, in kebab case; its help is the
-//! option's doc; its values are checked against the option's type when
-//! the command line is read, as the job JSON's would be.
+//! The fetch flags of `fetch`, `batch` and `submit fetch`, every one
+//! generated from its option's declaration ([`oxwright_jobs::options`]):
+//! an option added to `FetchSpec` is a flag with nothing else to change.
+//! Its long name is the option's in kebab case (or its form's), its help
+//! the first paragraph of the option's doc with its default, and its
+//! values are checked when the command line is read against the option's
+//! type and bounds, as the job JSON's would be.
 //!
-//! How a value is written on the command line follows the option's type:
-//! a boolean is a switch (`--keep-overlays`; `--headless false` for one
-//! that is on by default), a list takes its items comma-separated or
-//! repeated (strings only repeated: a selector may hold a comma), an
-//! object takes JSON, anything else its plain value.
+//! How a value is written follows the option's type: a boolean off by
+//! default is a switch (`--keep-overlays`; `--headless false` for one on
+//! by default), a list takes its items comma-separated or repeated
+//! (strings only repeated: a selector may hold a comma), an object takes
+//! JSON, anything else its plain value. The few options written in a
+//! syntax of their own (`--header 'NAME: VALUE'`, `--viewport 800x600`,
+//! `--headed` …) follow their form in [`oxwright_jobs::options::FORMS`].
 
 use clap::builder::PossibleValuesParser;
+use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
-use oxwright_jobs::FetchPatch;
-use serde_json::{Map, Value};
+use oxwright_jobs::options::{self, CREDENTIALS_HOST_VALUE, FetchOption, Syntax};
+use oxwright_jobs::{FetchDefaults, FetchPatch, FetchSpec};
+use serde_json::{Map, Value, json};
 
-/// The options whose hand-written flag has a name of its own, with that
-/// name; every other option's flag, hand-written or generated, is its name
-/// in kebab case.
-pub const FLAG_NAMES: &[(&str, &str)] = &[
-    ("headless", "headed"),
-    ("retry_count", "retries"),
-    ("block_resources", "block"),
-    ("headers", "header"),
-    ("cookies", "cookie"),
-    ("formats", "format"),
-    ("response_headers", "response-header"),
-    ("actions", "action"),
-];
-
-/// The flag of `option`.
-pub fn flag_of(option: &str) -> String {
-    FLAG_NAMES
-        .iter()
-        .find(|(o, _)| *o == option)
-        .map_or_else(|| option.replace('_', "-"), |(_, f)| (*f).to_string())
+/// The fetch options with their faces, read once a process (every command
+/// line is built with the fetch flags of three subcommands).
+fn all() -> &'static [FetchOption] {
+    static OPTIONS: std::sync::LazyLock<Vec<FetchOption>> = std::sync::LazyLock::new(options::fetch_options);
+    &OPTIONS
 }
 
-/// The fetch options with their schemas, generated once a process (every
-/// command line is built with the fetch flags of three subcommands).
-fn properties() -> &'static Map<String, Value> {
-    static PROPERTIES: std::sync::LazyLock<Map<String, Value>> =
-        std::sync::LazyLock::new(|| oxwright_jobs::schema::fetch_option_properties(&[]));
-    &PROPERTIES
-}
-
-/// The id a generated flag's value is kept under (apart from the
-/// hand-written flags' ids, which are their fields' names).
+/// The id a flag's value is kept under: apart from every other flag's.
 const ID_PREFIX: &str = "option:";
 
-/// The option a generated flag's id stands for.
-pub fn option_of_id(id: &str) -> Option<&str> {
-    id.strip_prefix(ID_PREFIX)
+/// The id of the companion flag naming the host a credentials flag's
+/// credentials go to.
+fn host_id(option: &str) -> String {
+    format!("{ID_PREFIX}{option}:host")
 }
 
-/// The values of the generated flags given, as a patch over a spec.
+/// The fetch options given on the command line (or in their environment
+/// variable), as a patch over a spec.
 #[derive(Debug, Clone, Default)]
-pub struct GeneratedFlags {
+pub struct FetchArgs {
     /// The options given, checked against their fields.
     pub patch: FetchPatch,
 }
 
-impl Args for GeneratedFlags {
-    /// Adds a flag for each option no flag already in `cmd` stands for, so
-    /// it is flattened after the hand-written ones.
+impl FetchArgs {
+    /// Builds a spec for `url` from these flags, with `[fetch]`'s keys for
+    /// the options no flag set.
+    pub fn spec_with(&self, url: url::Url, defaults: &FetchDefaults) -> FetchSpec {
+        let mut spec = FetchSpec::new(url);
+        if let Err(e) = defaults.apply(&mut spec, |key| self.patch.keys().any(|k| k == key)) {
+            tracing::warn!(error = %e, "[fetch] not applied");
+        }
+        // Checked against their fields when the command line was read.
+        if let Err(e) = self.patch.apply(&mut spec) {
+            tracing::warn!(error = %e, "a fetch flag not applied");
+        }
+        spec
+    }
+}
+
+impl Args for FetchArgs {
     fn augment_args(cmd: Command) -> Command {
-        let written: Vec<String> = cmd
-            .get_arguments()
-            .filter_map(|a| a.get_long().map(str::to_string))
-            .collect();
         let mut cmd = cmd;
-        for (option, schema) in properties() {
-            if !written.contains(&flag_of(option)) {
-                cmd = cmd.arg(flag(option, option.replace('_', "-"), schema));
+        for option in all() {
+            cmd = cmd.arg(flag(option));
+            if option.syntax() == Syntax::Credentials {
+                cmd = cmd.arg(
+                    Arg::new(host_id(&option.name))
+                        .long(format!("{}-host", option.long()))
+                        .value_name(CREDENTIALS_HOST_VALUE)
+                        .requires(format!("{ID_PREFIX}{}", option.name))
+                        .help(format!(
+                            "The host[:port] the --{} credentials go to (by default the fetched URL's).",
+                            option.long()
+                        )),
+                );
             }
         }
         cmd
@@ -84,24 +87,39 @@ impl Args for GeneratedFlags {
     }
 }
 
-impl FromArgMatches for GeneratedFlags {
+/// Whether `id`'s value came from the command line or its variable (not
+/// from nowhere).
+fn given(matches: &ArgMatches, id: &str) -> bool {
+    matches!(
+        matches.value_source(id),
+        Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+    )
+}
+
+fn raw_values(matches: &ArgMatches, id: &str) -> Vec<String> {
+    matches
+        .get_raw(id)
+        .into_iter()
+        .flatten()
+        .map(|v| v.to_string_lossy().into_owned())
+        .collect()
+}
+
+impl FromArgMatches for FetchArgs {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
         let mut object = Map::new();
-        for id in matches.ids() {
-            let Some(option) = option_of_id(id.as_str()) else {
-                continue;
-            };
-            if matches.value_source(id.as_str()) != Some(clap::parser::ValueSource::CommandLine) {
+        for option in all() {
+            let id = format!("{ID_PREFIX}{}", option.name);
+            if !matches.try_contains_id(&id).unwrap_or(false) || !given(matches, &id) {
                 continue;
             }
-            let raw: Vec<String> = matches
-                .get_raw(id.as_str())
-                .into_iter()
-                .flatten()
-                .map(|v| v.to_string_lossy().into_owned())
-                .collect();
-            let schema = properties().get(option).cloned().unwrap_or(Value::Null);
-            object.insert(option.to_string(), value_of(&schema, &raw).map_err(invalid)?);
+            let mut value = value_of(option, &raw_values(matches, &id)).map_err(invalid)?;
+            let host = host_id(&option.name);
+            if let (Value::Object(v), true) = (&mut value, given(matches, &host)) {
+                let host = raw_values(matches, &host).pop().unwrap_or_default();
+                v.insert("host".into(), Value::String(host));
+            }
+            object.insert(option.name.clone(), value);
         }
         let patch = FetchPatch::from_object(object, &[]).map_err(|e| invalid(e.to_string()))?;
         Ok(Self { patch })
@@ -117,63 +135,120 @@ fn invalid(message: String) -> clap::Error {
     clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{message}\n"))
 }
 
-fn kind(schema: &Value) -> &str {
-    schema.get("type").and_then(Value::as_str).unwrap_or("")
+/// Checks one value of `option`'s flag: its syntax, its type and its bounds.
+fn check(option: &FetchOption, raw: &str) -> Result<(), String> {
+    let one = value_of(option, &[raw.to_string()])?;
+    let patch = FetchPatch::from_object(Map::from_iter([(option.name.clone(), one)]), &[])
+        .map_err(|e| e.to_string())?;
+    let mut spec = FetchSpec::new(url::Url::parse("https://example.invalid/").expect("a fixed URL parses"));
+    patch.apply(&mut spec).map_err(|e| e.to_string())?;
+    spec.validate().map_err(|e| e.message)
 }
 
-fn choices(schema: &Value) -> Option<Vec<String>> {
-    schema.get("enum").and_then(Value::as_array).map(|values| {
-        values
-            .iter()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect()
-    })
-}
-
-/// The flag of `option`, shaped by its schema.
-fn flag(option: &str, long: String, schema: &Value) -> Arg {
-    let help = schema
-        .get("description")
-        .and_then(Value::as_str)
-        .and_then(|d| d.split("\n\n").next())
-        .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
-        .unwrap_or_default();
-    let arg = Arg::new(format!("{ID_PREFIX}{option}")).long(long).help(help);
-    let check = {
-        let (option, schema) = (option.to_string(), schema.clone());
-        move |raw: &str| -> Result<String, String> {
-            let one = value_of(&schema, &[raw.to_string()])?;
-            FetchPatch::from_object(Map::from_iter([(option.clone(), one)]), &[])
-                .map(|_| raw.to_string())
-                .map_err(|e| e.to_string())
+/// The flag of `option`, shaped by its form and its schema.
+fn flag(option: &'static FetchOption) -> Arg {
+    let mut help = option.summary();
+    if let Some(default) = option.default_text() {
+        help.push_str(&format!(" [default: {default}]"));
+    }
+    let mut arg = Arg::new(format!("{ID_PREFIX}{}", option.name))
+        .long(option.long())
+        .help(help);
+    if let Some(form) = option.form {
+        if let Some(alias) = form.alias {
+            arg = arg.visible_alias(alias);
         }
-    };
-    let arg = match kind(schema) {
-        "boolean" if schema.get("default") != Some(&Value::Bool(true)) => arg,
-        _ => arg.value_name(option.to_ascii_uppercase()),
-    };
-    match kind(schema) {
-        "boolean" if schema.get("default") != Some(&Value::Bool(true)) => arg.action(ArgAction::SetTrue),
-        "array" => {
-            let items = schema.get("items").cloned().unwrap_or(Value::Null);
+        if let Some(env) = form.env {
+            arg = arg.env(env).hide_env_values(true);
+        }
+    }
+    if option.is_switch() {
+        return arg.action(ArgAction::SetTrue);
+    }
+    arg = arg.value_name(option.value_name());
+    let checked = move |raw: &str| check(option, raw).map(|()| raw.to_string());
+    match option.syntax() {
+        Syntax::Typed if option.kind() == "array" => {
             let arg = arg.action(ArgAction::Append);
-            match choices(&items) {
+            match option.choices() {
                 Some(values) => arg
                     .value_delimiter(',')
                     .value_parser(PossibleValuesParser::new(values)),
-                None if kind(&items) == "string" => arg.value_parser(check),
-                None => arg.value_delimiter(',').value_parser(check),
+                None if item_kind(option) == "string" => arg.value_parser(checked),
+                None => arg.value_delimiter(',').value_parser(checked),
             }
         }
-        _ => match choices(schema) {
+        Syntax::Typed => match option.choices() {
             Some(values) => arg.value_parser(PossibleValuesParser::new(values)),
-            None => arg.value_parser(check),
+            None => arg.value_parser(checked),
         },
+        Syntax::Header | Syntax::Cookie | Syntax::Step => arg.action(ArgAction::Append).value_parser(checked),
+        Syntax::Size | Syntax::Credentials | Syntax::Negated => arg.value_parser(checked),
     }
 }
 
-/// The JSON value `raw` (a flag's values, in order) stands for under `schema`.
-fn value_of(schema: &Value, raw: &[String]) -> Result<Value, String> {
+fn item_kind(option: &FetchOption) -> &str {
+    option
+        .schema
+        .get("items")
+        .and_then(|i| i.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// The JSON value `raw` (a flag's values, in order) stands for.
+fn value_of(option: &FetchOption, raw: &[String]) -> Result<Value, String> {
+    let last = raw.last().map_or("", String::as_str);
+    match option.syntax() {
+        Syntax::Negated => Ok(Value::Bool(false)),
+        Syntax::Header => raw
+            .iter()
+            .map(|r| {
+                let (name, value) = r.split_once(':').ok_or_else(|| format!("{r:?}: give NAME: VALUE"))?;
+                Ok((name.trim().to_string(), Value::String(value.trim().to_string())))
+            })
+            .collect::<Result<Map<_, _>, String>>()
+            .map(Value::Object),
+        Syntax::Cookie => raw
+            .iter()
+            .map(|r| {
+                let (name, value) = r.split_once('=').ok_or_else(|| format!("{r:?}: give NAME=VALUE"))?;
+                Ok(json!({ "name": name.trim(), "value": value.trim() }))
+            })
+            .collect::<Result<Vec<_>, String>>()
+            .map(Value::Array),
+        Syntax::Size => {
+            let (w, h) = last
+                .split_once(['x', 'X'])
+                .ok_or_else(|| format!("{last:?}: give WIDTHxHEIGHT, e.g. 1280x800"))?;
+            let side = |s: &str| {
+                s.trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|v| (1..=10_000).contains(v))
+                    .ok_or_else(|| format!("{last:?}: each side is a number from 1 to 10000"))
+            };
+            Ok(json!({ "width": side(w)?, "height": side(h)? }))
+        }
+        Syntax::Credentials => {
+            let (username, password) = last.split_once(':').unwrap_or((last, ""));
+            Ok(json!({ "username": username, "password": password }))
+        }
+        Syntax::Step => raw
+            .iter()
+            .map(|r| {
+                oxwright_steps::parse_steps(std::slice::from_ref(r))
+                    .map(|_| Value::String(r.trim().to_string()))
+                    .map_err(|e| e.message)
+            })
+            .collect::<Result<Vec<_>, String>>()
+            .map(Value::Array),
+        Syntax::Typed => typed(&option.schema, raw),
+    }
+}
+
+/// The value of `raw` under `schema`, by the schema's type.
+fn typed(schema: &Value, raw: &[String]) -> Result<Value, String> {
     match kind(schema) {
         "array" => {
             let items = schema.get("items").cloned().unwrap_or(Value::Null);
@@ -184,6 +259,10 @@ fn value_of(schema: &Value, raw: &[String]) -> Result<Value, String> {
         }
         _ => scalar(schema, raw.last().map_or("", String::as_str)),
     }
+}
+
+fn kind(schema: &Value) -> &str {
+    schema.get("type").and_then(Value::as_str).unwrap_or("")
 }
 
 fn scalar(schema: &Value, raw: &str) -> Result<Value, String> {
@@ -197,89 +276,4 @@ fn scalar(schema: &Value, raw: &str) -> Result<Value, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use oxwright_jobs::{BlockResource, ContentMode, FetchSpec, Viewport};
-
-    use super::*;
-
-    /// A command of generated flags alone: every option gets one.
-    fn parse(args: &[&str]) -> Result<FetchSpec, clap::Error> {
-        let cmd = GeneratedFlags::augment_args(Command::new("t").no_binary_name(true));
-        let flags = GeneratedFlags::from_arg_matches(&cmd.try_get_matches_from(args)?)?;
-        let mut spec = FetchSpec::new("https://a.test/".parse().unwrap());
-        flags.patch.apply(&mut spec).unwrap();
-        Ok(spec)
-    }
-
-    #[test]
-    fn every_kind_of_option_is_a_flag_of_its_type() {
-        let spec = parse(&[
-            "--timeout-ms",
-            "5000",
-            "--block-resources",
-            "image,font",
-            "--keep-overlays",
-            "--viewport",
-            r#"{"width": 300, "height": 400}"#,
-            "--include",
-            "main, article",
-            "--include",
-            "aside",
-            "--headless",
-            "false",
-            "--content",
-            "full",
-        ])
-        .unwrap();
-        assert_eq!(spec.timeout_ms, 5000);
-        assert_eq!(
-            spec.block_resources,
-            vec![BlockResource::Image, BlockResource::Font]
-        );
-        assert!(spec.keep_overlays);
-        assert_eq!(
-            spec.viewport,
-            Some(Viewport {
-                width: 300,
-                height: 400
-            })
-        );
-        assert_eq!(spec.include, vec!["main, article", "aside"]);
-        assert!(!spec.headless);
-        assert_eq!(spec.content, ContentMode::Full);
-        // Nothing given leaves the job's defaults.
-        let untouched = parse(&[]).unwrap();
-        assert_eq!(untouched, FetchSpec::new("https://a.test/".parse().unwrap()));
-        for bad in [
-            &["--timeout-ms", "soon"][..],
-            &["--content", "most"],
-            &["--block-resources", "image,sound"],
-            &["--viewport", "300x400"],
-        ] {
-            let err = parse(bad).unwrap_err().to_string();
-            assert!(
-                err.contains(bad[1].split(',').next_back().unwrap()),
-                "{bad:?}: {err}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_value_is_read_by_its_options_type() {
-        let number = serde_json::json!({"type": "integer"});
-        assert_eq!(value_of(&number, &["12".into()]), Ok(Value::from(12)));
-        assert!(value_of(&number, &["twelve".into()]).is_err());
-        let list = serde_json::json!({"type": "array", "items": {"type": "string"}});
-        assert_eq!(
-            value_of(&list, &["a, b".into(), "c".into()]),
-            Ok(serde_json::json!(["a, b", "c"]))
-        );
-        let object = serde_json::json!({"type": "object"});
-        assert_eq!(
-            value_of(&object, &[r#"{"width": 3}"#.into()]),
-            Ok(serde_json::json!({"width": 3}))
-        );
-        assert_eq!(flag_of("retry_count"), "retries");
-        assert_eq!(flag_of("max_age_ms"), "max-age-ms");
-    }
-}
+mod tests;

@@ -79,7 +79,7 @@ impl Command {
         match self {
             #[cfg(feature = "browser")]
             Command::Worker(_) => true,
-            Command::Scheduler(_) | Command::Dashboard(_) => true,
+            Command::Scheduler(_) => true,
             _ => false,
         }
     }
@@ -138,20 +138,21 @@ static MALLOC_CONF: &[u8] = oxwright_config::heap::MALLOC_CONF;
 fn main() {
     use clap::FromArgMatches;
     let matches = command().get_matches();
-    let mut cli = match Cli::from_arg_matches(&matches) {
+    let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(err) => err.exit(),
     };
-    note_given_fetch_flags(&mut cli, &matches);
     let runtime = oxwright_config::heap::runtime().expect("tokio runtime starts");
     let code = runtime.block_on(async {
         // Services log their routine; commands a person runs print warnings,
         // errors and their results, unless asked for more (`-v`, RUST_LOG).
-        let person = !cli.common.verbose && !cli.command.is_service();
+        let person = !cli.command.is_service();
         let _telemetry = match oxwright_telemetry::init(
             "oxwright",
             oxwright_telemetry::TelemetryOptions {
                 person,
+                verbose: cli.common.verbose,
+                format: cli.common.log_format(),
                 ..oxwright_telemetry::TelemetryOptions::from_process_env()
             },
         ) {
@@ -174,28 +175,6 @@ fn main() {
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     std::process::exit(code);
-}
-
-/// Tells the fetch flags of `fetch`, `batch` and `submit fetch` which of
-/// them were typed, so the config's `[fetch]` fills only the others.
-fn note_given_fetch_flags(cli: &mut Cli, matches: &clap::ArgMatches) {
-    let Some((_, sub)) = matches.subcommand() else {
-        return;
-    };
-    match &mut cli.command {
-        #[cfg(feature = "browser")]
-        Command::Fetch(c) => c.fetch.note_given(sub),
-        #[cfg(feature = "browser")]
-        Command::Batch(c) => c.fetch.note_given(sub),
-        Command::Submit(c) => {
-            if let (commands::submit::SubmitWhat::Fetch(a), Some((_, inner))) =
-                (&mut c.what, sub.subcommand())
-            {
-                a.fetch.note_given(inner);
-            }
-        }
-        _ => {}
-    }
 }
 
 async fn run(cli: Cli) -> anyhow::Result<i32> {
@@ -313,7 +292,13 @@ mod tests {
         let options: Vec<&String> = options["properties"].as_object().unwrap().keys().collect();
         assert!(options.len() > 25, "{options:?}");
         // The command line: one flag per option, by its own name unless it has another.
-        let flag = crate::fetch_flags::flag_of;
+        let flag = |option: &str| {
+            oxwright_jobs::options::fetch_options()
+                .into_iter()
+                .find(|o| o.name == option)
+                .map(|o| o.long())
+                .unwrap_or_default()
+        };
         let mut cmd = command();
         cmd.build();
         let flags_of = |cmd: &clap::Command| -> Vec<String> {

@@ -136,3 +136,47 @@ async fn the_dashboard_shows_a_laptop_batch_and_acts_on_nothing() {
         "{policy}"
     );
 }
+
+/// The address the dashboard prints opens it (`/` leads to `/ui`), and a
+/// dashboard at the default level writes no routine log line, in no
+/// format, with stderr going to a file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_opens_at_the_address_it_prints_and_logs_nothing_routine() {
+    let out = tempfile::tempdir().unwrap();
+    let stderr = out.path().join("stderr.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oxwright"))
+        .args(["--out", &out.path().join("out").display().to_string()])
+        .args(["dashboard", "--listen", "127.0.0.1:0"])
+        .env_remove("OXWRIGHT_CONFIG")
+        .env_remove("OXWRIGHT_API_TOKEN")
+        .env_remove("OXWRIGHT_AMQP_URL")
+        .env_remove("OXWRIGHT_S3")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .expect("oxwright dashboard starts");
+    let line = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .next()
+        .unwrap()
+        .unwrap();
+    let child = Killed(child);
+    let base = line
+        .strip_prefix("listening on ")
+        .expect("the address line")
+        .to_owned();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let root = http.get(format!("{base}/")).send().await.unwrap();
+    assert!(root.status().is_redirection(), "{}", root.status());
+    assert_eq!(root.headers()["location"], "/ui");
+    let ui = http.get(format!("{base}/ui")).send().await.unwrap();
+    assert_eq!(ui.status().as_u16(), 200);
+    drop(child);
+    let logged = std::fs::read_to_string(&stderr).unwrap();
+    assert!(logged.trim().is_empty(), "the dashboard logged: {logged}");
+}

@@ -373,8 +373,13 @@ async fn one_shot_commands_are_quiet_unless_asked() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{stderr}");
         assert!(!out.stdout.is_empty());
+        // Plain lines a person reads, not JSON, though stderr is no terminal.
+        assert!(!stderr.contains("\"level\""), "{stderr}");
         if verbose {
-            assert!(stderr.contains("telemetry initialised"), "{stderr}");
+            assert!(
+                stderr.lines().any(|l| l.starts_with("info: telemetry initialised")),
+                "{stderr}"
+            );
         } else {
             // The one warning a root run gives (Chromium without its sandbox).
             let rest: Vec<&str> = stderr
@@ -382,6 +387,9 @@ async fn one_shot_commands_are_quiet_unless_asked() {
                 .filter(|l| !l.contains("CHROMIUM RUNS WITHOUT ITS SANDBOX"))
                 .collect();
             assert!(rest.is_empty(), "a quiet command logged: {stderr}");
+            for line in stderr.lines() {
+                assert!(line.starts_with("warning: "), "{stderr}");
+            }
         }
     }
 }

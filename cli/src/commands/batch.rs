@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use oxwright_config::Setup;
 use oxwright_worker::BrowserSetup;
 
-use crate::options::FetchArgs;
+use crate::fetch_flags::FetchArgs;
 use crate::signals::shutdown_on_signals;
 
 /// Arguments of `oxwright batch`.

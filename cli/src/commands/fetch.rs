@@ -11,7 +11,7 @@ use oxwright_jobs::{FetchSpec, Job, JobError, JobReport, JobSpec, ReportStatus};
 use oxwright_scheduler::batch::{BatchLine, parse_url_entry, shorten};
 use oxwright_worker::run_job;
 
-use crate::options::FetchArgs;
+use crate::fetch_flags::FetchArgs;
 use oxwright_config::Setup;
 use oxwright_worker::BrowserSetup;
 
@@ -82,7 +82,10 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
     // bad path fails at once) or standard output.
     let mut sink = output(&cmd)?;
     // A screenshot or the HTML exist only as artefacts: never drop them.
-    let keep = cmd.keep || cmd.fetch.screenshot || cmd.fetch.include_html;
+    let keep = cmd.keep
+        || inputs
+            .iter()
+            .any(|i| matches!(i, Input::Page(spec) if spec.screenshot || spec.include_html));
     // Pages the cache answers fresh need no browser; when it answers
     // every page, none starts.
     let hits = cache_hits(&setup, &inputs, keep).await?;

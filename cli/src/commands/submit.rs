@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use oxwright_jobs::JobKind;
 use oxwright_scheduler::{JobTemplate, fetch_jobs, new_batch_id, parse_url_list, submit_batch};
 
-use crate::options::FetchArgs;
+use crate::fetch_flags::FetchArgs;
 use oxwright_config::Setup;
 
 /// Arguments of `oxwright submit`.

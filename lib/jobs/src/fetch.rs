@@ -12,11 +12,12 @@ use crate::{BasicAuth, CookieSpec, PageImage, PageLinks, PageMetadata, RequestSh
 #[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum WaitUntil {
-    /// The content is ready: after `DOMContentLoaded`, the DOM's text has
-    /// stopped changing for a quiet period (bounded by a soft deadline),
-    /// whether or not `load` has fired. Catches content a script renders
-    /// shortly after the page starts, and does not wait for sub-resources
-    /// that never finish.
+    /// The content is ready: after `DOMContentLoaded`, once the work the
+    /// page scheduled is done and its text has stopped changing (for 150
+    /// ms after `load`, 500 ms before it), at most 5 s after
+    /// `DOMContentLoaded`, whether or not `load` has fired. Catches content
+    /// a script renders shortly after the page starts, and does not wait
+    /// for sub-resources that never finish.
     #[default]
     Ready,
     /// The `load` event.
@@ -208,121 +209,196 @@ pub struct FetchSpec {
     /// The page to fetch (http or https).
     #[schemars(with = "String")]
     pub url: Url,
-    /// Runs the browser headless; `false` needs a display.
+    /// Runs the browser headless; `false` needs a display (`$DISPLAY`).
     #[serde(default = "default_headless")]
     pub headless: bool,
-    /// Deadline of one attempt, in milliseconds.
+    /// Deadline of one attempt (navigation and waits), in milliseconds,
+    /// 1–600000.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
-    /// Whether the page is rendered in a browser (`always`, the default,
-    /// not written out), read from the served HTML (`never`), or read
-    /// from it when it holds the page and rendered otherwise (`auto`).
+    /// Whether the page is rendered in Chromium, read from the HTML the
+    /// server sent without running scripts, or read from it and rendered
+    /// only when it does not hold the page. The result says `rendered`
+    /// and why.
+    ///
+    /// See the fetch chapter's render modes.
     #[serde(default, skip_serializing_if = "Render::is_default")]
     pub render: Render,
-    /// State to wait for. The default (`ready`) is not written out, so a
-    /// worker that predates it reads the job with its own default.
-    /// `wait_for_load_state` (its name before) is read too.
+    /// What to wait for before reading the page.
+    ///
+    /// `wait_for_load_state`, its name before, is read too; see the fetch
+    /// chapter's "When the page is read". The default is not written out
+    /// in the job JSON, so a worker that predates it reads the job with
+    /// its own default.
     #[serde(
         default,
         skip_serializing_if = "WaitUntil::is_default",
         alias = "wait_for_load_state"
     )]
     pub wait_until: WaitUntil,
-    /// A CSS selector that must appear before the DOM is read.
+    /// A CSS selector that must appear before the page is read.
+    ///
+    /// A selector that never appeared is not retried.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"#results")]
     pub wait_for: Option<String>,
-    /// A fixed extra wait, in milliseconds, after the state (and `wait_for`)
-    /// was reached and before the DOM is read; within the attempt's deadline.
+    /// A fixed extra wait, in milliseconds, after the `wait_until` state
+    /// and `wait_for`, before the page is read (within the attempt's
+    /// deadline), 0–60000.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub wait_ms: u64,
-    /// Retries after the first attempt, for transient failures only.
+    /// Retries of transient failures (page-load timeouts, connection
+    /// errors, 5xx, 408, 429, browser crashes), at most 10; others fail at
+    /// once and say why.
     #[serde(default = "default_retry_count")]
     pub retry_count: u32,
-    /// Base delay between attempts; attempt n waits `retry_delay_ms × 2^n`.
+    /// Base delay between retries, in milliseconds: retry n waits
+    /// `retry_delay_ms × 2^n` (each wait at most a minute), 0–60000.
     #[serde(default = "default_retry_delay_ms")]
     pub retry_delay_ms: u64,
     /// Resource types never downloaded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub block_resources: Vec<BlockResource>,
-    /// Frames taken out of the document (the default) or loaded.
+    /// What happens to the page's frames (`<iframe>`, `<frame>`).
+    ///
+    /// `--render auto` renders a fetch that loads or inlines frames.
     #[serde(default, skip_serializing_if = "Frames::skipped")]
     pub frames: Frames,
-    /// Main content or full page.
+    /// Which part of the page becomes Markdown.
+    ///
+    /// Main mode is readability-style extraction plus boilerplate rules
+    /// (sharing, newsletter, related, comments, link lists, teasers).
     #[serde(default)]
     pub content: ContentMode,
-    /// Keeps the rendered HTML as an artefact.
+    /// Keeps the rendered HTML as the `page.html` artefact.
     #[serde(default)]
     pub include_html: bool,
-    /// Takes a PNG screenshot.
+    /// Keeps a PNG of the page as the `screenshot.png` artefact.
     #[serde(default)]
     pub screenshot: bool,
-    /// CSS selectors: when any is given, only the elements they match become
-    /// Markdown (in document order, nested matches once), in place of
-    /// main-content detection.
+    /// CSS selectors: only what they match becomes Markdown (outermost
+    /// matches, in document order), in place of main-content detection.
+    ///
+    /// None matching gives empty Markdown and a warning; at most 50.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub include: Vec<String>,
-    /// CSS selectors whose elements are removed before anything else reads the page.
+    /// CSS selectors whose elements are removed before the page is read
+    /// (before `include` and main-content detection).
+    ///
+    /// At most 50. A selector that is not valid CSS fails with
+    /// `invalid_input`, not retried.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exclude: Vec<String>,
     /// Keeps cookie banners, consent walls and modal overlays, which main
-    /// mode removes by default.
+    /// mode removes.
     #[serde(default, skip_serializing_if = "is_false")]
     pub keep_overlays: bool,
     /// Extra request headers, sent to the fetched URL's host only.
+    ///
+    /// Every request to that host carries them (the document, its
+    /// scripts, images, XHR); a redirect to another host does not.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
     /// Cookies set before the page is requested.
+    ///
+    /// Without `domain`, for the fetched URL's host only; path `/` unless
+    /// given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cookies: Vec<CookieSpec>,
-    /// The `User-Agent` (header and `navigator.userAgent`).
+    /// The `User-Agent` of every request and `navigator.userAgent`
+    /// (Chromium's when unset).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"ExampleBot/1.0")]
     pub user_agent: Option<String>,
-    /// A locale such as `de-DE`: `Accept-Language`, `navigator.language`, `Intl`.
+    /// A locale such as `de-DE`: `Accept-Language`, `navigator.language`
+    /// and `Intl`.
+    ///
+    /// `de-DE` sends `Accept-Language: de-DE,de;q=0.9`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"de-DE")]
     pub locale: Option<String>,
-    /// An IANA time zone such as `Asia/Tokyo`.
+    /// An IANA time zone such as `Asia/Tokyo` the page's clock runs in
+    /// (the host's when unset).
+    ///
+    /// An unknown zone fails with `invalid_input`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"Asia/Tokyo")]
     pub timezone: Option<String>,
-    /// The viewport size in CSS pixels.
+    /// The viewport in CSS pixels, each side 1–10000 (the browser
+    /// window's, 1280×800, when unset).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = Viewport { width: 800, height: 600 })]
     pub viewport: Option<Viewport>,
-    /// Mobile emulation (phone viewport, touch, mobile user agent).
+    /// Emulates a phone: its viewport (unless `viewport`), touch, a mobile
+    /// user agent (unless `user_agent`).
+    ///
+    /// The phone is 390×844 at 2×, with the user agent of Chromium on
+    /// Android.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mobile: bool,
-    /// Basic credentials, sent to one host only (by default the fetched URL's).
+    /// HTTP basic credentials, sent preemptively to one `host[:port]`
+    /// only: the fetched URL's, or `host`.
+    ///
+    /// Never sent to another host or port, nor after a redirect elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basic_auth: Option<BasicAuth>,
-    /// An upstream proxy (`http://`, `socks5://`, `socks5h://`, with
-    /// credentials in the URL) every request of the page leaves through,
-    /// after the URL policy judged it. Under `isolation = "shared"` it is
-    /// refused (a shared context has one way out for every job).
+    /// An upstream proxy every request of the page leaves through, after
+    /// the URL policy judged its target: `http://[USER:PASSWORD@]HOST:PORT`,
+    /// `socks5://…` (the proxy connects to the checked address) or
+    /// `socks5h://…` (it resolves).
+    ///
+    /// Popups and workers go through it too. `http://` tunnels TLS and
+    /// WebSockets with `CONNECT` and hands a plain-HTTP request to the
+    /// proxy whole, as browsers do. Wrong credentials fail with
+    /// `invalid_input`, not retried; the credentials never appear in a
+    /// message, log or result. Needs the default isolation (a shared
+    /// context has one way out for every job).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<crate::shape::ProxyUrl>,
-    /// Outputs to add to the result (`html`, `raw_html`, `text`, screenshots).
+    /// Outputs to add to the result; `markdown`, `links`, `images` and
+    /// `metadata` are always there and may be named.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub formats: Vec<Format>,
     /// Response headers of the main document to report in
-    /// `metadata.response_headers` (names, any case).
+    /// `metadata.response_headers` (names, any case; absent ones left
+    /// out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub response_headers: Vec<String>,
     /// A token budget (cl100k) for the Markdown: a longer one is cut at a
     /// block boundary and the result says so (`truncated`).
+    ///
+    /// The cut is never inside a paragraph, list, table or code block;
+    /// `tokens.markdown` counts what was kept and a warning gives both
+    /// counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = 8000)]
     pub max_tokens: Option<u64>,
-    /// How the page's JavaScript dialogs are answered (not written out at
-    /// its default, `dismiss`).
+    /// How the page's JavaScript dialogs (`alert`, `confirm`, `prompt`,
+    /// `beforeunload`) are answered, at once so they never block the
+    /// page; each is listed in the result's warnings.
     #[serde(default, skip_serializing_if = "DialogAction::is_default")]
     pub dialogs: DialogAction,
-    /// Structured workflow steps run on the page once it is ready and
-    /// before it is read (`click: button "Load more"`, `wait: text "Item
-    /// 40"` …; the grammar of `oxwright run`'s structured steps), one step
-    /// per item.
+    /// Structured workflow steps run in order on the ready page before it
+    /// is read (`click: button "Load more"`, `wait: text "Item 40"` …; the
+    /// grammar of `oxwright run`'s structured steps), one step per item.
+    ///
+    /// At most 50. A step that does not parse fails with `invalid_input`
+    /// before any navigation; one that fails (no element matches, two
+    /// match, a wait runs out; three attempts, each action within 10 s or
+    /// the attempt's deadline if shorter) ends the fetch with
+    /// `step_failed` naming the step. A navigation an action causes is
+    /// followed and read (under the URL policy); `{{NAME}}` placeholders
+    /// are refused (a fetch has no secret store).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<String>,
     /// How old a cached result of the same request may be and still be
-    /// the answer, in milliseconds; `0` (the default) always fetches.
-    /// Past it, a cached entry with an `ETag` or `Last-Modified` is
-    /// revalidated with a conditional request.
+    /// the answer, in milliseconds; `0` always fetches (and neither reads
+    /// nor writes the cache), at most 30 days.
+    ///
+    /// A fresh entry answers with no navigation (`cache: "hit"`); an older
+    /// one with an `ETag` or `Last-Modified` is revalidated with a
+    /// conditional request through the browser, and a 304 serves it again
+    /// (`"revalidated"`); otherwise the page is fetched (`"miss"`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub max_age_ms: u64,
     /// How the Markdown writes a link.

@@ -8,6 +8,7 @@ mod fetch;
 mod job;
 pub mod keys;
 pub mod limits;
+pub mod options;
 mod locator;
 mod page_info;
 pub mod patch;

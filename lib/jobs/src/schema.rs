@@ -50,7 +50,51 @@ pub fn fetch_options_schema() -> Map<String, Value> {
         "description".into(),
         "The options of a fetch job, each at its default when left out (the manual's fetch chapter says what each does).".into(),
     );
+    if let Some(Value::Object(props)) = object.get_mut("properties") {
+        for (name, schema) in props.iter_mut() {
+            if let Value::Object(schema) = schema
+                && let Some(default) = default_of(name, schema)
+            {
+                schema.entry("default").or_insert(default);
+            }
+        }
+    }
     object
+}
+
+/// The default of option `name` (schema `schema`), read off a spec with
+/// every option at its default. A field not written out at its default
+/// (`skip_serializing_if`, which also keeps schemars from stating it) has
+/// the one value among those its type allows that is again not written
+/// out when set; an option whose default is "unset" has none.
+fn default_of(name: &str, schema: &Map<String, Value>) -> Option<Value> {
+    if let Some(default) = schema.get("default") {
+        return Some(default.clone());
+    }
+    let probe = FetchSpec::new(url::Url::parse("https://example.invalid/").expect("a fixed URL parses"));
+    let written = |spec: &FetchSpec| serde_json::to_value(spec).ok()?.get(name).cloned();
+    if let Some(value) = written(&probe) {
+        return Some(value);
+    }
+    let mut candidates: Vec<Value> = match schema.get("type").and_then(Value::as_str) {
+        Some("boolean") => vec![Value::Bool(false)],
+        Some("integer" | "number") => vec![Value::from(0)],
+        Some("array") => vec![Value::Array(Vec::new())],
+        Some("object") => vec![Value::Object(Map::new())],
+        _ => Vec::new(),
+    };
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        candidates.extend(values.iter().cloned());
+    }
+    candidates.into_iter().find(|candidate| {
+        let mut object = match serde_json::to_value(&probe) {
+            Ok(Value::Object(o)) => o,
+            _ => return false,
+        };
+        object.insert(name.to_string(), candidate.clone());
+        serde_json::from_value::<FetchSpec>(Value::Object(object))
+            .is_ok_and(|spec| written(&spec).is_none())
+    })
 }
 
 /// One job of any kind, as `POST /v1/jobs` takes it: `kind` (`fetch`,

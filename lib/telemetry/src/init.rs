@@ -55,7 +55,11 @@ pub struct TelemetryOptions {
     /// service: with `RUST_LOG` unset (and the format not set to JSON),
     /// only warnings and errors are written, on a terminal or not (the command prints what matters itself); spans
     /// and events still reach the OTLP exporter at the usual levels.
+    /// Its lines are plain (`warning: …`), on a terminal or not, unless
+    /// the format is set to JSON.
     pub person: bool,
+    /// A person asked for what the command does (`-v`): INFO and up.
+    pub verbose: bool,
 }
 
 impl Default for TelemetryOptions {
@@ -66,6 +70,7 @@ impl Default for TelemetryOptions {
             shutdown_timeout: Duration::from_secs(5),
             export_timeout: Duration::from_secs(3),
             person: false,
+            verbose: false,
         }
     }
 }
@@ -194,29 +199,54 @@ fn human_format(format: LogFormat) -> bool {
     }
 }
 
-fn fmt_layer<S>(format: LogFormat, quiet: bool) -> Box<dyn Layer<S> + Send + Sync>
+fn fmt_layer<S>(format: LogFormat, quiet: bool, person: bool) -> Box<dyn Layer<S> + Send + Sync>
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     let base = tracing_subscriber::fmt::layer().with_writer(crate::console::ConsoleWriter);
-    if human_format(format) {
-        let layer = base.compact().with_ansi(std::io::stderr().is_terminal());
-        if quiet {
-            layer.with_filter(filter::LevelFilter::WARN).boxed()
-        } else {
-            layer.boxed()
-        }
+    let layer: Box<dyn Layer<S> + Send + Sync> = if person && format != LogFormat::Json {
+        base.event_format(PersonFormat).boxed()
+    } else if human_format(format) {
+        base.compact().with_ansi(std::io::stderr().is_terminal()).boxed()
     } else {
-        let layer = base
-            .json()
+        base.json()
             .flatten_event(true)
             .with_current_span(true)
-            .with_span_list(false);
-        if quiet {
-            layer.with_filter(filter::LevelFilter::WARN).boxed()
-        } else {
-            layer.boxed()
-        }
+            .with_span_list(false)
+            .boxed()
+    };
+    if quiet {
+        layer.with_filter(filter::LevelFilter::WARN).boxed()
+    } else {
+        layer
+    }
+}
+
+/// A person's log line: `warning: what happened key=value …`, as a
+/// command-line tool writes one, whether stderr is a terminal or a file.
+struct PersonFormat;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for PersonFormat
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let level = match *event.metadata().level() {
+            tracing::Level::ERROR => "error",
+            tracing::Level::WARN => "warning",
+            tracing::Level::INFO => "info",
+            tracing::Level::DEBUG => "debug",
+            tracing::Level::TRACE => "trace",
+        };
+        write!(writer, "{level}: ")?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
     }
 }
 
@@ -280,12 +310,13 @@ pub fn init(service_name: &str, opts: TelemetryOptions) -> anyhow::Result<Teleme
     // A person's command shows warnings and errors only, on a terminal or
     // not, unless RUST_LOG (or a caller asking for JSON logs) says otherwise.
     let quiet = opts.person
+        && !opts.verbose
         && opts.format != LogFormat::Json
         && opts.env.get("RUST_LOG").is_none_or(|v| v.trim().is_empty());
     crate::console::set_quiet(quiet);
     tracing_subscriber::registry()
         .with(filter)
-        .with(fmt_layer(opts.format, quiet))
+        .with(fmt_layer(opts.format, quiet, opts.person))
         .with(otel_layer)
         .try_init()
         .context("cannot install the global tracing subscriber")?;

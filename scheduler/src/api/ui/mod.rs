@@ -46,6 +46,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
     Router::new()
         .route("/ui", get(batches::list))
         .route("/ui/", get(|| async { Redirect::to("/ui") }))
+        // The address the dashboard prints, and the one a person types.
+        .route("/", get(|| async { Redirect::to("/ui") }))
         .route("/ui/login", get(login_form).post(login))
         .route("/ui/logout", post(logout))
         .route(
