@@ -154,8 +154,13 @@ pub struct DocumentRequest<'a> {
     pub shape: &'a RequestShape,
     /// Deadline of the whole exchange, body included.
     pub timeout: Duration,
-    /// The largest body read; a longer one fails the request.
+    /// The largest body read; a longer one fails the request unless
+    /// `truncate` is set.
     pub max_bytes: usize,
+    /// Keeps the first `max_bytes` of a longer body instead of failing:
+    /// for formats read from the start whose tail may be ignored
+    /// (robots.txt, whose RFC lets a reader stop at a size cap).
+    pub truncate: bool,
     /// Conditional headers for the first hop (`If-None-Match`, …).
     pub conditional: &'a [(String, String)],
     /// The `Accept` header; `None`: what a browser sends for a document.
@@ -182,6 +187,7 @@ impl<'a> DocumentRequest<'a> {
             shape,
             timeout,
             max_bytes,
+            truncate: false,
             conditional: &[],
             accept: None,
             max_redirects: MAX_REDIRECTS,
@@ -415,7 +421,7 @@ impl HttpClient {
                 });
             }
             let headers = header_list(resp.headers());
-            let body = read_body(resp, &current, req.max_bytes).await?;
+            let body = read_body(resp, &current, req.max_bytes, req.truncate).await?;
             return Ok(Document {
                 url: current,
                 status,
@@ -550,14 +556,20 @@ fn header_list(headers: &HeaderMap) -> Vec<(String, String)> {
         .collect()
 }
 
-async fn read_body(mut resp: reqwest::Response, url: &Url, max: usize) -> Result<Vec<u8>, HttpError> {
+async fn read_body(
+    mut resp: reqwest::Response,
+    url: &Url,
+    max: usize,
+    truncate: bool,
+) -> Result<Vec<u8>, HttpError> {
     let too_large = |_seen: u64| HttpError::TooLarge {
         url: url.to_string(),
         limit: max,
     };
     // A declared length counts only when the body is not compressed (it
     // then names the bytes that follow, not the decoded ones).
-    if resp.headers().get("content-encoding").is_none()
+    if !truncate
+        && resp.headers().get("content-encoding").is_none()
         && let Some(n) = resp.content_length().filter(|n| *n > max as u64)
     {
         return Err(too_large(n));
@@ -565,6 +577,10 @@ async fn read_body(mut resp: reqwest::Response, url: &Url, max: usize) -> Result
     let mut body = Vec::new();
     while let Some(chunk) = resp.chunk().await.map_err(|e| transport(url, &e))? {
         if body.len() + chunk.len() > max {
+            if truncate {
+                body.extend_from_slice(&chunk[..max - body.len()]);
+                return Ok(body);
+            }
             return Err(too_large((body.len() + chunk.len()) as u64));
         }
         body.extend_from_slice(&chunk);

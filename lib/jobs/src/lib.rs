@@ -10,6 +10,7 @@ pub mod keys;
 pub mod limits;
 pub mod options;
 mod locator;
+pub mod normalise;
 mod page_info;
 pub mod patch;
 pub mod schema;
@@ -28,6 +29,7 @@ pub use job::{
     Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION, SitemapSpec,
 };
 pub use locator::Locator;
+pub use normalise::{NormaliseRules, TrapGuard, TrapLimits, normalise, normalise_escapes};
 pub use page_info::{PageImage, PageLink, PageLinks, PageMetadata};
 pub use patch::{FetchPatch, PatchError};
 pub use shape::{BasicAuth, CookieSpec, ProxyUrl, RequestShape, Viewport};

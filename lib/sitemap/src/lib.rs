@@ -10,12 +10,12 @@ mod fetch;
 mod loader;
 mod parse;
 mod prompt;
-mod robots;
 mod types;
 
 pub use error::SitemapError;
 pub use loader::SitemapLoader;
+/// The `Sitemap:` lines of a robots.txt (read by `oxwright-robots`, the one robots.txt parser).
+pub use oxwright_robots::sitemap_urls as parse_robots_sitemaps;
 pub use parse::{DocKind, ParseError, ParseLimits, ParsedDoc, parse_sitemap, parse_sitemap_with};
 pub use prompt::{PROMPT_MAX_CHARS, PROMPT_MAX_URLS, prompt_form};
-pub use robots::parse_robots_sitemaps;
 pub use types::{SitemapOptions, SitemapResult, SitemapUrl, SourceDoc};

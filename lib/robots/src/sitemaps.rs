@@ -1,19 +1,26 @@
-//! `Sitemap:` lines from robots.txt, read with texting_robots (which accepts
-//! any case, odd spacing, a BOM and stray NULs), with a line scan as the
-//! fallback when it rejects the file.
+//! `Sitemap:` lines of a robots.txt, read with texting_robots (which
+//! accepts any case, odd spacing, a BOM and stray NULs), with a line scan
+//! as the fallback when it rejects the file; resolved against the
+//! robots.txt URL, http(s) only, deduplicated and capped.
 
 use url::Url;
 
 /// Most sitemap URLs taken from one robots.txt.
-const MAX_ROBOTS_SITEMAPS: usize = 1000;
+pub const MAX_ROBOTS_SITEMAPS: usize = 1000;
 
 /// Returns the sitemap URLs listed in `body`, resolved against `base` (the
 /// robots.txt URL), http(s) only, deduplicated, in file order. Never panics.
-pub fn parse_robots_sitemaps(body: &[u8], base: &Url) -> Vec<Url> {
-    let raw = match texting_robots::Robot::new("oxwright", body) {
-        Ok(robot) => robot.sitemaps,
-        Err(_) => scan_lines(body),
-    };
+pub fn sitemap_urls(body: &[u8], base: &Url) -> Vec<Url> {
+    // The token does not matter: `Sitemap:` lines belong to no group.
+    match texting_robots::Robot::new(crate::DEFAULT_USER_AGENT_TOKEN, body) {
+        Ok(robot) => resolve_sitemaps(&robot.sitemaps, base),
+        Err(_) => resolve_sitemaps(&scan_sitemap_lines(body), base),
+    }
+}
+
+/// Resolves raw `Sitemap:` values against `base`, keeping http(s) URLs
+/// with a host, each once, at most [`MAX_ROBOTS_SITEMAPS`].
+pub(crate) fn resolve_sitemaps(raw: &[String], base: &Url) -> Vec<Url> {
     let mut out: Vec<Url> = Vec::new();
     for line in raw {
         let Ok(url) = base.join(line.trim()) else { continue };
@@ -31,7 +38,7 @@ pub fn parse_robots_sitemaps(body: &[u8], base: &Url) -> Vec<Url> {
 }
 
 /// Finds `sitemap:` lines by hand, for files the robots parser refuses.
-fn scan_lines(body: &[u8]) -> Vec<String> {
+pub(crate) fn scan_sitemap_lines(body: &[u8]) -> Vec<String> {
     String::from_utf8_lossy(body)
         .lines()
         .filter_map(|line| {
@@ -54,7 +61,7 @@ mod tests {
     }
 
     fn found(body: &str) -> Vec<String> {
-        parse_robots_sitemaps(body.as_bytes(), &base())
+        sitemap_urls(body.as_bytes(), &base())
             .into_iter()
             .map(String::from)
             .collect()
@@ -81,8 +88,21 @@ mod tests {
     #[test]
     fn fallback_scan_reads_sitemap_lines() {
         assert_eq!(
-            scan_lines(b"Sitemap : https://a.example/s.xml\nSite-Map: x\nAllow: /"),
+            scan_sitemap_lines(b"Sitemap : https://a.example/s.xml\nSite-Map: x\nAllow: /"),
             ["https://a.example/s.xml", "x"]
+        );
+    }
+
+    #[test]
+    fn a_file_the_parser_refuses_still_gives_its_sitemaps() {
+        // A rule too complex for the parser's regex limits makes it refuse the file.
+        let mut body = b"Sitemap: /s.xml\nDisallow: /*".to_vec();
+        body.extend(std::iter::repeat_n(b"A*", 20_000).flatten());
+        body.extend(b"$\n");
+        assert!(texting_robots::Robot::new("oxwright", &body).is_err());
+        assert_eq!(
+            sitemap_urls(&body, &base()),
+            [Url::parse("https://a.example/s.xml").unwrap()]
         );
     }
 }
