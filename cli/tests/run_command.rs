@@ -350,7 +350,12 @@ async fn a_killed_run_continues_by_hand_from_its_checkpoint() {
 
 /// `oxwright run WORKFLOW` on the fixture site with a checkpoint key,
 /// artefacts under `out_dir`, no LLM.
-fn keyed_run(site: &FixtureServer, out_dir: &std::path::Path, workflow: &std::path::Path, extra: &[&str]) -> Command {
+fn keyed_run(
+    site: &FixtureServer,
+    out_dir: &std::path::Path,
+    workflow: &std::path::Path,
+    extra: &[&str],
+) -> Command {
     let mut cmd = oxwright();
     cmd.args(["--allow-host", &site.addr().to_string(), "--out"])
         .arg(out_dir)
@@ -424,10 +429,18 @@ async fn a_checkpoint_set_back_in_the_store_is_refused_by_hand() {
     .await
     .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(site.ledger_entries(), ["once"], "the click ran a second time:\n{stderr}");
+    assert_eq!(
+        site.ledger_entries(),
+        ["once"],
+        "the click ran a second time:\n{stderr}"
+    );
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("edited"), "{stderr}");
-    assert_eq!(std::fs::read(&checkpoint).unwrap(), body, "the checkpoint was not kept");
+    assert_eq!(
+        std::fs::read(&checkpoint).unwrap(),
+        body,
+        "the checkpoint was not kept"
+    );
 
     std::fs::write(&checkpoint, &body[..body.len() / 2]).unwrap();
     let cut = command(&["--resume", "rewound"]).output().unwrap();

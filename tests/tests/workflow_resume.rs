@@ -138,7 +138,11 @@ async fn a_resume_whose_replay_fails_still_records_it_in_the_result() {
     .unwrap();
     assert_eq!(saved.document_step, 1);
     // Its secret is gone: the replay fails.
-    let result = run(Arc::new(MemorySecrets::new(Vec::<(String, String)>::new())), Some(saved)).await;
+    let result = run(
+        Arc::new(MemorySecrets::new(Vec::<(String, String)>::new())),
+        Some(saved),
+    )
+    .await;
     assert_eq!(result.status, RunStatus::Failed, "{result:#?}");
     assert_eq!(result.resumed.len(), 1, "{result:#?}");
     assert_eq!(result.resumed[0].reason, "by_hand");
