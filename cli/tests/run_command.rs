@@ -313,39 +313,14 @@ async fn a_killed_run_continues_by_hand_from_its_checkpoint() {
     )
     .unwrap();
     let out_dir = dir.path().join("out");
-    let key = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
-    let command = |extra: &[&str]| {
-        let mut cmd = oxwright();
-        cmd.args(["--allow-host", &site.addr().to_string(), "--out"])
-            .arg(&out_dir)
-            .arg("run")
-            .arg(&workflow)
-            .args(["--url", &site.url("/app/ledger")])
-            .args(extra)
-            .env("OXWRIGHT_CHECKPOINT_KEY", key)
-            .env_remove("OXWRIGHT_LLM_BASE_URL")
-            .env_remove("OXWRIGHT_LLM_MODEL")
-            .stdin(std::process::Stdio::null());
-        cmd
-    };
+    let command = |extra: &[&str]| keyed_run(&site, &out_dir, &workflow, extra);
     let mut first = command(&["--session", "by-hand"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let checkpoint = out_dir.join("sessions/by-hand/checkpoint.json");
-    let started = std::time::Instant::now();
-    loop {
-        let next = std::fs::read(&checkpoint)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .map(|v| v["next_step"].clone());
-        if next == Some(serde_json::json!(4)) {
-            break;
-        }
-        assert!(started.elapsed().as_secs() < 60, "no checkpoint at the pause");
-        tokio::time::sleep(std::time::Duration::from_millis(40)).await;
-    }
+    checkpoint_at(&checkpoint, 4).await;
     first.kill().unwrap();
     first.wait().unwrap();
     let output = tokio::task::spawn_blocking({
@@ -371,4 +346,106 @@ async fn a_killed_run_continues_by_hand_from_its_checkpoint() {
         String::from_utf8_lossy(&again.stderr).contains("no checkpoint at sessions/by-hand/checkpoint.json"),
         "{again:?}"
     );
+}
+
+/// `oxwright run WORKFLOW` on the fixture site with a checkpoint key,
+/// artefacts under `out_dir`, no LLM.
+fn keyed_run(
+    site: &FixtureServer,
+    out_dir: &std::path::Path,
+    workflow: &std::path::Path,
+    extra: &[&str],
+) -> Command {
+    let mut cmd = oxwright();
+    cmd.args(["--allow-host", &site.addr().to_string(), "--out"])
+        .arg(out_dir)
+        .arg("run")
+        .arg(workflow)
+        .args(["--url", &site.url("/app/ledger")])
+        .args(extra)
+        .env(
+            "OXWRIGHT_CHECKPOINT_KEY",
+            "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+        )
+        .env_remove("OXWRIGHT_LLM_BASE_URL")
+        .env_remove("OXWRIGHT_LLM_MODEL")
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
+/// Waits until the checkpoint at `path` says `next_step` is `next`; returns it.
+async fn checkpoint_at(path: &std::path::Path, next: u32) -> serde_json::Value {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(cp) = std::fs::read(path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .filter(|cp| cp["next_step"] == next)
+        {
+            return cp;
+        }
+        assert!(started.elapsed().as_secs() < 60, "no checkpoint at step {next}");
+        tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+    }
+}
+
+/// A checkpoint set back in the store to before a finished click (its
+/// progress fields edited, its seal untouched) is refused by hand as by a
+/// worker: exit 2, the checkpoint kept, nothing signed twice; one cut
+/// short gives the same code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkpoint_set_back_in_the_store_is_refused_by_hand() {
+    let site = FixtureServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let workflow = dir.path().join("sign.steps");
+    std::fs::write(
+        &workflow,
+        "goto: /app/ledger?owner=owner-5d\nfill: textbox \"Entry\" = once\nclick: button \"Sign\"\n\
+         expect: text \"Signed: once\"\nwait: 5s\nexpect: text \"Owner: owner-5d\"\n",
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let command = |extra: &[&str]| keyed_run(&site, &out_dir, &workflow, extra);
+    let mut first = command(&["--session", "rewound"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let checkpoint = out_dir.join("sessions/rewound/checkpoint.json");
+    // In the pause, the click and its check done.
+    let mut rewound = checkpoint_at(&checkpoint, 4).await;
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert_eq!(site.ledger_entries(), ["once"]);
+    rewound["next_step"] = serde_json::json!(2);
+    rewound["document_step"] = serde_json::json!(1);
+    rewound["outcomes"].as_array_mut().unwrap().truncate(2);
+    let body = serde_json::to_vec(&rewound).unwrap();
+    std::fs::write(&checkpoint, &body).unwrap();
+    let output = tokio::task::spawn_blocking({
+        let mut cmd = command(&["--resume", "rewound"]);
+        move || cmd.output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        site.ledger_entries(),
+        ["once"],
+        "the click ran a second time:\n{stderr}"
+    );
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("edited"), "{stderr}");
+    assert_eq!(
+        std::fs::read(&checkpoint).unwrap(),
+        body,
+        "the checkpoint was not kept"
+    );
+
+    std::fs::write(&checkpoint, &body[..body.len() / 2]).unwrap();
+    let cut = command(&["--resume", "rewound"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&cut.stderr);
+    assert_eq!(cut.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not a usable checkpoint"), "{stderr}");
+    assert_eq!(site.ledger_entries(), ["once"]);
 }

@@ -9,9 +9,6 @@ mod wf;
 
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
-use bytes::Bytes;
-use oxwright_artifacts::{ArtifactError, ArtifactStore};
 use oxwright_fixtures::APP_PASSWORD;
 use oxwright_fixtures::llm::{Reply, ScriptedLlm};
 use oxwright_jobs::RunStatus;
@@ -22,7 +19,7 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::prelude::*;
-use wf::{Wf, checklist, page_text, placeholder, role};
+use wf::{KeepsCheckpoints, Wf, checklist, page_text, placeholder, role};
 
 /// Records every span name, field and event message it sees.
 #[derive(Clone, Default)]
@@ -63,45 +60,6 @@ async fn password_appears_in_no_output() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn password_appears_in_no_output_on_playwright_mcp() {
     password_hidden(true).await;
-}
-
-/// A store that keeps a copy of every checkpoint written to it (the run
-/// deletes its checkpoint when it ends).
-#[derive(Debug)]
-struct KeepsCheckpoints {
-    inner: Arc<dyn ArtifactStore>,
-    written: Arc<Mutex<Vec<String>>>,
-}
-
-#[async_trait]
-impl ArtifactStore for KeepsCheckpoints {
-    async fn put(&self, key: &str, body: Bytes, content_type: &str) -> Result<(), ArtifactError> {
-        if key.ends_with("/checkpoint.json") {
-            self.written
-                .lock()
-                .unwrap()
-                .push(String::from_utf8_lossy(&body).into_owned());
-        }
-        self.inner.put(key, body, content_type).await
-    }
-    async fn get(&self, key: &str) -> Result<Bytes, ArtifactError> {
-        self.inner.get(key).await
-    }
-    async fn append(&self, key: &str, line: Bytes) -> Result<(), ArtifactError> {
-        self.inner.append(key, line).await
-    }
-    async fn list(&self, prefix: &str) -> Result<Vec<String>, ArtifactError> {
-        self.inner.list(prefix).await
-    }
-    async fn exists(&self, key: &str) -> Result<bool, ArtifactError> {
-        self.inner.exists(key).await
-    }
-    async fn delete(&self, key: &str) -> Result<(), ArtifactError> {
-        self.inner.delete(key).await
-    }
-    fn describe(&self) -> String {
-        self.inner.describe()
-    }
 }
 
 async fn password_hidden(playwright_mcp: bool) {

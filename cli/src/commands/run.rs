@@ -256,7 +256,12 @@ async fn saved_checkpoint(
         }
         Err(e) => return Err(anyhow::Error::new(e).context(format!("reading {at}"))),
     };
-    serde_json::from_slice(&body).map_err(|e| usage(format!("--resume {resume}: {at}: {e}")))
+    // Exit 2 like a checkpoint the run refuses (edited, another workflow's).
+    serde_json::from_slice(&body).map_err(|e| {
+        usage(format!(
+            "--resume {resume}: checkpoint: {at}: not a usable checkpoint (cut short or not one): {e}"
+        ))
+    })
 }
 
 /// A page on the chosen backend (and the pool to shut down after, for Chromium).
@@ -331,8 +336,9 @@ fn missing_secrets_message(missing: &[String], store: &str) -> String {
 }
 
 /// Returns the exit code of a run that ended with `err`: 2 when the
-/// workflow, its secrets or the LLM settings cannot work as given (nothing
-/// about the site was learnt), 3 when no browser answered, else 1.
+/// workflow, its secrets, the LLM settings or the checkpoint to resume
+/// from cannot work as given (nothing about the site was learnt), 3 when
+/// no browser answered, else 1.
 fn failed_run_code(err: &WorkflowError) -> i32 {
     match err {
         WorkflowError::Parse { .. }

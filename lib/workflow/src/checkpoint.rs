@@ -4,8 +4,11 @@
 //! from the first. The browser state (cookies, storage) and the page's
 //! URL are sealed with AES-256-GCM under a key from the worker's
 //! configuration ([`CheckpointKey`]), never stored in the clear; the rest
-//! (progress, outcomes, totals) is the run's own sanitised record. The
-//! checkpoint is deleted when the run ends.
+//! (progress, outcomes, totals) is the run's own sanitised record, in the
+//! clear but bound to the seal as its associated data, so that a record
+//! edited in the store (a step set back, an outcome dropped) does not open.
+//! Without a key nothing is sealed and nothing is bound: the checkpoint is
+//! the store's word. The checkpoint is deleted when the run ends.
 
 use std::collections::BTreeMap;
 
@@ -22,8 +25,18 @@ use crate::steps::{Workflow, WorkflowBody};
 /// The checkpoint's name under `sessions/<id>/`.
 pub const CHECKPOINT: &str = "checkpoint.json";
 
-/// The checkpoint format's version.
-const VERSION: u32 = 1;
+/// The checkpoint format's version. Version 1 sealed the URLs and the
+/// browser state only; since version 2 the seal binds every other field.
+const VERSION: u32 = 2;
+
+/// The first version whose seal binds the whole record: a sealed
+/// checkpoint of an earlier one could have been set back unnoticed, so it
+/// is not continued.
+const BOUND_SINCE: u32 = 2;
+
+/// Prefixes the associated data, so that a seal made for anything else
+/// never opens as a checkpoint's.
+const BOUND_LABEL: &[u8] = b"oxwright-checkpoint/2\n";
 
 /// The key checkpoints are sealed with: 32 bytes, given as 64 hex digits
 /// or as base64 (`openssl rand -hex 32`). Every worker that may continue
@@ -74,26 +87,23 @@ impl CheckpointKey {
         }
     }
 
-    /// `nonce ‖ ciphertext ‖ tag`, base64.
-    fn seal(&self, plain: &[u8]) -> Result<String, String> {
+    /// `nonce ‖ ciphertext ‖ tag`, base64; `bound` is authenticated, not
+    /// encrypted.
+    fn seal(&self, plain: &[u8], bound: &[u8]) -> Result<String, String> {
         let mut nonce = [0u8; NONCE_LEN];
         SystemRandom::new()
             .fill(&mut nonce)
             .map_err(|_| "no random nonce".to_string())?;
         let mut buf = plain.to_vec();
         self.0
-            .seal_in_place_append_tag(
-                Nonce::assume_unique_for_key(nonce),
-                Aad::from(b"oxwright-checkpoint"),
-                &mut buf,
-            )
+            .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(bound), &mut buf)
             .map_err(|_| "sealing failed".to_string())?;
         let mut out = nonce.to_vec();
         out.extend_from_slice(&buf);
         Ok(base64::engine::general_purpose::STANDARD.encode(out))
     }
 
-    fn open(&self, sealed: &str) -> Result<Vec<u8>, String> {
+    fn open(&self, sealed: &str, bound: &[u8]) -> Result<Vec<u8>, String> {
         let raw = base64::engine::general_purpose::STANDARD
             .decode(sealed)
             .map_err(|_| "the sealed state is not base64".to_string())?;
@@ -105,8 +115,11 @@ impl CheckpointKey {
         let mut body = body.to_vec();
         let plain = self
             .0
-            .open_in_place(nonce, Aad::from(b"oxwright-checkpoint"), &mut body)
-            .map_err(|_| "the sealed state does not open with this key".to_string())?;
+            .open_in_place(nonce, Aad::from(bound), &mut body)
+            .map_err(|_| {
+                "its seal does not open: it was edited after it was written, or sealed with another key"
+                    .to_string()
+            })?;
         Ok(plain.to_vec())
     }
 }
@@ -185,44 +198,118 @@ impl Checkpoint {
         }
     }
 
-    /// Reads the checkpoint's URLs and state.
+    /// Reads the checkpoint's URLs and state. With a key only a sealed
+    /// checkpoint of a version that binds its record is read, and only
+    /// when neither the seal nor any field beside it was changed: an
+    /// unsealed one could have been written by anyone who can write the
+    /// store.
     pub(crate) fn unseal(&self, key: Option<&CheckpointKey>) -> Result<Sealed, String> {
         match (&self.sealed, key) {
             (Some(sealed), Some(key)) => {
-                let plain = key.open(sealed)?;
+                if self.version < BOUND_SINCE {
+                    return Err(format!(
+                        "it is of version {}, whose seal does not cover where the run is; \
+                         this build continues version {BOUND_SINCE} and later: run the workflow again",
+                        self.version
+                    ));
+                }
+                let plain = key.open(sealed, &self.bound()?)?;
                 serde_json::from_slice(&plain).map_err(|e| e.to_string())
             }
             (Some(_), None) => Err(format!(
                 "the checkpoint's browser state is sealed and this worker has no key ({})",
                 CheckpointKey::ENV
             )),
-            (None, _) => self
+            (None, Some(_)) => Err(format!(
+                "it is not sealed and this worker has a key ({}), so nothing shows it was not \
+                 edited; continue it without the key, or run the workflow again",
+                CheckpointKey::ENV
+            )),
+            (None, None) => self
                 .open
                 .clone()
                 .ok_or_else(|| "the checkpoint holds no URL".to_string()),
         }
     }
 
-    /// Puts the URLs and state in: sealed with `key`, or without one the
-    /// URLs only (sanitised by the caller) and no state.
+    /// Puts the URLs and state in: sealed with `key`, binding every other
+    /// field as it stands (set them first), or without one the URLs only
+    /// (sanitised by the caller) and no state.
     pub(crate) fn seal(&mut self, inner: Sealed, key: Option<&CheckpointKey>) -> Result<(), String> {
+        // Durations kept to the microsecond read back as the same numbers
+        // (and so bind the same bytes) after a trip through JSON.
+        self.totals.duration_ms = to_micros(self.totals.duration_ms);
+        for outcome in &mut self.outcomes {
+            outcome.duration_ms = to_micros(outcome.duration_ms);
+        }
+        self.sealed = None;
+        self.open = None;
+        self.version = VERSION;
         match key {
             Some(key) => {
                 let plain = serde_json::to_vec(&inner).map_err(|e| e.to_string())?;
-                self.sealed = Some(key.seal(&plain)?);
-                self.open = None;
+                self.sealed = Some(key.seal(&plain, &self.bound()?)?);
             }
-            None => {
-                self.sealed = None;
-                self.open = Some(Sealed { state: None, ..inner });
-            }
+            None => self.open = Some(Sealed { state: None, ..inner }),
         }
         Ok(())
+    }
+
+    /// The associated data of the seal: every field but the seal itself,
+    /// as canonical JSON (keys sorted), so that changing any of them
+    /// (`next_step`, `acting`, `outcomes`, the workflow's digest, the job
+    /// …) makes the seal refuse to open.
+    fn bound(&self) -> Result<Vec<u8>, String> {
+        let mut value = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        if let Some(fields) = value.as_object_mut() {
+            fields.remove("sealed");
+        }
+        let mut out = BOUND_LABEL.to_vec();
+        canonical(&value, &mut out);
+        Ok(out)
     }
 
     /// The format's version this build writes.
     pub(crate) fn current_version() -> u32 {
         VERSION
+    }
+}
+
+/// `ms` rounded to the microsecond: at most 15 significant digits, which
+/// JSON's shortest form writes and reads back exactly.
+fn to_micros(ms: f64) -> f64 {
+    (ms * 1000.0).round() / 1000.0
+}
+
+/// Writes `value` as JSON with every object's keys sorted, whatever order
+/// the map keeps them in.
+fn canonical(value: &serde_json::Value, out: &mut Vec<u8>) {
+    match value {
+        serde_json::Value::Object(fields) => {
+            let mut names: Vec<&String> = fields.keys().collect();
+            names.sort();
+            out.push(b'{');
+            for (i, name) in names.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(serde_json::Value::from(name.as_str()).to_string().as_bytes());
+                out.push(b':');
+                canonical(&fields[name], out);
+            }
+            out.push(b'}');
+        }
+        serde_json::Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical(item, out);
+            }
+            out.push(b']');
+        }
+        scalar => out.extend_from_slice(scalar.to_string().as_bytes()),
     }
 }
 
@@ -286,10 +373,79 @@ pub fn this_worker() -> String {
 
 #[cfg(test)]
 mod tests {
+    use oxwright_jobs::RunStatus;
+    use serde_json::{Value, json};
+
     use super::*;
 
     fn key() -> CheckpointKey {
         CheckpointKey::parse(&"ab".repeat(32)).unwrap()
+    }
+
+    fn outcome(number: u32, ms: f64) -> StepOutcome {
+        StepOutcome {
+            step_number: number,
+            instruction: format!("[] step {number}"),
+            status: RunStatus::Completed,
+            attempts: 1,
+            reasons: Vec::new(),
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            duration_ms: ms,
+            screenshot: None,
+            source: None,
+        }
+    }
+
+    /// A run past a finished click (step 3), resumed once before.
+    fn checkpoint() -> Checkpoint {
+        Checkpoint {
+            version: VERSION,
+            session_id: "s".into(),
+            job_id: Some("job-1".into()),
+            workflow_digest: "d".into(),
+            next_step: 4,
+            document_step: 3,
+            acting: None,
+            checklist: (1..=6).map(|n| format!("[] step {n}")).collect(),
+            outcomes: (1..=4).map(|n| outcome(n, 12.5)).collect(),
+            totals: WorkflowTotals {
+                steps_ok: 4,
+                attempts: 4,
+                duration_ms: 2_000.25,
+                ..WorkflowTotals::default()
+            },
+            artifacts: vec!["sessions/s/steps.jsonl".into()],
+            started_at: Utc::now(),
+            resumed: vec![ResumeMark {
+                at_step: 2,
+                reason: "redelivered".into(),
+                worker: "w0".into(),
+                in_flight: None,
+                state_restored: true,
+                at: Utc::now(),
+            }],
+            handed_over: false,
+            worker: "w".into(),
+            written_at: Utc::now(),
+            sealed: None,
+            open: None,
+        }
+    }
+
+    fn inner() -> Sealed {
+        Sealed {
+            url: "http://a.test/x?signed=1".into(),
+            document_url: "http://a.test/x?signed=1".into(),
+            state: None,
+        }
+    }
+
+    /// The checkpoint as the store holds it, read back.
+    fn stored(cp: &Checkpoint, edit: impl FnOnce(&mut Value)) -> Checkpoint {
+        let mut value: Value = serde_json::from_slice(&serde_json::to_vec(cp).unwrap()).unwrap();
+        edit(&mut value);
+        serde_json::from_value(value).unwrap()
     }
 
     #[test]
@@ -316,26 +472,7 @@ mod tests {
             ],
             origins: Vec::new(),
         };
-        let mut cp = Checkpoint {
-            version: VERSION,
-            session_id: "s".into(),
-            job_id: None,
-            workflow_digest: "d".into(),
-            next_step: 1,
-            document_step: 0,
-            acting: None,
-            checklist: Vec::new(),
-            outcomes: Vec::new(),
-            totals: WorkflowTotals::default(),
-            artifacts: Vec::new(),
-            started_at: Utc::now(),
-            resumed: Vec::new(),
-            handed_over: false,
-            worker: "w".into(),
-            written_at: Utc::now(),
-            sealed: None,
-            open: None,
-        };
+        let mut cp = checkpoint();
         let inner = Sealed {
             url: "http://a.test/x?token=URL-SECRET".into(),
             document_url: "http://a.test/x".into(),
@@ -347,10 +484,107 @@ mod tests {
             !text.contains("COOKIE-SECRET-VALUE") && !text.contains("URL-SECRET"),
             "{text}"
         );
-        let back = cp.unseal(Some(&key())).unwrap();
+        let back = stored(&cp, |_| {}).unseal(Some(&key())).unwrap();
         assert_eq!(back.state, Some(state));
         let other = CheckpointKey::parse(&"cd".repeat(32)).unwrap();
         assert!(cp.unseal(Some(&other)).is_err());
         assert!(cp.unseal(None).unwrap_err().contains(CheckpointKey::ENV));
+    }
+
+    #[test]
+    fn a_checkpoint_edited_beside_its_seal_does_not_open() {
+        let mut cp = checkpoint();
+        cp.seal(inner(), Some(&key())).unwrap();
+        assert_eq!(stored(&cp, |_| {}).unseal(Some(&key())).unwrap().url, inner().url);
+        // Set back to before the finished click, the seal untouched.
+        let rewound = stored(&cp, |v| {
+            v["next_step"] = json!(2);
+            v["document_step"] = json!(1);
+            v["outcomes"].as_array_mut().unwrap().truncate(2);
+        });
+        let err = rewound.unseal(Some(&key())).unwrap_err();
+        assert!(err.contains("edited"), "{err}");
+        // Each field on its own.
+        let edits: Vec<(&str, Value)> = vec![
+            ("next_step", json!(3)),
+            ("document_step", json!(0)),
+            ("acting", json!(3)),
+            ("checklist", json!(["[] step 1"])),
+            ("outcomes", json!([])),
+            ("workflow_digest", json!("e")),
+            ("session_id", json!("t")),
+            ("job_id", json!("job-2")),
+            ("resumed", json!([])),
+            (
+                "totals",
+                json!({"steps": 0, "steps_ok": 0, "attempts": 0, "llm_calls": 0,
+                "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "duration_ms": 0.0}),
+            ),
+            ("artifacts", json!([])),
+            ("handed_over", json!(true)),
+            ("worker", json!("x")),
+            ("started_at", json!("2020-01-01T00:00:00Z")),
+            ("written_at", json!("2020-01-01T00:00:00Z")),
+            (
+                "open",
+                json!({"url": "http://a.test/", "document_url": "http://a.test/", "state": null}),
+            ),
+        ];
+        for (field, value) in edits {
+            let edited = stored(&cp, |v| v[field] = value.clone());
+            assert!(
+                edited.unseal(Some(&key())).is_err(),
+                "{field} set to {value} still opens"
+            );
+        }
+        // An outcome's status turned, deep inside.
+        let edited = stored(&cp, |v| v["outcomes"][3]["status"] = json!("failed"));
+        assert!(edited.unseal(Some(&key())).is_err());
+    }
+
+    #[test]
+    fn with_a_key_an_unsealed_or_version_1_checkpoint_is_refused() {
+        // Its seal stripped and the URLs written in the clear.
+        let mut cp = checkpoint();
+        cp.seal(inner(), Some(&key())).unwrap();
+        let stripped = stored(&cp, |v| {
+            v.as_object_mut().unwrap().remove("sealed");
+            v["open"] = json!({"url": "http://a.test/", "document_url": "http://a.test/", "state": null});
+        });
+        let err = stripped.unseal(Some(&key())).unwrap_err();
+        assert!(err.contains("not sealed"), "{err}");
+        // Without a key the same checkpoint is continued: it is the store's word.
+        assert_eq!(stripped.unseal(None).unwrap().url, "http://a.test/");
+        // Version 1 sealed the URLs and state under a fixed label only.
+        let mut old = checkpoint();
+        old.version = 1;
+        let plain = serde_json::to_vec(&inner()).unwrap();
+        old.sealed = Some(key().seal(&plain, b"oxwright-checkpoint").unwrap());
+        let err = stored(&old, |_| {}).unseal(Some(&key())).unwrap_err();
+        assert!(err.contains("version 1"), "{err}");
+    }
+
+    #[test]
+    fn durations_bind_the_same_bytes_after_a_trip_through_json() {
+        let k = key();
+        for i in 1..500u32 {
+            let mut cp = checkpoint();
+            let ms = f64::from(i) * 1_234.567_891 / 7.0 + 1.0 / f64::from(i);
+            cp.totals.duration_ms = ms * 1_000.0;
+            cp.outcomes.iter_mut().for_each(|o| o.duration_ms = ms);
+            cp.seal(inner(), Some(&k)).unwrap();
+            let back: Checkpoint = serde_json::from_str(&serde_json::to_string(&cp).unwrap()).unwrap();
+            assert!(back.unseal(Some(&k)).is_ok(), "{ms} does not bind the same bytes");
+        }
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_depth() {
+        let mut out = Vec::new();
+        canonical(&json!({"b": [{"z": 1, "a": "x"}], "a": null}), &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"a":null,"b":[{"a":"x","z":1}]}"#
+        );
     }
 }

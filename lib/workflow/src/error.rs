@@ -68,8 +68,9 @@ pub enum WorkflowError {
         /// 1-based: the step the next invocation runs first.
         next: u32,
     },
-    /// A checkpoint could not be used (another workflow's, or sealed with
-    /// another key).
+    /// A checkpoint could not be used (another workflow's, sealed with
+    /// another key, edited after it was written): nothing ran, and the
+    /// checkpoint is kept.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
 }

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use oxwright_artifacts::{ArtifactStore, MemoryStore};
+use oxwright_artifacts::{ArtifactError, ArtifactStore, MemoryStore};
 use oxwright_browser::{BrowserPool, PoolConfig, UrlPolicy};
 use oxwright_engine::{BrowserEngine, GotoOptions, OpenOptions, Page};
 use oxwright_fixtures::FixtureServer;
@@ -277,4 +277,43 @@ pub fn script_login_search_select(llm: &ScriptedLlm) {
 /// The same flow, ending with the click that opens the product page.
 pub fn script_login_search_open(llm: &ScriptedLlm) {
     script_login_search(llm, 6);
+}
+
+/// A store that keeps a copy of every checkpoint written to it (the run
+/// deletes its checkpoint when it ends).
+#[derive(Debug)]
+pub struct KeepsCheckpoints {
+    pub inner: Arc<dyn ArtifactStore>,
+    pub written: Arc<Mutex<Vec<String>>>,
+}
+
+#[async_trait::async_trait]
+impl ArtifactStore for KeepsCheckpoints {
+    async fn put(&self, key: &str, body: bytes::Bytes, content_type: &str) -> Result<(), ArtifactError> {
+        if key.ends_with("/checkpoint.json") {
+            self.written
+                .lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&body).into_owned());
+        }
+        self.inner.put(key, body, content_type).await
+    }
+    async fn get(&self, key: &str) -> Result<bytes::Bytes, ArtifactError> {
+        self.inner.get(key).await
+    }
+    async fn append(&self, key: &str, line: bytes::Bytes) -> Result<(), ArtifactError> {
+        self.inner.append(key, line).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, ArtifactError> {
+        self.inner.list(prefix).await
+    }
+    async fn exists(&self, key: &str) -> Result<bool, ArtifactError> {
+        self.inner.exists(key).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), ArtifactError> {
+        self.inner.delete(key).await
+    }
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
 }

@@ -72,8 +72,14 @@ async fn earlier_run(ctx: &HandlerContext, session: &str, job: &Job) -> Result<O
         Err(oxwright_artifacts::ArtifactError::NotFound { .. }) => return Ok(None),
         Err(e) => return Err(super::store_error(&e)),
     };
-    let checkpoint: Checkpoint = serde_json::from_slice(&body)
-        .map_err(|e| JobError::new(ErrorKind::Internal, format!("{key}: not a checkpoint: {e}")))?;
+    // Unusable like a checkpoint whose seal does not open: the same kind,
+    // and the job is not started afresh (its effects would happen twice).
+    let checkpoint: Checkpoint = serde_json::from_slice(&body).map_err(|e| {
+        JobError::new(
+            ErrorKind::InvalidInput,
+            format!("checkpoint: {key}: not a usable checkpoint (cut short or not one): {e}"),
+        )
+    })?;
     let id = job.id.to_string();
     if checkpoint.job_id.as_deref() != Some(id.as_str()) {
         tracing::info!(

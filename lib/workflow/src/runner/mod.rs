@@ -210,6 +210,10 @@ pub async fn run_workflow(
         run.save_cache(mode).await;
         return Err(e);
     }
+    if let Err(e @ WorkflowError::Checkpoint(_)) = outcome {
+        // Nothing ran: the checkpoint cannot be continued, and stays.
+        return Err(e);
+    }
     let error = match outcome {
         Ok(()) => None,
         Err(err) => {

@@ -33,8 +33,11 @@ const HAND_OVER_MARGIN: Duration = Duration::from_secs(5);
 pub(super) struct CpState {
     cfg: Checkpoints,
     digest: String,
-    /// The last checkpoint written (or resumed from).
+    /// The last checkpoint written.
     last: Option<Checkpoint>,
+    /// The page's URLs and state as last seen: sealed again with every
+    /// checkpoint, since the seal binds the progress that changes.
+    inner: Option<Sealed>,
     /// The current document: its identity, URL and first step.
     document: Option<(String, String)>,
     document_step: u32,
@@ -57,6 +60,7 @@ impl CpState {
             cfg,
             digest: workflow_digest(workflow),
             last: None,
+            inner: None,
             document: None,
             document_step: 0,
             resumed: Vec::new(),
@@ -190,13 +194,15 @@ impl Run<'_> {
         doc.resumed = cp.resumed.clone();
         doc.worker = cp.cfg.worker.clone();
         doc.written_at = Utc::now();
+        doc.sealed = None;
+        doc.open = None;
         if let Some((url, state)) = page {
             let document_url = cp
                 .document
                 .as_ref()
                 .map(|d| d.1.clone())
                 .unwrap_or_else(|| url.clone());
-            let inner = match cp.cfg.key {
+            cp.inner = Some(match cp.cfg.key {
                 Some(_) => Sealed {
                     url,
                     document_url,
@@ -207,18 +213,18 @@ impl Run<'_> {
                     document_url: self.sanitizer.clean(&document_url),
                     state: None,
                 },
-            };
-            doc.seal(inner, cp.cfg.key.as_ref())?;
+            });
         }
-        // The record part goes through the sanitiser like every artefact;
-        // the sealed part is opaque to it.
-        let mut value = serde_json::to_value(&doc).map_err(|e| e.to_string())?;
-        let sealed = value.get("sealed").cloned();
-        value = self.sanitizer.clean_json(&value);
-        if let Some(sealed) = sealed {
-            value["sealed"] = sealed;
-        }
-        let body = serde_json::to_vec(&value).map_err(|e| e.to_string())?;
+        // Before any step completed the page is still the start page.
+        let inner = cp.inner.clone().unwrap_or_else(|| {
+            let start = self.sanitizer.clean(self.opts.start_url.as_str());
+            Sealed {
+                url: start.clone(),
+                document_url: start,
+                state: None,
+            }
+        });
+        let body = stored(&doc, inner, cp.cfg.key.as_ref(), &self.sanitizer)?;
         self.log
             .store()
             .put(&key, Bytes::from(body), "application/json")
@@ -287,8 +293,19 @@ impl Run<'_> {
             .unwrap_or_default();
         let next = saved.next_step as usize;
         let from = (saved.document_step as usize).min(next);
-        let state_restored = self.reopen(&inner).await?;
-        self.replay_since(workflow, &saved, from, next).await?;
+        // A resume that fails before it settles is still one: its mark
+        // goes into the result with the error.
+        let state_restored = match self.reopen(&inner).await {
+            Ok(restored) => restored,
+            Err(e) => {
+                self.mark_resumed(next, &reason, &worker, None, false);
+                return Err(e);
+            }
+        };
+        if let Err(e) = self.replay_since(workflow, &saved, from, next).await {
+            self.mark_resumed(next, &reason, &worker, None, state_restored);
+            return Err(e);
+        }
         // Where the document now is, so the next checkpoint knows.
         if let Some(now) = self.document().await
             && let Some(cp) = self.cp.as_mut()
@@ -340,21 +357,25 @@ impl Run<'_> {
         let Some((saved, reason)) = cp.cfg.resume.take() else {
             return Ok(None);
         };
-        if saved.workflow_digest != cp.digest {
-            return Err(WorkflowError::Checkpoint(format!(
-                "sessions/{}/{CHECKPOINT} belongs to another workflow (digest {}, this one {})",
-                self.opts.session_id, saved.workflow_digest, cp.digest
-            )));
-        }
+        let at = format!("sessions/{}/{CHECKPOINT}", self.opts.session_id);
         if saved.version > Checkpoint::current_version() {
             return Err(WorkflowError::Checkpoint(format!(
-                "version {} is newer than this build reads",
+                "{at}: version {} is newer than this build reads",
                 saved.version
             )));
         }
+        // Whether it was edited comes first: a digest set to another
+        // workflow's is an edit, not another workflow's run.
         let inner = saved
             .unseal(cp.cfg.key.as_ref())
-            .map_err(WorkflowError::Checkpoint)?;
+            .map_err(|e| WorkflowError::Checkpoint(format!("{at}: {e}")))?;
+        if saved.workflow_digest != cp.digest {
+            return Err(WorkflowError::Checkpoint(format!(
+                "{at} belongs to another workflow (digest {}, this one {})",
+                saved.workflow_digest, cp.digest
+            )));
+        }
+        cp.inner = Some(inner.clone());
         let next = saved.next_step as usize;
         let from = (saved.document_step as usize).min(next);
         cp.started_at = Some(saved.started_at);
@@ -582,6 +603,28 @@ impl Run<'_> {
             reason: why,
         }
     }
+}
+
+/// The checkpoint's bytes as stored: the record through the sanitiser
+/// like every artefact, then sealed with `inner` so that the seal binds
+/// the record as it is stored.
+fn stored(
+    doc: &Checkpoint,
+    inner: Sealed,
+    key: Option<&crate::CheckpointKey>,
+    sanitizer: &crate::Sanitizer,
+) -> Result<Vec<u8>, String> {
+    let value = sanitizer.clean_json(&serde_json::to_value(doc).map_err(|e| e.to_string())?);
+    let mut record: Checkpoint = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    record.seal(inner, key)?;
+    let body = serde_json::to_vec(&record).map_err(|e| e.to_string())?;
+    // One that would not open again would end the run that reads it: the
+    // last one written stays instead.
+    serde_json::from_slice::<Checkpoint>(&body)
+        .map_err(|e| e.to_string())?
+        .unseal(key)
+        .map_err(|e| format!("it would not open again: {e}"))?;
+    Ok(body)
 }
 
 fn skipped(i: usize, checklist: &[String]) -> StepOutcome {
