@@ -310,6 +310,7 @@ impl Run<'_> {
                             duration_ms: 0.0,
                             screenshot: None,
                             source: Some(self.source),
+                            else_reason: None,
                         });
                         let done = format!("step {} was in flight and counts as done: {how}", next + 1);
                         (next + 1, Some(done))
@@ -575,6 +576,7 @@ impl Run<'_> {
             duration_ms: 0.0,
             screenshot,
             source: Some(self.source),
+            else_reason: None,
         });
         WorkflowError::ResumeUncertain {
             step: number,
@@ -596,6 +598,7 @@ fn skipped(i: usize, checklist: &[String]) -> StepOutcome {
         duration_ms: 0.0,
         screenshot: None,
         source: None,
+        else_reason: None,
     }
 }
 
