@@ -70,7 +70,25 @@ const INSPECT_JS: &str = r#"function() {
       option: 'option', nav: 'navigation', main: 'main', aside: 'complementary', header: 'banner', footer: 'contentinfo',
       form: 'form', dialog: 'dialog', section: 'region', search: 'search' })[tag] || null;
   };
-  const role = (n) => (n.getAttribute('role') || '').trim().split(/\s+/)[0] || implicit(n);
+  // A focusable or globally annotated element marked presentational keeps
+  // its implicit role (as `oxwright_engine::aria` rules for the snapshot).
+  const kept = (n) => {
+    const tag = n.tagName, im = implicit(n);
+    const off = ['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'OPTION', 'OPTGROUP'].includes(tag) && n.hasAttribute('disabled');
+    const native = ['BUTTON', 'DETAILS', 'SELECT', 'TEXTAREA'].includes(tag) || ((tag === 'A' || tag === 'AREA') && n.hasAttribute('href'))
+      || (tag === 'INPUT' && !n.hasAttribute('hidden') && (n.getAttribute('type') || '').trim().toLowerCase() !== 'hidden');
+    const tabindex = n.hasAttribute('tabindex') && !Number.isNaN(Number(n.getAttribute('tabindex')));
+    if (!off && (native || tabindex)) return true;
+    const named = !['caption', 'code', 'deletion', 'emphasis', 'generic', 'insertion', 'paragraph', 'strong', 'subscript', 'superscript', null].includes(im);
+    return ['atomic', 'busy', 'controls', 'current', 'describedby', 'details', 'dropeffect', 'flowto', 'grabbed', 'hidden', 'keyshortcuts', 'live', 'owns', 'relevant']
+      .some((a) => n.hasAttribute('aria-' + a)) || (named && (n.hasAttribute('aria-label') || n.hasAttribute('aria-labelledby')))
+      || (im !== null && n.hasAttribute('aria-roledescription'));
+  };
+  const role = (n) => {
+    const r = (n.getAttribute('role') || '').trim().split(/\s+/)[0].toLowerCase();
+    if ((r === 'presentation' || r === 'none') && kept(n)) return implicit(n);
+    return r || implicit(n);
+  };
   const label = (n) => norm(n.getAttribute('aria-label')) || byIds(n);
   let name = label(el);
   if (!name && el.labels && el.labels.length) name = norm([...el.labels].map((l) => l.innerText).join(' '));
