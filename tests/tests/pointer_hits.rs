@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use oxwright_browser::BrowserPool;
 use oxwright_engine::{Act, ActOptions, BrowserEngine, EngineErrorKind, Locator, OpenOptions, Page, Target};
 
 mod common;
@@ -15,7 +14,9 @@ fn button(name: &str) -> Target {
 }
 
 async fn open(env: &common::Env, path: &str) -> Box<dyn Page> {
-    let page = BrowserPool::open(&env.pool, &OpenOptions::new(env.policy.clone()))
+    let page = env
+        .pool
+        .open(&OpenOptions::new(env.policy.clone()))
         .await
         .expect("a page opens");
     page.goto(
