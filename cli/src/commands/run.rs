@@ -31,15 +31,28 @@ Structured steps (one per line; a file with no `verb:` line is plain language fo
   fill: textbox \"Username\" = {{LOGIN_ID}}  select: combobox \"Country\" = Japan
   check: checkbox \"Remember me\"          uncheck: checkbox \"Remember me\"
   press: Enter                           press: textbox \"Search\" = Control+a
-  scroll: bottom | top | up | down       scroll: button \"Load more\"
-  dialog: accept [\"text\"] | dismiss     wait: button \"Next\"  |  wait: 500ms
+  scroll: bottom                         scroll: button \"Load more\"
+  dialog: accept                         dialog: dismiss
+  wait: button \"Next\"                    wait: 500ms
   expect: text \"Ships to Japan\"          expect: hidden dialog \"Added\"
   expect: text status = \"Hello\"          expect: value textbox \"Username\" = alice
   expect: checked checkbox \"News\"        expect: count listitem = 3
   expect: url includes /app/search
-Targets: ROLE \"name\", text|testid|label|placeholder|css|xpath \"…\"; then `exact`, `nth N` (0-based),
-and `if present` to skip a step whose target is absent. `once: STEP` marks a step that must never act
-twice when a run is continued with --resume or on another worker.
+`scroll:` also takes top, up and down; `dialog: accept \"text\"` answers a prompt.
+Targets: ROLE \"name\", text|testid|label|placeholder|css|xpath \"…\"; then `exact` (the whole name)
+and `nth N` to pick one of several matches: 0 is the first, 1 the second, -1 the last, -2 the one
+before it. `each TARGET` acts on every match in turn (any step with a target but expect:) and
+takes no nth. After the target of click, dblclick, hover, check, uncheck, scroll
+and wait, `if present` skips the step when nothing matches, and `if present then stop` ends the
+workflow, completed, once the step acted. `STEP else STEP` runs the second step when the first
+fails (one `else` a line); the step is done when either succeeds, and result.json says why the
+`else` step ran. `once: STEP` marks a step that must never act twice when a run is continued with
+--resume or on another worker.
+  click: button \"Delete\" nth -1           check: each checkbox \"Done\"
+  click: button \"Accept cookies\" if present
+  click: tab \"Shipping\" if present then stop
+  fill: textbox \"Coupon\" = SAVE10 else click: button \"Cancel\"
+  once: click: button \"Place order\"
 
 Examples:
   oxwright --allow-host 127.0.0.1:8765 run login.steps --url http://127.0.0.1:8765/app/login --secrets secrets.env
@@ -350,5 +363,60 @@ fn failed_run_code(err: &WorkflowError) -> i32 {
         WorkflowError::Engine(e) if e.kind == EngineErrorKind::Misconfigured => exit::USAGE,
         WorkflowError::Engine(e) if e.kind == EngineErrorKind::Unavailable => exit::UNAVAILABLE,
         _ => exit::JOBS_FAILED,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::STEP_GRAMMAR;
+    use oxwright_steps::{StepAction, StructuredStep};
+
+    /// The example steps of `run --help`: its indented lines before
+    /// `Examples:`, two to a line where two columns are.
+    fn examples() -> Vec<&'static str> {
+        let grammar = STEP_GRAMMAR.split("\nExamples:").next().unwrap_or_default();
+        grammar
+            .lines()
+            .filter(|l| l.starts_with("  "))
+            .flat_map(|l| l.split("  ").map(str::trim).filter(|s| !s.is_empty()))
+            .collect()
+    }
+
+    /// The help shows the grammar the parser reads: every example parses,
+    /// and each construct the parser knows has an example.
+    #[test]
+    fn the_run_help_documents_the_step_grammar_the_parser_reads() {
+        let steps: Vec<StructuredStep> = examples()
+            .into_iter()
+            .map(|e| StructuredStep::parse(1, e).unwrap_or_else(|err| panic!("{e:?} does not parse: {err}")))
+            .collect();
+        let acts = || {
+            steps.iter().filter_map(|s| match &s.action {
+                StepAction::Act {
+                    nth,
+                    each,
+                    if_present,
+                    then_stop,
+                    ..
+                } => Some((*nth, *each, *if_present, *then_stop)),
+                _ => None,
+            })
+        };
+        assert!(
+            acts().any(|(nth, ..)| nth.is_some_and(|n| n < 0)),
+            "no `nth -1` example"
+        );
+        assert!(acts().any(|(_, each, ..)| each), "no `each` example");
+        assert!(
+            acts().any(|(.., if_present, stop)| if_present && !stop),
+            "no `if present` example"
+        );
+        assert!(acts().any(|(.., stop)| stop), "no `if present then stop` example");
+        assert!(
+            steps.iter().any(|s| matches!(s.action, StepAction::Else { .. })),
+            "no `else` example"
+        );
+        assert!(steps.iter().any(|s| s.once), "no `once:` example");
+        assert!(!STEP_GRAMMAR.contains("(0-based)"), "nth is more than 0-based");
     }
 }

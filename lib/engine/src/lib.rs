@@ -10,6 +10,7 @@
 //! passes.
 
 mod act;
+pub mod aria;
 mod error;
 mod isolation;
 mod locator;

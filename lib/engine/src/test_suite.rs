@@ -13,6 +13,7 @@ use std::time::Duration;
 mod network;
 mod pages;
 mod pointer;
+mod roles;
 pub use pages::pages;
 
 use crate::{
@@ -80,6 +81,7 @@ pub async fn run(open: Opener<'_>, base: &url::Url, caps: Capabilities) {
     navigation_and_title(open().await.as_ref(), base).await;
     snapshot_roles_and_refs(open().await.as_ref(), base).await;
     locators_of_every_kind(open().await.as_ref(), base).await;
+    roles::presentational_but_focusable(open().await.as_ref(), base).await;
     errors_are_typed(open().await.as_ref(), base).await;
     form_actions(open().await.as_ref(), base).await;
     refs_go_stale(open().await.as_ref(), base).await;

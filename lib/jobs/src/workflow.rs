@@ -150,6 +150,10 @@ pub struct StepOutcome {
     /// Where the step's action came from (absent on skipped steps).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<StepSource>,
+    /// Why the step's `else` step ran: the failure of the step before
+    /// `else`, in words (absent when no `else` step ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub else_reason: Option<String>,
 }
 
 /// Where a step's action came from.

@@ -34,6 +34,8 @@ pub struct StepTrace {
     pub skipped: Option<String>,
     /// The step ran and ends the workflow (`if present then stop`).
     pub stop: bool,
+    /// Why the step's `else` step ran: the failure of the step before it.
+    pub else_reason: Option<String>,
     /// Where the attempt's time went.
     pub durations: Durations,
 }
@@ -234,6 +236,7 @@ async fn else_step(
             *trace = StepTrace::default();
             let done = Box::pin(attempt_step(exec, &fallback, start_url, wait, sanitizer, trace)).await?;
             trace.skipped = Some(format!("the first step failed ({failed}); its `else` step ran"));
+            trace.else_reason = Some(format!("the step before `else` failed: {failed}"));
             Ok(done)
         }
     }

@@ -1,40 +1,16 @@
 //! Acting on one element with real input events through the DevTools Input
-//! domain: Playwright's actionability checks (connected, visible box,
-//! enabled, stable over an animation frame, receives the pointer) before
-//! a click, focus and `Input.insertText` for a fill, option selection
-//! without focus, key presses; each under the action's deadline.
+//! domain: pointer actions through [`super::pointer`], focus and
+//! `Input.insertText` for a fill, option selection without focus, key
+//! presses; each under the action's deadline.
 
 use std::time::{Duration, Instant};
 
-use oxwright_engine::{Act, EngineError, EngineErrorKind, Modifier, MouseButton};
+use oxwright_engine::{Act, EngineError, EngineErrorKind};
 use serde_json::{Value, json};
 
-use super::raw::{Remote, call, call_node, call_on, frame_origin, resolve, split};
+use super::pointer::{Gesture, Press, click, pointer_action};
+use super::raw::{Remote, call, call_node, call_on, resolve};
 use crate::{BrowserError, Tab};
-
-/// Poll interval of auto-waits.
-const POLL: Duration = Duration::from_millis(50);
-
-const ACTIONABLE_JS: &str = r#"function() {
-  if (!this.isConnected) return 'detached';
-  const st = this.ownerDocument.defaultView.getComputedStyle(this);
-  const r = this.getBoundingClientRect();
-  if (r.width === 0 || r.height === 0 || st.visibility === 'hidden') return 'hidden';
-  if (this.disabled || this.getAttribute('aria-disabled') === 'true') return 'disabled';
-  return 'ok';
-}"#;
-
-const HIT_JS: &str = r#"function(x, y) {
-  if (this.ownerDocument.defaultView !== window.top) return true;
-  let e = document.elementFromPoint(x, y);
-  while (e && e.shadowRoot) { const inner = e.shadowRoot.elementFromPoint(x, y); if (!inner || inner === e) break; e = inner; }
-  if (!e) return false;
-  if (e === this || this.contains(e)) return true;
-  const host = e.getRootNode && e.getRootNode().host;
-  if (host && (host === this || this.contains(host))) return true;
-  if (this.getRootNode && this.getRootNode().host && e.contains(this)) return true;
-  return !!(this.labels && [...this.labels].some((l) => l.contains(e)));
-}"#;
 
 const FOCUS_FOR_FILL_JS: &str = r#"function() {
   if (!this.isConnected) return 'detached';
@@ -94,7 +70,25 @@ const INSPECT_JS: &str = r#"function() {
       option: 'option', nav: 'navigation', main: 'main', aside: 'complementary', header: 'banner', footer: 'contentinfo',
       form: 'form', dialog: 'dialog', section: 'region', search: 'search' })[tag] || null;
   };
-  const role = (n) => (n.getAttribute('role') || '').trim().split(/\s+/)[0] || implicit(n);
+  // A focusable or globally annotated element marked presentational keeps
+  // its implicit role (as `oxwright_engine::aria` rules for the snapshot).
+  const kept = (n) => {
+    const tag = n.tagName, im = implicit(n);
+    const off = ['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'OPTION', 'OPTGROUP'].includes(tag) && n.hasAttribute('disabled');
+    const native = ['BUTTON', 'DETAILS', 'SELECT', 'TEXTAREA'].includes(tag) || ((tag === 'A' || tag === 'AREA') && n.hasAttribute('href'))
+      || (tag === 'INPUT' && !n.hasAttribute('hidden') && (n.getAttribute('type') || '').trim().toLowerCase() !== 'hidden');
+    const tabindex = n.hasAttribute('tabindex') && !Number.isNaN(Number(n.getAttribute('tabindex')));
+    if (!off && (native || tabindex)) return true;
+    const named = !['caption', 'code', 'deletion', 'emphasis', 'generic', 'insertion', 'paragraph', 'strong', 'subscript', 'superscript', null].includes(im);
+    return ['atomic', 'busy', 'controls', 'current', 'describedby', 'details', 'dropeffect', 'flowto', 'grabbed', 'hidden', 'keyshortcuts', 'live', 'owns', 'relevant']
+      .some((a) => n.hasAttribute('aria-' + a)) || (named && (n.hasAttribute('aria-label') || n.hasAttribute('aria-labelledby')))
+      || (im !== null && n.hasAttribute('aria-roledescription'));
+  };
+  const role = (n) => {
+    const r = (n.getAttribute('role') || '').trim().split(/\s+/)[0].toLowerCase();
+    if ((r === 'presentation' || r === 'none') && kept(n)) return implicit(n);
+    return r || implicit(n);
+  };
   const label = (n) => norm(n.getAttribute('aria-label')) || byIds(n);
   let name = label(el);
   if (!name && el.labels && el.labels.length) name = norm([...el.labels].map((l) => l.innerText).join(' '));
@@ -241,10 +235,9 @@ pub(crate) async fn perform(
             let _ = press.hold(tab, false).await;
             clicked.map(|_| false)
         }
-        Act::Hover => {
-            let (x, y) = actionable_point(tab, backend, &obj, deadline, timeout).await?;
-            mouse(tab, "mouseMoved", x, y, 0).await.map(|_| false)
-        }
+        Act::Hover => pointer_action(tab, backend, &obj, deadline, timeout, Gesture::Hover)
+            .await
+            .map(|_| false),
         Act::Fill { value, .. } => fill(tab, &obj, value).await,
         Act::Type { text } => {
             let state = call_on(tab, &obj, FOCUS_JS, vec![]).await.map_err(act_error)?;
@@ -310,289 +303,6 @@ pub(crate) async fn perform(
             Ok(false)
         }
     }
-}
-
-/// Waits until the element is actionable and stable, and returns the point
-/// a pointer action aims at.
-async fn actionable_point(
-    tab: &Tab,
-    backend: i64,
-    obj: &Remote,
-    deadline: Instant,
-    timeout: Duration,
-) -> Result<(f64, f64), EngineError> {
-    let mut last = String::from("not actionable");
-    loop {
-        let state = call_on(tab, obj, ACTIONABLE_JS, vec![])
-            .await
-            .map_err(act_error)?;
-        match state.as_str() {
-            Some("detached") => {
-                return Err(EngineError::new(
-                    EngineErrorKind::Stale,
-                    "the element left the page; take a new snapshot",
-                ));
-            }
-            Some("ok") => {
-                let _ = call_node(tab, "DOM.scrollIntoViewIfNeeded", backend, json!({})).await;
-                let a = center(tab, backend).await;
-                next_frame(tab).await;
-                let b = center(tab, backend).await;
-                match (a, b) {
-                    (Some(a), Some(b)) if (a.0 - b.0).abs() < 0.5 && (a.1 - b.1).abs() < 0.5 => {
-                        let hit = call_on(tab, obj, HIT_JS, vec![json!(b.0), json!(b.1)])
-                            .await
-                            .map_err(act_error)?;
-                        if hit == Value::Bool(true) {
-                            return Ok(b);
-                        }
-                        last = "covered by another element".into();
-                    }
-                    (Some(_), Some(_)) => last = "not stable (moving)".into(),
-                    _ => last = "without a box on screen".into(),
-                }
-            }
-            Some(other) => last = other.to_string(),
-            None => {}
-        }
-        if Instant::now() >= deadline {
-            return Err(interactable(format!(
-                "element {last} after {} ms",
-                timeout.as_millis()
-            )));
-        }
-        tokio::time::sleep(POLL).await;
-    }
-}
-
-/// The button of a click and the modifier keys held through it.
-struct Press {
-    button: MouseButton,
-    /// DevTools' modifier bit field: Alt 1, Control 2, Meta 4, Shift 8.
-    bits: u32,
-    /// (key, code, Windows key code) of each held key, in press order.
-    keys: Vec<(&'static str, &'static str, u32)>,
-}
-
-impl Press {
-    const LEFT: Press = Press {
-        button: MouseButton::Left,
-        bits: 0,
-        keys: Vec::new(),
-    };
-
-    fn new(button: MouseButton, modifiers: &[Modifier]) -> Self {
-        let mut press = Press {
-            button,
-            bits: 0,
-            keys: Vec::new(),
-        };
-        for m in modifiers {
-            // ControlOrMeta is Control off macOS (Chromium here runs on Linux).
-            let (bit, key) = match m {
-                Modifier::Alt => (1, ("Alt", "AltLeft", 18)),
-                Modifier::Control | Modifier::ControlOrMeta => (2, ("Control", "ControlLeft", 17)),
-                Modifier::Meta => (4, ("Meta", "MetaLeft", 91)),
-                Modifier::Shift => (8, ("Shift", "ShiftLeft", 16)),
-            };
-            if press.bits & bit == 0 {
-                press.bits |= bit;
-                press.keys.push(key);
-            }
-        }
-        press
-    }
-
-    /// Presses (or releases, in reverse order) the modifier keys, so the
-    /// page's key handlers and `event.shiftKey` and the like agree.
-    async fn hold(&self, tab: &Tab, down: bool) -> Result<(), EngineError> {
-        let mut bits = if down { 0 } else { self.bits };
-        let keys: Vec<_> = if down {
-            self.keys.clone()
-        } else {
-            self.keys.iter().rev().copied().collect()
-        };
-        for (key, code, vk) in keys {
-            let bit = match key {
-                "Alt" => 1,
-                "Control" => 2,
-                "Meta" => 4,
-                _ => 8,
-            };
-            if down {
-                bits |= bit;
-            } else {
-                bits &= !bit;
-            }
-            let ev = json!({
-                "type": if down { "rawKeyDown" } else { "keyUp" },
-                "key": key,
-                "code": code,
-                "windowsVirtualKeyCode": vk,
-                "modifiers": bits,
-            });
-            call(tab, "Input.dispatchKeyEvent", ev).await.map_err(act_error)?;
-        }
-        Ok(())
-    }
-}
-
-async fn click(
-    tab: &Tab,
-    backend: i64,
-    obj: &Remote,
-    deadline: Instant,
-    timeout: Duration,
-    press: &Press,
-    count: u32,
-) -> Result<(), EngineError> {
-    let (x, y) = actionable_point(tab, backend, obj, deadline, timeout).await?;
-    mouse(tab, "mouseMoved", x, y, 0).await?;
-    let held: u32 = match press.button {
-        MouseButton::Left => 1,
-        MouseButton::Right => 2,
-        MouseButton::Middle => 4,
-    };
-    for n in 1..=count {
-        for kind in ["mousePressed", "mouseReleased"] {
-            let mut ev = json!({
-                "type": kind,
-                "x": x,
-                "y": y,
-                "button": press.button.as_str(),
-                "clickCount": n,
-                "modifiers": press.bits,
-            });
-            ev["buttons"] = json!(if kind == "mousePressed" { held } else { 0 });
-            call(tab, "Input.dispatchMouseEvent", ev)
-                .await
-                .map_err(act_error)?;
-        }
-    }
-    Ok(())
-}
-
-/// Drags `source` onto `dest`. Drags are intercepted first: when the press
-/// and the first move start an HTML drag (`dragstart`), Chromium hands its
-/// data over instead of starting a native drag, and the drag events are
-/// dispatched onto the target with it (what Playwright does); otherwise the
-/// mouse moves over in steps, as a pointer-driven drag expects.
-pub(crate) async fn drag(tab: &Tab, source: i64, dest: i64, timeout: Duration) -> Result<(), EngineError> {
-    use chromiumoxide::cdp::browser_protocol::input::EventDragIntercepted;
-    use futures::StreamExt;
-    let deadline = Instant::now() + timeout;
-    let from_obj = resolve(tab, source).await.map_err(act_error)?;
-    let to_obj = resolve(tab, dest).await.map_err(act_error)?;
-    let (x0, y0) = actionable_point(tab, source, &from_obj, deadline, timeout).await?;
-    let mut intercepted = tab
-        .raw_page()
-        .event_listener::<EventDragIntercepted>()
-        .await
-        .map_err(|e| EngineError::new(EngineErrorKind::Protocol, format!("event subscription: {e}")))?;
-    call(tab, "Input.setInterceptDrags", json!({ "enabled": true }))
-        .await
-        .map_err(act_error)?;
-    let dragged = async {
-        mouse(tab, "mouseMoved", x0, y0, 0).await?;
-        button(tab, "mousePressed", x0, y0).await?;
-        // A few pixels: what starts a drag.
-        mouse(tab, "mouseMoved", x0 + 5.0, y0 + 5.0, 1).await?;
-        // The event, when there is one, comes before the move's answer;
-        // a short wait covers a renderer that is slow to tell.
-        let data = tokio::time::timeout(Duration::from_millis(100), intercepted.next())
-            .await
-            .ok()
-            .flatten()
-            .map(|ev| serde_json::to_value(&ev.data).unwrap_or(Value::Null));
-        // The target may have moved when the drag started (a placeholder).
-        let (x1, y1) = actionable_point(tab, dest, &to_obj, deadline, timeout).await?;
-        match data {
-            Some(data) => {
-                for kind in ["dragEnter", "dragOver", "drop"] {
-                    call(
-                        tab,
-                        "Input.dispatchDragEvent",
-                        json!({ "type": kind, "x": x1, "y": y1, "data": data }),
-                    )
-                    .await
-                    .map_err(act_error)?;
-                }
-                button(tab, "mouseReleased", x1, y1).await
-            }
-            None => {
-                let steps = 8;
-                for i in 1..=steps {
-                    let t = f64::from(i) / f64::from(steps);
-                    let (x, y) = (x0 + 5.0 + (x1 - x0 - 5.0) * t, y0 + 5.0 + (y1 - y0 - 5.0) * t);
-                    mouse(tab, "mouseMoved", x, y, 1).await?;
-                }
-                button(tab, "mouseReleased", x1, y1).await
-            }
-        }
-    }
-    .await;
-    if call(tab, "Input.setInterceptDrags", json!({ "enabled": false }))
-        .await
-        .is_err()
-    {
-        // Drags left intercepted would reach the next job's page.
-        tab.taint();
-    }
-    if dragged.is_err() {
-        // Never leave the button down.
-        let _ = button(tab, "mouseReleased", x0, y0).await;
-    }
-    dragged
-}
-
-async fn button(tab: &Tab, kind: &str, x: f64, y: f64) -> Result<(), EngineError> {
-    let buttons = if kind == "mousePressed" { 1 } else { 0 };
-    call(
-        tab,
-        "Input.dispatchMouseEvent",
-        json!({ "type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1 }),
-    )
-    .await
-    .map(|_| ())
-    .map_err(act_error)
-}
-
-async fn mouse(tab: &Tab, kind: &str, x: f64, y: f64, buttons: u32) -> Result<(), EngineError> {
-    call(
-        tab,
-        "Input.dispatchMouseEvent",
-        // A move with the button held names it, as a drag needs.
-        json!({ "type": kind, "x": x, "y": y, "buttons": buttons, "button": if buttons & 1 == 1 { "left" } else { "none" } }),
-    )
-    .await
-    .map(|_| ())
-    .map_err(act_error)
-}
-
-/// The centre of the node `backend`'s first box in the page's viewport
-/// (a node of an out-of-process frame is measured in its frame's viewport,
-/// which is then placed in the page's).
-pub(crate) async fn center(tab: &Tab, backend: i64) -> Option<(f64, f64)> {
-    let q = call_node(tab, "DOM.getContentQuads", backend, json!({}))
-        .await
-        .ok()?;
-    let (dx, dy) = frame_origin(tab, split(backend).0).await?;
-    let quad: Vec<f64> = q["quads"].as_array()?.iter().find_map(|quad| {
-        let pts: Vec<f64> = quad.as_array()?.iter().filter_map(Value::as_f64).collect();
-        (pts.len() == 8).then_some(pts)
-    })?;
-    let x = (quad[0] + quad[2] + quad[4] + quad[6]) / 4.0 + dx;
-    let y = (quad[1] + quad[3] + quad[5] + quad[7]) / 4.0 + dy;
-    Some((x, y))
-}
-
-async fn next_frame(tab: &Tab) {
-    let _ = tab
-        .evaluate(
-            "new Promise((r) => requestAnimationFrame(() => r(true)))",
-            Duration::from_millis(500),
-        )
-        .await;
 }
 
 async fn fill(tab: &Tab, obj: &Remote, value: &str) -> Result<bool, EngineError> {

@@ -6,8 +6,10 @@
 //! default) so they never block the page.
 
 mod act;
+mod hit;
 mod locate;
 mod network;
+mod pointer;
 pub(crate) mod raw;
 mod screenshot;
 mod settle;
@@ -459,7 +461,7 @@ impl Page for ChromiumPage {
         } else {
             None
         };
-        act::drag(&self.lease, source, dest, opts.timeout).await?;
+        pointer::drag(&self.lease, source, dest, opts.timeout).await?;
         Ok(self.settled(started, settle, opts.timeout).await)
     }
 

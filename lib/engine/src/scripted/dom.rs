@@ -159,6 +159,7 @@ pub(crate) fn parse(url: url::Url, html: &str, generation: u64) -> Doc {
                 .collect();
             let parent_visible = parent.is_none_or(|p| nodes[p].visible);
             let visible = parent_visible && !hidden_by_attrs(&attrs);
+            let implicit = implicit_role(&tag, &attrs);
             let role = attrs
                 .get("role")
                 .map(|r| {
@@ -167,7 +168,15 @@ pub(crate) fn parse(url: url::Url, html: &str, generation: u64) -> Doc {
                         .unwrap_or_default()
                         .to_ascii_lowercase()
                 })
-                .or_else(|| implicit_role(&tag, &attrs).map(str::to_string));
+                // A focusable or globally annotated element marked
+                // presentational keeps its implicit role, as in Chromium.
+                .filter(|r| {
+                    !matches!(r.as_str(), "presentation" | "none")
+                        || !crate::aria::keeps_implicit_role(&tag, implicit.unwrap_or("generic"), |n| {
+                            attrs.get(n).map(String::as_str)
+                        })
+                })
+                .or_else(|| implicit.map(str::to_string));
             let options = if tag == "select" {
                 select_options(child, &attrs)
             } else {

@@ -87,6 +87,24 @@ b.addEventListener('auxclick', (e) => { if (e.button === 1) say('auxclick', e); 
             ),
         ),
         (
+            "/suite/tabs".into(),
+            page(
+                "Suite tabs",
+                // As jQuery UI's tabs widget leaves its markup.
+                r##"<div id="tabs" class="ui-tabs">
+<ul role="tablist" class="ui-tabs-nav">
+<li role="tab" tabindex="0" aria-controls="tab-billing" aria-selected="true"><a href="#tab-billing" role="presentation" tabindex="-1" id="ui-id-1">Billing</a></li>
+<li role="tab" tabindex="-1" aria-controls="tab-shipping" aria-selected="false"><a href="#tab-shipping" role="presentation" tabindex="-1" id="ui-id-2">Shipping</a></li>
+</ul>
+<div id="tab-billing" role="tabpanel"><p>Billing address</p></div>
+<div id="tab-shipping" role="tabpanel"><p>Shipping address</p></div>
+</div>
+<h2 role="none" aria-describedby="tabs">Described heading</h2>
+<h2 role="presentation">Plain heading</h2>
+<a role="presentation">Not focusable</a>"##,
+            ),
+        ),
+        (
             "/suite/done".into(),
             page("Suite done", "<h1>Done</h1><p>Thanks</p>"),
         ),

@@ -366,6 +366,7 @@ impl Run<'_> {
                 duration_ms: 0.0,
                 screenshot: None,
                 source: None,
+                else_reason: None,
             });
         }
     }

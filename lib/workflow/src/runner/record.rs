@@ -159,6 +159,7 @@ impl Run<'_> {
             duration_ms: ms(started.elapsed()),
             screenshot: None,
             source: Some(self.source),
+            else_reason: None,
         };
         if completed {
             self.keep_step_screenshot(&format!("step_{number}.png")).await;

@@ -327,6 +327,7 @@ impl Run<'_> {
                             duration_ms: 0.0,
                             screenshot: None,
                             source: Some(self.source),
+                            else_reason: None,
                         });
                         let done = format!("step {} was in flight and counts as done: {how}", next + 1);
                         (next + 1, Some(done))
@@ -596,6 +597,7 @@ impl Run<'_> {
             duration_ms: 0.0,
             screenshot,
             source: Some(self.source),
+            else_reason: None,
         });
         WorkflowError::ResumeUncertain {
             step: number,
@@ -639,6 +641,7 @@ fn skipped(i: usize, checklist: &[String]) -> StepOutcome {
         duration_ms: 0.0,
         screenshot: None,
         source: None,
+        else_reason: None,
     }
 }
 

@@ -43,6 +43,7 @@ impl Run<'_> {
         let mut attempt = 0;
         let mut give_up = false;
         let mut stop = false;
+        let mut else_reason = None;
         // Auto-waits share the action deadline across the attempts.
         let wait = attempt_wait(self.exec.timeout());
         let (keys, meta) = structured_meta(step, number);
@@ -70,6 +71,8 @@ impl Run<'_> {
                 line.succeeded(navigated);
             }
             line.reason = trace.skipped;
+            // The attempt that ended the step says why its `else` ran.
+            else_reason = trace.else_reason;
             match outcome {
                 Ok(()) => {
                     completed = true;
@@ -94,8 +97,13 @@ impl Run<'_> {
         } else {
             self.exec.snapshot().await.map(|s| s.text).unwrap_or_default()
         };
-        self.close_step(index, completed, attempt, reasons, 0, 0, step_started, &snapshot)
-            .await?;
+        let closed = self
+            .close_step(index, completed, attempt, reasons, 0, 0, step_started, &snapshot)
+            .await;
+        if let Some(outcome) = self.outcomes.last_mut().filter(|o| o.step_number == number) {
+            outcome.else_reason = else_reason;
+        }
+        closed?;
         Ok(stop)
     }
 }

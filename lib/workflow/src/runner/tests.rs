@@ -399,6 +399,34 @@ async fn a_failed_expect_is_an_assertion_failure() {
     assert!(e["hint"].as_str().unwrap().contains("heading"), "{e}");
 }
 
+/// A step whose `else` step ran says why in result.json: the failure of
+/// the step before `else`, naming its target; a step that needed no `else`
+/// says nothing.
+#[tokio::test(start_paused = true)]
+async fn the_result_says_why_an_else_step_ran() {
+    let h = Harness::new(0);
+    let result = h
+        .run(
+            "fill: textbox \"Coupon\" = SAVE10 else fill: textbox \"Username\" = alice\n\
+             click: button \"Sign in\" else click: button \"Twin\"",
+            None,
+        )
+        .await;
+    assert_eq!(result.status, RunStatus::Completed, "{result:?}");
+    let json = serde_json::to_value(&result).unwrap();
+    let why = json["steps"][0]["else_reason"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("\"Coupon\"") && why.contains("matched 0 elements"),
+        "step 1 does not say why its else step ran: {}",
+        json["steps"][0]
+    );
+    assert!(
+        json["steps"][1].get("else_reason").is_none(),
+        "step 2 needed no else: {}",
+        json["steps"][1]
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_page_that_does_not_load_is_a_navigation_failure() {
     let h = Harness::new(0);

@@ -8,12 +8,19 @@ use super::Doc;
 
 impl<'a> Doc<'a> {
     /// The element's role: its `role` attribute's first known token, else
-    /// the HTML element's implicit role; "none" when it has none.
+    /// the HTML element's implicit role; "none" when it has none. A
+    /// focusable or globally annotated element marked presentational keeps
+    /// its implicit role ([`oxwright_engine::aria::keeps_implicit_role`]).
     pub(super) fn role(&self, i: usize) -> &'static str {
         if let Some(list) = self.attr(i, "role") {
             for token in list.split_ascii_whitespace() {
                 let token = token.to_ascii_lowercase();
                 if token == "presentation" || token == "none" {
+                    let implicit = self.implicit_role(i);
+                    if oxwright_engine::aria::keeps_implicit_role(&self.tag[i], implicit, |n| self.attr(i, n))
+                    {
+                        break;
+                    }
                     return "none";
                 }
                 if let Some(r) = super::super::roles::aria(&token) {
