@@ -90,10 +90,11 @@ impl Args for FetchArgs {
 /// Whether `id`'s value came from the command line or its variable (not
 /// from nowhere).
 fn given(matches: &ArgMatches, id: &str) -> bool {
-    matches!(
-        matches.value_source(id),
-        Some(ValueSource::CommandLine | ValueSource::EnvVariable)
-    )
+    matches.try_contains_id(id).unwrap_or(false)
+        && matches!(
+            matches.value_source(id),
+            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+        )
 }
 
 fn raw_values(matches: &ArgMatches, id: &str) -> Vec<String> {
@@ -110,7 +111,7 @@ impl FromArgMatches for FetchArgs {
         let mut object = Map::new();
         for option in all() {
             let id = format!("{ID_PREFIX}{}", option.name);
-            if !matches.try_contains_id(&id).unwrap_or(false) || !given(matches, &id) {
+            if !given(matches, &id) {
                 continue;
             }
             let mut value = value_of(option, &raw_values(matches, &id)).map_err(invalid)?;
@@ -204,7 +205,9 @@ fn value_of(option: &FetchOption, raw: &[String]) -> Result<Value, String> {
         Syntax::Header => raw
             .iter()
             .map(|r| {
-                let (name, value) = r.split_once(':').ok_or_else(|| format!("{r:?}: give NAME: VALUE"))?;
+                let (name, value) = r
+                    .split_once(':')
+                    .ok_or_else(|| format!("{r:?}: give NAME: VALUE"))?;
                 Ok((name.trim().to_string(), Value::String(value.trim().to_string())))
             })
             .collect::<Result<Map<_, _>, String>>()
@@ -212,7 +215,9 @@ fn value_of(option: &FetchOption, raw: &[String]) -> Result<Value, String> {
         Syntax::Cookie => raw
             .iter()
             .map(|r| {
-                let (name, value) = r.split_once('=').ok_or_else(|| format!("{r:?}: give NAME=VALUE"))?;
+                let (name, value) = r
+                    .split_once('=')
+                    .ok_or_else(|| format!("{r:?}: give NAME=VALUE"))?;
                 Ok(json!({ "name": name.trim(), "value": value.trim() }))
             })
             .collect::<Result<Vec<_>, String>>()

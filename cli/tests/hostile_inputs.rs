@@ -377,7 +377,9 @@ async fn one_shot_commands_are_quiet_unless_asked() {
         assert!(!stderr.contains("\"level\""), "{stderr}");
         if verbose {
             assert!(
-                stderr.lines().any(|l| l.starts_with("info: telemetry initialised")),
+                stderr
+                    .lines()
+                    .any(|l| l.starts_with("info: telemetry initialised")),
                 "{stderr}"
             );
         } else {

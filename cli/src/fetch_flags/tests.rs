@@ -115,7 +115,10 @@ fn every_kind_of_option_is_a_flag_of_its_type() {
     assert_eq!(spec.include, ["main, article", "aside"]);
     assert_eq!(spec.content, ContentMode::Full);
     assert_eq!(spec.link_style, LinkStyle::Text);
-    assert_eq!(spec.actions, ["click: button \"Accept\"", "wait: text \"Item 40\""]);
+    assert_eq!(
+        spec.actions,
+        ["click: button \"Accept\"", "wait: text \"Item 40\""]
+    );
     assert_eq!(spec.max_age_ms, 60_000);
     for bad in [
         &["--content", "most"][..],
@@ -123,7 +126,10 @@ fn every_kind_of_option_is_a_flag_of_its_type() {
         &["--link-style", "footnotes"],
     ] {
         let err = parse(bad).unwrap_err().to_string();
-        assert!(err.contains(bad[1].split(',').next_back().unwrap()), "{bad:?}: {err}");
+        assert!(
+            err.contains(bad[1].split(',').next_back().unwrap()),
+            "{bad:?}: {err}"
+        );
     }
 }
 
@@ -140,7 +146,10 @@ fn a_typed_flag_wins_over_the_config_and_the_config_over_the_default() {
     assert_eq!(spec.link_style, LinkStyle::Inline);
     assert_eq!(spec.retry_count, 5);
     let untyped = Cli::try_parse_from(["x"]).unwrap();
-    assert_eq!(untyped.fetch.spec_with(url(), &defaults).link_style, LinkStyle::Text);
+    assert_eq!(
+        untyped.fetch.spec_with(url(), &defaults).link_style,
+        LinkStyle::Text
+    );
     // A flag typed at its default still wins.
     let back = Cli::try_parse_from(["x", "--retries", "2"]).unwrap();
     assert_eq!(back.fetch.spec_with(url(), &defaults).retry_count, 2);
@@ -150,7 +159,9 @@ fn a_typed_flag_wins_over_the_config_and_the_config_over_the_default() {
 /// OpenAPI document, the manual's table and the example config) states it.
 #[test]
 fn help_states_each_default_the_schema_states() {
-    let help = <Cli as clap::CommandFactory>::command().render_long_help().to_string();
+    let help = <Cli as clap::CommandFactory>::command()
+        .render_long_help()
+        .to_string();
     let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
     let schema = oxwright_jobs::schema::fetch_options_schema();
     let mut stated = 0;

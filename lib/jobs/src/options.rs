@@ -319,10 +319,12 @@ fn declared_fields() -> &'static [&'static str] {
     }
 
     static FIELDS: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
-    FIELDS.get_or_init(|| match <crate::FetchSpec as serde::Deserialize>::deserialize(Fields) {
-        Err(Noted(fields)) => fields,
-        Ok(_) => &[],
-    })
+    FIELDS.get_or_init(
+        || match <crate::FetchSpec as serde::Deserialize>::deserialize(Fields) {
+            Err(Noted(fields)) => fields,
+            Ok(_) => &[],
+        },
+    )
 }
 
 /// The flag as the manual writes it: `--render always|auto|never`,
@@ -350,7 +352,10 @@ fn flag_cell(o: &FetchOption) -> String {
         others.push(format!("`{env}`"));
     }
     if o.syntax() == Syntax::Credentials {
-        others.push(format!("`--{}-host {CREDENTIALS_HOST_VALUE}` for the host", o.long()));
+        others.push(format!(
+            "`--{}-host {CREDENTIALS_HOST_VALUE}` for the host",
+            o.long()
+        ));
     }
     if !others.is_empty() {
         cell.push_str(&format!(" (or {})", others.join(", ")));
@@ -386,7 +391,10 @@ pub fn manual_table() -> String {
 fn toml_value(value: &Value) -> String {
     match value {
         Value::String(s) => serde_json::to_string(s).unwrap_or_default(),
-        Value::Array(items) => format!("[{}]", items.iter().map(toml_value).collect::<Vec<_>>().join(", ")),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(toml_value).collect::<Vec<_>>().join(", ")
+        ),
         Value::Object(map) if map.is_empty() => "{}".into(),
         Value::Object(map) => format!(
             "{{ {} }}",
@@ -447,7 +455,11 @@ pub fn example_config_section() -> String {
             .choices()
             .map(|c| format!(": {}", c.join(" | ")))
             .unwrap_or_default();
-        out.push_str(&format!("# {} = {value}    # --{}{choices}{note}\n", o.name, o.long()));
+        out.push_str(&format!(
+            "# {} = {value}    # --{}{choices}{note}\n",
+            o.name,
+            o.long()
+        ));
     }
     out
 }

@@ -92,8 +92,7 @@ fn default_of(name: &str, schema: &Map<String, Value>) -> Option<Value> {
             _ => return false,
         };
         object.insert(name.to_string(), candidate.clone());
-        serde_json::from_value::<FetchSpec>(Value::Object(object))
-            .is_ok_and(|spec| written(&spec).is_none())
+        serde_json::from_value::<FetchSpec>(Value::Object(object)).is_ok_and(|spec| written(&spec).is_none())
     })
 }
 
