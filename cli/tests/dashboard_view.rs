@@ -138,8 +138,8 @@ async fn the_dashboard_shows_a_laptop_batch_and_acts_on_nothing() {
 }
 
 /// The address the dashboard prints opens it (`/` leads to `/ui`), and a
-/// dashboard at the default level writes no routine log line, in no
-/// format, with stderr going to a file.
+/// dashboard at the default level writes no routine log line (no INFO, no
+/// JSON) with stderr going to a file: only its address, for the person.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboard_opens_at_the_address_it_prints_and_logs_nothing_routine() {
     let out = tempfile::tempdir().unwrap();
@@ -177,6 +177,12 @@ async fn the_dashboard_opens_at_the_address_it_prints_and_logs_nothing_routine()
     let ui = http.get(format!("{base}/ui")).send().await.unwrap();
     assert_eq!(ui.status().as_u16(), 200);
     drop(child);
+    // The one line it writes for the person, its address; no log line.
     let logged = std::fs::read_to_string(&stderr).unwrap();
-    assert!(logged.trim().is_empty(), "the dashboard logged: {logged}");
+    let lines: Vec<&str> = logged.lines().collect();
+    assert_eq!(lines.len(), 1, "the dashboard logged: {logged}");
+    assert!(
+        lines[0].starts_with("dashboard of ") && lines[0].ends_with("/ui"),
+        "{logged}"
+    );
 }

@@ -36,6 +36,7 @@ fn step(n: u32, text: &str, status: RunStatus, reasons: &[&str]) -> StepOutcome 
         duration_ms: 5.0,
         screenshot: None,
         source: None,
+        else_reason: None,
     }
 }
 

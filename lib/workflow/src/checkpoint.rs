@@ -394,6 +394,7 @@ mod tests {
             duration_ms: ms,
             screenshot: None,
             source: None,
+            else_reason: None,
         }
     }
 
