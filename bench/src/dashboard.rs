@@ -153,6 +153,7 @@ async fn start(dir: &std::path::Path) -> Result<Daemon> {
         webhooks: Vec::new(),
         webhook_secrets: Default::default(),
         api: ApiOptions::default(),
+        checks: Vec::new(),
     };
     let stop = CancellationToken::new();
     let task = tokio::spawn({

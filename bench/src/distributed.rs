@@ -140,6 +140,7 @@ async fn measure(
                 webhooks: Vec::new(),
                 webhook_secrets: Default::default(),
                 api: Default::default(),
+                checks: Vec::new(),
             };
             run_scheduler(queue, store, opts, None, shutdown).await
         }

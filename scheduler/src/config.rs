@@ -54,6 +54,8 @@ pub struct SchedulerOptions {
     pub webhook_secrets: BTreeMap<String, String>,
     /// The HTTP API's token, body limit and webhook signing key.
     pub api: ApiOptions,
+    /// The checks the daemon runs on their schedules and on triggers.
+    pub checks: Vec<oxwright_checks::Check>,
 }
 
 /// How the HTTP API guards itself.
@@ -123,6 +125,10 @@ pub struct SchedulerSection {
     /// Largest request body, bytes.
     #[serde(default = "default_max_body")]
     pub max_body_bytes: usize,
+    /// A directory of check files (`NAME.check.toml`, read recursively)
+    /// the daemon runs on their schedules and on triggers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<std::path::PathBuf>,
 }
 
 /// Longest `[scheduler] flush_interval_ms`: a minute.

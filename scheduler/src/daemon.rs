@@ -61,10 +61,18 @@ pub async fn run_scheduler(
                 })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let checks = Arc::new(crate::checks::CheckRunner::new(
+        opts.checks.clone(),
+        store.clone(),
+        queue.clone(),
+        opts.api.signing_secret.clone(),
+    ));
+    checks.recover().await;
     let state = Arc::new(AppState {
         tracker: Mutex::new(BatchTracker::new(store.clone())),
         queue: queue.clone(),
         store,
+        checks: checks.clone(),
         hooks: crate::hooks::Hooks::new(opts.api.signing_secret.clone()),
         waiters: Waiters::default(),
         ui: UiAuth::new(opts.api.token.as_deref()),
@@ -74,6 +82,7 @@ pub async fn run_scheduler(
     for (config, cron) in schedules {
         tasks.spawn(run_schedule(state.clone(), config, cron, shutdown.clone()));
     }
+    crate::checks::run_schedules(&checks, &tasks, &shutdown);
     if let Some(listener) = listener {
         let app = router(state.clone());
         let stop = shutdown.clone();
@@ -161,6 +170,13 @@ async fn take_report(
         }
     };
     let job_id = report.job_id;
+    // A check's run: its record, state and alert are stored before the ack.
+    if state.checks.take(&report).await {
+        if let Err(err) = ack.ack().await {
+            tracing::debug!(%job_id, error = %err, "ack of a check report failed");
+        }
+        return;
+    }
     let mut tracker = state.tracker.lock().await;
     match tracker.hold(report.clone(), ack).await {
         Ok(outcome) => {

@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod batch;
+pub mod checks;
 pub mod config;
 pub mod daemon;
 pub mod hooks;

@@ -52,6 +52,7 @@ async fn start(
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect::<BTreeMap<_, _>>(),
         api: Default::default(),
+        checks: Vec::new(),
     };
     let task = tokio::spawn({
         let (queue, store, shutdown) = (queue.clone(), store.clone(), shutdown.clone());
@@ -292,6 +293,7 @@ async fn a_bad_cron_expression_is_a_typed_error() {
             webhooks: Vec::new(),
             webhook_secrets: BTreeMap::new(),
             api: Default::default(),
+            checks: Vec::new(),
         },
         None,
         CancellationToken::new(),
@@ -538,6 +540,7 @@ fn spawn_daemon(
         webhooks: Vec::new(),
         webhook_secrets: BTreeMap::new(),
         api: Default::default(),
+        checks: Vec::new(),
     };
     let task = tokio::spawn({
         let shutdown = shutdown.clone();

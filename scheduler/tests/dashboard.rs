@@ -33,6 +33,7 @@ async fn start() -> Daemon {
         webhooks: Vec::new(),
         webhook_secrets: Default::default(),
         api: Default::default(),
+        checks: Vec::new(),
     };
     tokio::spawn({
         let (queue, store, shutdown) = (queue.clone(), store.clone(), shutdown.clone());

@@ -53,6 +53,7 @@ pub async fn run(setup: Setup, cmd: DashboardCmd) -> anyhow::Result<i32> {
             signing_secret: None,
             view_only: true,
         },
+        checks: Vec::new(),
     };
     // Nothing is queued: a queue no one consumes, for the daemon's shape.
     let queue = std::sync::Arc::new(oxwright_queue::MemoryQueue::new());

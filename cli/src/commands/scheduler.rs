@@ -31,6 +31,10 @@ pub struct SchedulerCmd {
     /// Serve no HTTP API.
     #[arg(long, conflicts_with = "listen")]
     pub no_api: bool,
+    /// A directory of check files (`NAME.check.toml`) to run on their
+    /// schedules and on triggers (overrides `[scheduler] checks`).
+    #[arg(long, value_name = "DIR")]
+    pub checks: Option<std::path::PathBuf>,
 }
 
 /// Runs the daemon until SIGTERM / Ctrl-C; returns the exit code.
@@ -44,6 +48,11 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         max_body_bytes: section.max_body_bytes,
         signing_secret: secret_of(&section.webhook_signing_secret_env),
         view_only: false,
+    };
+    // Read (and refused when bad) before anything starts.
+    let checks = match cmd.checks.as_ref().or(section.checks.as_ref()) {
+        Some(dir) => oxwright_checks::load_dir(dir).map_err(crate::exit::usage)?,
+        None => Vec::new(),
     };
     let store = setup.store().await?;
     let listener = if cmd.no_api {
@@ -74,6 +83,7 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         queue_prefix = %setup.config.queue.prefix,
         schedules = section.schedules.len(),
         webhooks = section.webhooks.len(),
+        checks = checks.len(),
         embedded,
         "scheduler ready"
     );
@@ -84,6 +94,7 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         webhooks: section.webhooks.clone(),
         webhook_secrets,
         api,
+        checks,
     };
     if let Some(queue) = amqp {
         let result = run_scheduler(queue.clone(), store, opts, listener, shutdown).await;

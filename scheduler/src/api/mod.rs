@@ -5,6 +5,7 @@
 
 mod artifacts;
 mod batches;
+mod checks;
 mod error;
 mod fetch;
 mod jobs;
@@ -31,6 +32,8 @@ pub(crate) use ui::UiAuth;
 /// Builds the HTTP API.
 pub(crate) fn router(state: Arc<AppState>) -> Router {
     let reads = Router::new()
+        .route("/v1/checks", get(checks::list_checks))
+        .route("/v1/checks/{name}/runs", get(checks::list_runs))
         .route("/v1/batches/{id}", get(batches::get_batch))
         .route("/v1/artifacts/{*key}", get(artifacts::get_artifact))
         .route("/batches/{id}", get(batches::get_batch));
@@ -46,6 +49,11 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
                 get(batches::get_batch).delete(batches::delete_batch),
             )
             .route("/v1/artifacts/{*key}", get(artifacts::get_artifact))
+            .route("/v1/checks", get(checks::list_checks))
+            .route(
+                "/v1/checks/{name}/runs",
+                get(checks::list_runs).post(checks::post_run),
+            )
             // The first, unversioned API: aliases.
             .route("/jobs", post(jobs::post_job))
             .route("/batches", post(batches::post_batch))

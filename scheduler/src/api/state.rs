@@ -27,6 +27,8 @@ pub(crate) struct AppState {
     pub(crate) hooks: crate::hooks::Hooks,
     /// The dashboard's login and CSRF keys.
     pub(crate) ui: super::UiAuth,
+    /// The checks and their runs in flight.
+    pub(crate) checks: Arc<crate::checks::CheckRunner>,
 }
 
 impl AppState {

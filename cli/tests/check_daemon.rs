@@ -1,0 +1,287 @@
+//! Checks in `oxwright scheduler --checks DIR`, embedded (the daemon runs
+//! the jobs on its own Chromium), against the fixture site's account page,
+//! which the test switches between healthy and broken: a check every 2 s
+//! alerts exactly once when it turns failing after `after` failed runs and
+//! once when it recovers, never while healthy; the run log, the state and
+//! `POST /v1/checks/{name}/runs?wait=true` tell the same story; and a
+//! daemon killed between a state change and its alert's delivery delivers
+//! it once when it starts again.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use oxwright_fixtures::{FixtureServer, SiteHealth};
+use serde_json::Value;
+
+/// A running `oxwright scheduler`, killed on drop.
+struct Daemon {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(site: &FixtureServer, dir: &Path, checks: &Path, receiver: &str) -> Daemon {
+    let receiver_host = receiver
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oxwright"))
+        .args(["--out", &dir.join("out").display().to_string()])
+        .args(["--allow-host", &site.addr().to_string()])
+        .args(["--allow-host", &receiver_host])
+        .args(["--browsers", "1", "--pages-per-browser", "2"])
+        .args(["scheduler", "--listen", "127.0.0.1:0"])
+        .args(["--checks", &checks.display().to_string()])
+        .env_remove("OXWRIGHT_AMQP_URL")
+        .env_remove("OXWRIGHT_S3")
+        .env_remove("OXWRIGHT_API_TOKEN")
+        .env("OXWRIGHT_WEBHOOK_SECRET", "whsec-checks")
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("oxwright scheduler starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = lines.next().expect("the daemon prints its address").unwrap();
+    let addr = line
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    std::thread::spawn(move || for _ in lines {});
+    Daemon { child, base: addr }
+}
+
+/// What the alert receiver saw: each delivery's event, body and id, and
+/// whether it answered 2xx.
+#[derive(Default)]
+struct Received {
+    deliveries: Vec<(String, Value, String, bool)>,
+    /// While set, every delivery is answered 503.
+    down: bool,
+}
+
+impl Received {
+    fn taken(&self, event: &str) -> usize {
+        self.deliveries
+            .iter()
+            .filter(|(e, _, _, ok)| e == event && *ok)
+            .count()
+    }
+}
+
+async fn receiver() -> (String, Arc<Mutex<Received>>) {
+    use axum::http::{HeaderMap, StatusCode};
+    let seen = Arc::new(Mutex::new(Received::default()));
+    let app = axum::Router::new().route(
+        "/alerts",
+        axum::routing::post({
+            let seen = seen.clone();
+            move |headers: HeaderMap, body: String| {
+                let seen = seen.clone();
+                async move {
+                    let header = |name: &str| {
+                        headers
+                            .get(name)
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or_default()
+                            .to_string()
+                    };
+                    let mut seen = seen.lock().unwrap();
+                    let ok = !seen.down;
+                    assert!(header("x-oxwright-signature").starts_with("t="), "alerts are signed");
+                    let body: Value = serde_json::from_str(&body).unwrap();
+                    seen.deliveries
+                        .push((header("x-oxwright-event"), body, header("x-oxwright-delivery"), ok));
+                    if ok {
+                        StatusCode::OK
+                    } else {
+                        StatusCode::SERVICE_UNAVAILABLE
+                    }
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}/alerts"), seen)
+}
+
+fn http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
+async fn get(base: &str, path: &str) -> Value {
+    let response = http().get(format!("{base}{path}")).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 200, "GET {path}");
+    response.json().await.unwrap()
+}
+
+/// Waits (up to `secs`) until `check` holds, polling every 200 ms.
+async fn until(secs: u64, what: &str, mut check: impl AsyncFnMut() -> bool) {
+    for _ in 0..secs * 5 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("gave up waiting: {what}");
+}
+
+async fn runs(base: &str) -> Vec<Value> {
+    get(base, "/v1/checks/account/runs?limit=500")
+        .await
+        .as_array()
+        .cloned()
+        .unwrap()
+}
+
+fn write_check(dir: &Path, site: &FixtureServer, webhook: &str, every: &str) {
+    std::fs::write(
+        dir.join("account.check.toml"),
+        format!(
+            "url = \"{}\"\nsteps = '''\nexpect: text \"Plan: Pro\"\n'''\nevery = \"{every}\"\ntimeout = \"30s\"\n\n\
+             [alert]\nafter = 2\nwebhook = \"{webhook}\"\n",
+            site.url("/app/account")
+        ),
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_check_alerts_once_when_it_turns_and_once_when_it_heals() {
+    let site = FixtureServer::start().await.unwrap();
+    let (webhook, seen) = receiver().await;
+    let dir = tempfile::tempdir().unwrap();
+    let checks = dir.path().join("checks");
+    std::fs::create_dir(&checks).unwrap();
+    write_check(&checks, &site, &webhook, "2s");
+    let daemon = start(&site, dir.path(), &checks, &webhook);
+    let base = daemon.base.clone();
+
+    // Healthy: runs pass and nobody hears of them.
+    until(60, "three passing runs", async || runs(&base).await.len() >= 3).await;
+    assert!(runs(&base).await.iter().all(|r| r["status"] == "passed"));
+    assert!(seen.lock().unwrap().deliveries.is_empty());
+
+    // Broken: one alert after two failed runs, none for the runs after.
+    site.set_health(SiteHealth::Broken);
+    until(60, "check.failed", async || seen.lock().unwrap().taken("check.failed") == 1).await;
+    let failed_runs = |rs: &[Value]| rs.iter().filter(|r| r["status"] == "failed").count();
+    let at_alert = failed_runs(&runs(&base).await);
+    until(60, "two more failed runs", async || {
+        failed_runs(&runs(&base).await) >= at_alert + 2
+    })
+    .await;
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.taken("check.failed"), 1, "one alert per failing spell");
+        let (_, body, _, _) = seen
+            .deliveries
+            .iter()
+            .find(|(e, ..)| e == "check.failed")
+            .unwrap();
+        assert_eq!(body["check"], "account");
+        assert_eq!(body["consecutive_failures"], 2);
+        assert_eq!(body["failed_step"]["index"], 1, "{body}");
+        assert!(body["failed_step"]["text"].as_str().unwrap().contains("Plan: Pro"), "{body}");
+        assert!(body["links"]["report"].as_str().unwrap().contains("/report.html"), "{body}");
+    }
+    let listed = get(&base, "/v1/checks").await;
+    assert_eq!(listed[0]["name"], "account", "{listed}");
+    assert_eq!(listed[0]["state"]["health"], "failing", "{listed}");
+
+    // Healed: one recovery, and quiet again.
+    site.set_health(SiteHealth::Healthy);
+    until(60, "check.recovered", async || seen.lock().unwrap().taken("check.recovered") == 1).await;
+    let passed = |rs: &[Value]| rs.iter().filter(|r| r["status"] == "passed").count();
+    let at_recovery = passed(&runs(&base).await);
+    until(60, "two more passing runs", async || passed(&runs(&base).await) >= at_recovery + 2).await;
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.taken("check.failed"), 1);
+        assert_eq!(seen.taken("check.recovered"), 1);
+        assert_eq!(seen.deliveries.len(), 2, "no alert but the two");
+    }
+    let listed = get(&base, "/v1/checks").await;
+    assert_eq!(listed[0]["state"]["health"], "passing", "{listed}");
+    let rate = listed[0]["pass_rate_24h"].as_f64().unwrap();
+    assert!(rate > 0.0 && rate < 1.0, "{listed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_on_demand_answers_with_its_record_and_a_killed_daemon_still_alerts_once() {
+    let site = FixtureServer::start().await.unwrap();
+    let (webhook, seen) = receiver().await;
+    let dir = tempfile::tempdir().unwrap();
+    let checks = dir.path().join("checks");
+    std::fs::create_dir(&checks).unwrap();
+    // No schedule worth waiting for: the runs are triggered.
+    write_check(&checks, &site, &webhook, "1h");
+    let daemon = start(&site, dir.path(), &checks, &webhook);
+    let trigger = async |base: &str, metadata: &str| {
+        let response = http()
+            .post(format!("{base}/v1/checks/account/runs?wait=true"))
+            .header("content-type", "application/json")
+            .body(format!(r#"{{"metadata": {{"commit": "{metadata}"}}}}"#))
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json::<Value>().await.unwrap())
+    };
+    let (status, run) = trigger(&daemon.base, "c0ffee").await;
+    assert_eq!(status, 200, "{run}");
+    assert_eq!(run["status"], "passed");
+    assert_eq!(run["trigger"], "api");
+    assert_eq!(run["metadata"]["commit"], "c0ffee");
+    let unknown = http()
+        .post(format!("{}/v1/checks/nope/runs", daemon.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status().as_u16(), 404);
+
+    // The receiver is down when the check turns failing; the daemon is
+    // killed while the alert waits in its outbox.
+    seen.lock().unwrap().down = true;
+    site.set_health(SiteHealth::Broken);
+    for n in 0..2 {
+        let (status, run) = trigger(&daemon.base, &format!("broken-{n}")).await;
+        assert_eq!(status, 502, "{run}");
+        assert_eq!(run["status"], "failed");
+    }
+    until(30, "a refused delivery", async || !seen.lock().unwrap().deliveries.is_empty()).await;
+    let outbox = dir.path().join("out/checks/account/outbox");
+    assert_eq!(std::fs::read_dir(&outbox).unwrap().count(), 1, "the alert waits in the outbox");
+    drop(daemon);
+    assert_eq!(seen.lock().unwrap().taken("check.failed"), 0);
+
+    // Started again with the receiver up: the alert goes, once.
+    seen.lock().unwrap().down = false;
+    let daemon = start(&site, dir.path(), &checks, &webhook);
+    until(30, "the alert delivered", async || seen.lock().unwrap().taken("check.failed") == 1).await;
+    until(10, "the outbox emptied", async || {
+        std::fs::read_dir(&outbox).map(|d| d.count()).unwrap_or(0) == 0
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.taken("check.failed"), 1);
+    let ids: std::collections::BTreeSet<&String> = seen.deliveries.iter().map(|(_, _, id, _)| id).collect();
+    assert_eq!(ids.len(), 1, "every try of the alert carries one delivery id");
+    drop(daemon);
+}

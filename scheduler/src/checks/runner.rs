@@ -1,0 +1,408 @@
+//! Runs checks in the fleet: a trigger (a schedule's tick, the API, a
+//! deploy webhook) publishes the check's workflow as an ordinary job; the
+//! job's report comes back through the daemon's report loop, a failed
+//! attempt is published again as a new session while the check's
+//! `retries` allow, and the last attempt's report closes the run: its
+//! record is appended to the run log, its state folded in, and an alert
+//! the change raises written to the outbox before the state, then sent.
+//!
+//! A run in flight is kept in the store (`checks/<name>/inflight.json`),
+//! so a restarted daemon takes up the reports of the runs it published
+//! before, and a check never runs twice at once: a tick that finds its
+//! last run still going is skipped and counted in the check's state.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use oxwright_artifacts::{ArtifactError, ArtifactStore};
+use oxwright_checks::{AttemptOutcome, Check, CheckRun, RunContext, Trigger, run_key, state_key};
+use oxwright_jobs::{Job, JobError, JobId, JobKind, JobReport, JobSpec, ReportStatus, WorkflowResult, keys};
+use oxwright_queue::JobQueue;
+use serde::{Deserialize, Serialize};
+use tokio::sync::{Mutex, oneshot};
+
+use super::outbox::{Outbox, PendingAlert};
+use super::state::{AlertRule, CheckState};
+
+/// A run in flight, as `checks/<name>/inflight.json` keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct InFlight {
+    check: String,
+    run_id: String,
+    /// The job of the attempt in flight.
+    job_id: JobId,
+    trigger: Trigger,
+    #[serde(default)]
+    metadata: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    url_override: Option<url::Url>,
+    started_at: DateTime<Utc>,
+    /// The attempts that ended (failed), in order.
+    #[serde(default)]
+    ended: Vec<EndedAttempt>,
+}
+
+/// An attempt that ended, enough to rebuild its outcome.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct EndedAttempt {
+    session_id: String,
+    duration_ms: u64,
+    job_id: JobId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<JobError>,
+}
+
+fn inflight_key(check: &str) -> String {
+    format!("checks/{check}/inflight.json")
+}
+
+/// Why a check could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum TriggerError {
+    /// No check has this name.
+    #[error("no check is named {0:?}")]
+    Unknown(String),
+    /// Its last run is still going.
+    #[error("check {0:?} is still running")]
+    Running(String),
+    /// The queue or the store failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// A run started: its id, and when asked for, the way to wait for its record.
+#[derive(Debug)]
+pub struct Started {
+    /// The run.
+    pub run_id: String,
+    /// The job of its first attempt.
+    pub job_id: JobId,
+    /// Resolves with the run's record when it ends.
+    pub done: Option<oneshot::Receiver<CheckRun>>,
+}
+
+/// The checks a daemon runs, and their runs in flight.
+pub struct CheckRunner {
+    checks: BTreeMap<String, Check>,
+    store: Arc<dyn ArtifactStore>,
+    queue: Arc<dyn JobQueue>,
+    outbox: Outbox,
+    inflight: Mutex<HashMap<String, InFlight>>,
+    waiters: Mutex<HashMap<String, Vec<oneshot::Sender<CheckRun>>>>,
+}
+
+impl std::fmt::Debug for CheckRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckRunner")
+            .field("checks", &self.checks.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl CheckRunner {
+    /// A runner of `checks`, publishing to `queue` and keeping state in
+    /// `store`; alerts are signed with `secret`.
+    pub fn new(
+        checks: Vec<Check>,
+        store: Arc<dyn ArtifactStore>,
+        queue: Arc<dyn JobQueue>,
+        secret: Option<String>,
+    ) -> Self {
+        Self {
+            checks: checks.into_iter().map(|c| (c.name.clone(), c)).collect(),
+            outbox: Outbox::new(store.clone(), secret),
+            store,
+            queue,
+            inflight: Mutex::new(HashMap::new()),
+            waiters: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The checks, by name.
+    pub fn checks(&self) -> &BTreeMap<String, Check> {
+        &self.checks
+    }
+
+    /// Takes up the runs a previous daemon left in flight and delivers
+    /// the alerts it left in the outbox.
+    pub async fn recover(&self) {
+        for name in self.checks.keys() {
+            match self.store.get(&inflight_key(name)).await {
+                Ok(bytes) => match serde_json::from_slice::<InFlight>(&bytes) {
+                    Ok(run) => {
+                        tracing::info!(check = %name, run_id = %run.run_id, "run in flight taken up");
+                        self.inflight.lock().await.insert(name.clone(), run);
+                    }
+                    Err(err) => tracing::warn!(check = %name, error = %err, "unreadable run in flight left alone"),
+                },
+                Err(ArtifactError::NotFound(_)) => {}
+                Err(err) => tracing::warn!(check = %name, error = %err, "run in flight not read"),
+            }
+        }
+        self.outbox.sweep().await;
+    }
+
+    /// Starts a run of `name` now, unless its last run is still going.
+    pub async fn trigger(
+        &self,
+        name: &str,
+        trigger: Trigger,
+        url_override: Option<url::Url>,
+        metadata: BTreeMap<String, String>,
+        wait: bool,
+    ) -> Result<Started, TriggerError> {
+        let check = self
+            .checks
+            .get(name)
+            .ok_or_else(|| TriggerError::Unknown(name.to_string()))?;
+        let mut inflight = self.inflight.lock().await;
+        if inflight.contains_key(name) {
+            drop(inflight);
+            self.count_skipped(name).await;
+            return Err(TriggerError::Running(name.to_string()));
+        }
+        let run_id = uuid::Uuid::now_v7().to_string();
+        let mut run = InFlight {
+            check: name.to_string(),
+            run_id: run_id.clone(),
+            job_id: JobId::new(),
+            trigger,
+            metadata,
+            url_override,
+            started_at: Utc::now(),
+            ended: Vec::new(),
+        };
+        let job = self.attempt_job(check, &run);
+        run.job_id = job.id;
+        self.put_inflight(&run).await.map_err(|e| TriggerError::Failed(e.to_string()))?;
+        crate::submit::publish_job(self.queue.as_ref(), &job)
+            .await
+            .map_err(|e| TriggerError::Failed(e.to_string()))?;
+        let done = if wait {
+            let (tx, rx) = oneshot::channel();
+            self.waiters.lock().await.entry(run_id.clone()).or_default().push(tx);
+            Some(rx)
+        } else {
+            None
+        };
+        tracing::info!(check = %name, %run_id, job_id = %job.id, ?trigger, "check run started");
+        let job_id = job.id;
+        inflight.insert(name.to_string(), run);
+        Ok(Started { run_id, job_id, done })
+    }
+
+    /// The job of `run`'s next attempt: the check's workflow in a session
+    /// of its own, due within the check's timeout.
+    fn attempt_job(&self, check: &Check, run: &InFlight) -> Job {
+        let mut spec = check.workflow_spec(run.url_override.as_ref());
+        let attempt = run.ended.len() + 1;
+        spec.session_id = Some(format!("check-{}-{}-{attempt}", check.name, run.run_id));
+        let mut job = Job::new(JobSpec::Workflow(Box::new(spec)), None);
+        job.deadline = chrono::Duration::from_std(check.timeout)
+            .ok()
+            .and_then(|d| Utc::now().checked_add_signed(d));
+        job
+    }
+
+    async fn put_inflight(&self, run: &InFlight) -> Result<(), ArtifactError> {
+        let body = serde_json::to_vec(run).expect("runs serialise");
+        self.store
+            .put(&inflight_key(&run.check), Bytes::from(body), "application/json")
+            .await
+    }
+
+    async fn count_skipped(&self, name: &str) {
+        let mut state = self.state(name).await;
+        state.skipped_ticks += 1;
+        if let Err(err) = self.put_state(&state).await {
+            tracing::warn!(check = %name, error = %err, "skipped tick not counted");
+        }
+        tracing::info!(check = %name, "tick skipped: the last run is still going");
+    }
+
+    /// The state of `name` (a new one when none is stored).
+    pub async fn state(&self, name: &str) -> CheckState {
+        match self.store.get(&state_key(name)).await {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|_| CheckState::new(name)),
+            Err(_) => CheckState::new(name),
+        }
+    }
+
+    async fn put_state(&self, state: &CheckState) -> Result<(), ArtifactError> {
+        let body = serde_json::to_vec(state).expect("states serialise");
+        self.store
+            .put(&state_key(&state.check), Bytes::from(body), "application/json")
+            .await
+    }
+
+    /// Takes `report` when it is of a check's run in flight; says whether
+    /// it was. Returns once everything the report decides is stored, so
+    /// the caller acks it then.
+    pub async fn take(&self, report: &JobReport) -> bool {
+        if report.kind != JobKind::Workflow || report.batch_id.is_some() {
+            return false;
+        }
+        let mut inflight = self.inflight.lock().await;
+        let Some(name) = inflight
+            .iter()
+            .find(|(_, run)| run.job_id == report.job_id)
+            .map(|(name, _)| name.clone())
+        else {
+            return false;
+        };
+        let Some(check) = self.checks.get(&name) else {
+            return false;
+        };
+        let run = inflight.get_mut(&name).expect("found above");
+        let ended = EndedAttempt {
+            session_id: format!("check-{}-{}-{}", name, run.run_id, run.ended.len() + 1),
+            duration_ms: report.duration_ms as u64,
+            job_id: report.job_id,
+            error: report.error.clone(),
+        };
+        let failed = report.status != ReportStatus::Ok;
+        run.ended.push(ended);
+        let retries_used = u32::try_from(run.ended.len() - 1).unwrap_or(u32::MAX);
+        if failed && check.may_retry() && retries_used < check.retries {
+            let wait = check.retry_wait(retries_used + 1);
+            let job = self.attempt_job(check, run);
+            run.job_id = job.id;
+            if let Err(err) = self.put_inflight(run).await {
+                tracing::warn!(check = %name, error = %err, "retry not recorded");
+            }
+            tracing::info!(check = %name, run_id = %run.run_id, retry = retries_used + 1, "check run failed; retrying");
+            let queue = self.queue.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(wait).await;
+                if let Err(err) = crate::submit::publish_job(queue.as_ref(), &job).await {
+                    tracing::warn!(error = %err, "check retry not published");
+                }
+            });
+            return true;
+        }
+        let run = inflight.remove(&name).expect("found above");
+        drop(inflight);
+        let record = self.close(check, run).await;
+        if let Some(waiters) = self.waiters.lock().await.remove(&record.run_id) {
+            for waiter in waiters {
+                let _ = waiter.send(record.clone());
+            }
+        }
+        true
+    }
+
+    /// Ends `run`: its record in the run log, its state folded, its alert
+    /// in the outbox (before the state) and then sent.
+    async fn close(&self, check: &Check, run: InFlight) -> CheckRun {
+        let started = Instant::now();
+        let mut outcomes = Vec::new();
+        for attempt in &run.ended {
+            outcomes.push(self.outcome(attempt).await);
+        }
+        let ctx = RunContext {
+            run_id: run.run_id.clone(),
+            trigger: run.trigger,
+            metadata: run.metadata.clone(),
+            url: check.start_url(run.url_override.as_ref()),
+            started_at: run.started_at,
+        };
+        let elapsed = (Utc::now() - run.started_at).to_std().unwrap_or_default();
+        let record = CheckRun::from_attempts(check, ctx, &outcomes, elapsed);
+        let body = serde_json::to_vec(&record).expect("records serialise");
+        if let Err(err) = self
+            .store
+            .put(&run_key(&check.name, &run.run_id), Bytes::from(body), "application/json")
+            .await
+        {
+            tracing::warn!(check = %check.name, error = %err, "run record not written");
+        }
+        let mut state = self.state(&check.name).await;
+        let rule = AlertRule {
+            after: check.alert.after,
+            reminder_every: check.alert.reminder_every,
+        };
+        let event = state.fold(&run.run_id, record.status.is_pass(), Utc::now(), rule);
+        let alert = match (event, &check.alert.webhook) {
+            (Some(event), Some(webhook)) => Some(PendingAlert {
+                id: format!("{}-{}", run.run_id, event.as_str().trim_start_matches("check.")),
+                check: check.name.clone(),
+                webhook: webhook.to_string(),
+                event: event.as_str().to_string(),
+                body: super::alert_body(event, &record, &state),
+            }),
+            _ => None,
+        };
+        if let Some(alert) = &alert
+            && let Err(err) = self.outbox.put(alert).await
+        {
+            tracing::warn!(check = %check.name, error = %err, "alert not written to the outbox");
+        }
+        if let Err(err) = self.put_state(&state).await {
+            tracing::warn!(check = %check.name, error = %err, "check state not written");
+        }
+        if let Err(err) = self.store.delete(&inflight_key(&check.name)).await {
+            tracing::debug!(check = %check.name, error = %err, "run in flight not removed");
+        }
+        if let Some(alert) = alert {
+            let outbox = self.outbox.clone();
+            tokio::spawn(async move { outbox.deliver(&alert).await });
+        }
+        tracing::info!(
+            check = %check.name, run_id = %run.run_id, status = record.status.as_str(),
+            health = ?state.health, took_ms = started.elapsed().as_millis() as u64,
+            "check run ended"
+        );
+        record
+    }
+
+    /// What one ended attempt came to, read back from its artefacts.
+    async fn outcome(&self, attempt: &EndedAttempt) -> AttemptOutcome {
+        let result: Option<WorkflowResult> = self
+            .store
+            .get(&keys::job_result(JobKind::Workflow, attempt.job_id))
+            .await
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+        let error_artefact = match result.as_ref() {
+            Some(result) => self.error_artefact(&result.artifacts).await,
+            None => None,
+        };
+        AttemptOutcome {
+            session_id: attempt.session_id.clone(),
+            duration: Duration::from_millis(attempt.duration_ms),
+            result,
+            error: attempt.error.clone(),
+            error_artefact,
+        }
+    }
+
+    async fn error_artefact(&self, artifacts: &[String]) -> Option<serde_json::Value> {
+        let key = artifacts.iter().rev().find(|k| k.contains("/errors/"))?;
+        let bytes = self.store.get(key).await.ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// The stored runs of `name`, newest first, at most `limit`.
+    pub async fn runs(&self, name: &str, limit: usize) -> Result<Vec<CheckRun>, ArtifactError> {
+        let mut keys = self.store.list(&oxwright_checks::runs_prefix(name)).await?;
+        keys.sort();
+        keys.reverse();
+        let mut runs = Vec::new();
+        for key in keys.into_iter().take(limit) {
+            if let Ok(bytes) = self.store.get(&key).await
+                && let Ok(run) = serde_json::from_slice(&bytes)
+            {
+                runs.push(run);
+            }
+        }
+        Ok(runs)
+    }
+
+    /// Whether `name` has a run in flight.
+    pub async fn running(&self, name: &str) -> bool {
+        self.inflight.lock().await.contains_key(name)
+    }
+}
