@@ -23,6 +23,7 @@ use oxwright_config::Setup;
                   oxwright fetch example.com\n  \
                   oxwright batch urls.txt\n  \
                   oxwright run login.steps --url https://shop.example/login --secrets secrets.env\n  \
+                  oxwright check run checks/ --junit checks.xml\n  \
                   oxwright help batch"
 )]
 struct Cli {
@@ -59,6 +60,9 @@ enum Command {
     /// Re-run a recorded workflow from its action cache (no LLM call for trusted steps).
     #[cfg(feature = "browser")]
     Replay(commands::replay::ReplayCmd),
+    /// Run UI checks (`NAME.check.toml`) once, with retries, records and a JUnit report.
+    #[cfg(feature = "browser")]
+    Check(commands::check::CheckCmd),
     /// Write a session's report.html again from its artefacts.
     Report(commands::report::ReportCmd),
     /// Write a @playwright/test spec from a session's steps, verified headless.
@@ -95,7 +99,7 @@ fn applies(subcommand: &str, flag: &str) -> bool {
         "config" => true,
         "worker" => true,
         "submit" | "scheduler" => !BROWSER.contains(&flag),
-        "fetch" | "batch" | "run" | "replay" => !QUEUE.contains(&flag),
+        "fetch" | "batch" | "run" | "replay" | "check" => !QUEUE.contains(&flag),
         "sitemap" => {
             !QUEUE.contains(&flag) && !STORE.contains(&flag) && !BROWSER.contains(&flag) && flag != "out"
         }
@@ -198,6 +202,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Run(cmd) => commands::run::run(setup()?, cmd).await,
         #[cfg(feature = "browser")]
         Command::Replay(cmd) => commands::replay::run(setup()?, cmd).await,
+        #[cfg(feature = "browser")]
+        Command::Check(cmd) => commands::check::run(setup()?, cmd).await,
         Command::Report(cmd) => commands::report::run(setup()?, cmd).await,
         #[cfg(feature = "browser")]
         Command::Codegen(cmd) => commands::codegen::run(setup()?, cmd).await,

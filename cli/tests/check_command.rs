@@ -164,7 +164,7 @@ async fn healthy_exits_0_and_broken_exits_1_with_a_junit_failure_naming_the_step
     );
 
     let out = work
-        .run(&site, &[login.clone()], &["--url", &site.url("/")])
+        .run(&site, std::slice::from_ref(&login), &["--url", &site.url("/")])
         .await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -100,10 +100,17 @@ async fn receiver() -> (String, Arc<Mutex<Received>>) {
                     };
                     let mut seen = seen.lock().unwrap();
                     let ok = !seen.down;
-                    assert!(header("x-oxwright-signature").starts_with("t="), "alerts are signed");
+                    assert!(
+                        header("x-oxwright-signature").starts_with("t="),
+                        "alerts are signed"
+                    );
                     let body: Value = serde_json::from_str(&body).unwrap();
-                    seen.deliveries
-                        .push((header("x-oxwright-event"), body, header("x-oxwright-delivery"), ok));
+                    seen.deliveries.push((
+                        header("x-oxwright-event"),
+                        body,
+                        header("x-oxwright-delivery"),
+                        ok,
+                    ));
                     if ok {
                         StatusCode::OK
                     } else {
@@ -179,7 +186,10 @@ async fn a_scheduled_check_alerts_once_when_it_turns_and_once_when_it_heals() {
 
     // Broken: one alert after two failed runs, none for the runs after.
     site.set_health(SiteHealth::Broken);
-    until(60, "check.failed", async || seen.lock().unwrap().taken("check.failed") == 1).await;
+    until(60, "check.failed", async || {
+        seen.lock().unwrap().taken("check.failed") == 1
+    })
+    .await;
     let failed_runs = |rs: &[Value]| rs.iter().filter(|r| r["status"] == "failed").count();
     let at_alert = failed_runs(&runs(&base).await);
     until(60, "two more failed runs", async || {
@@ -197,8 +207,17 @@ async fn a_scheduled_check_alerts_once_when_it_turns_and_once_when_it_heals() {
         assert_eq!(body["check"], "account");
         assert_eq!(body["consecutive_failures"], 2);
         assert_eq!(body["failed_step"]["index"], 1, "{body}");
-        assert!(body["failed_step"]["text"].as_str().unwrap().contains("Plan: Pro"), "{body}");
-        assert!(body["links"]["report"].as_str().unwrap().contains("/report.html"), "{body}");
+        assert!(
+            body["failed_step"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("Plan: Pro"),
+            "{body}"
+        );
+        assert!(
+            body["links"]["report"].as_str().unwrap().contains("/report.html"),
+            "{body}"
+        );
     }
     let listed = get(&base, "/v1/checks").await;
     assert_eq!(listed[0]["name"], "account", "{listed}");
@@ -206,10 +225,16 @@ async fn a_scheduled_check_alerts_once_when_it_turns_and_once_when_it_heals() {
 
     // Healed: one recovery, and quiet again.
     site.set_health(SiteHealth::Healthy);
-    until(60, "check.recovered", async || seen.lock().unwrap().taken("check.recovered") == 1).await;
+    until(60, "check.recovered", async || {
+        seen.lock().unwrap().taken("check.recovered") == 1
+    })
+    .await;
     let passed = |rs: &[Value]| rs.iter().filter(|r| r["status"] == "passed").count();
     let at_recovery = passed(&runs(&base).await);
-    until(60, "two more passing runs", async || passed(&runs(&base).await) >= at_recovery + 2).await;
+    until(60, "two more passing runs", async || {
+        passed(&runs(&base).await) >= at_recovery + 2
+    })
+    .await;
     {
         let seen = seen.lock().unwrap();
         assert_eq!(seen.taken("check.failed"), 1);
@@ -264,16 +289,26 @@ async fn a_run_on_demand_answers_with_its_record_and_a_killed_daemon_still_alert
         assert_eq!(status, 502, "{run}");
         assert_eq!(run["status"], "failed");
     }
-    until(30, "a refused delivery", async || !seen.lock().unwrap().deliveries.is_empty()).await;
+    until(30, "a refused delivery", async || {
+        !seen.lock().unwrap().deliveries.is_empty()
+    })
+    .await;
     let outbox = dir.path().join("out/checks/account/outbox");
-    assert_eq!(std::fs::read_dir(&outbox).unwrap().count(), 1, "the alert waits in the outbox");
+    assert_eq!(
+        std::fs::read_dir(&outbox).unwrap().count(),
+        1,
+        "the alert waits in the outbox"
+    );
     drop(daemon);
     assert_eq!(seen.lock().unwrap().taken("check.failed"), 0);
 
     // Started again with the receiver up: the alert goes, once.
     seen.lock().unwrap().down = false;
     let daemon = start(&site, dir.path(), &checks, &webhook);
-    until(30, "the alert delivered", async || seen.lock().unwrap().taken("check.failed") == 1).await;
+    until(30, "the alert delivered", async || {
+        seen.lock().unwrap().taken("check.failed") == 1
+    })
+    .await;
     until(10, "the outbox emptied", async || {
         std::fs::read_dir(&outbox).map(|d| d.count()).unwrap_or(0) == 0
     })

@@ -164,6 +164,7 @@ impl Default for SchedulerSection {
             api_token_env: default_token_env(),
             webhook_signing_secret_env: default_signing_env(),
             max_body_bytes: default_max_body(),
+            checks: None,
         }
     }
 }

@@ -3,6 +3,8 @@
 #[cfg(feature = "browser")]
 pub mod batch;
 #[cfg(feature = "browser")]
+pub mod check;
+#[cfg(feature = "browser")]
 pub mod codegen;
 pub mod config;
 pub mod dashboard;

@@ -167,10 +167,7 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
     let workflow = plan.workflow;
     // Read before a browser starts: a bad file is a usage error.
     let sites = site_profiles(cmd)?;
-    let secrets: Arc<dyn SecretStore> = match &cmd.secrets {
-        Some(path) => Arc::new(FileSecrets::load(path).map_err(usage)?),
-        None => Arc::new(EnvSecrets::new(setup.env.clone(), EnvSecrets::DEFAULT_PREFIX)),
-    };
+    let secrets = secret_store(&setup, cmd.secrets.as_deref())?;
     // Checked before a browser starts: a missing secret would fail the run
     // only when its step is reached, after the earlier steps ran.
     let missing = oxwright_secrets::missing(&workflow.placeholders(), secrets.as_ref())
@@ -237,6 +234,17 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
         exit::OK
     } else {
         exit::JOBS_FAILED
+    })
+}
+
+/// The secrets `--secrets FILE` holds, else the `OXWRIGHT_SECRET_*` variables.
+pub(crate) fn secret_store(
+    setup: &Setup,
+    file: Option<&std::path::Path>,
+) -> anyhow::Result<Arc<dyn SecretStore>> {
+    Ok(match file {
+        Some(path) => Arc::new(FileSecrets::load(path).map_err(usage)?),
+        None => Arc::new(EnvSecrets::new(setup.env.clone(), EnvSecrets::DEFAULT_PREFIX)),
     })
 }
 
@@ -334,7 +342,7 @@ fn print_result(
 }
 
 /// Says which secrets are missing and the two ways to give them.
-fn missing_secrets_message(missing: &[String], store: &str) -> String {
+pub(crate) fn missing_secrets_message(missing: &[String], store: &str) -> String {
     let names: Vec<String> = missing.iter().map(|n| format!("{{{{{n}}}}}")).collect();
     let vars: Vec<String> = missing
         .iter()

@@ -39,5 +39,5 @@ pub use step::{
 };
 pub use workflow::{
     LlmSpec, ResumeMark, RunStatus, StepOutcome, StepSource, WorkflowMode, WorkflowResult, WorkflowSpec,
-    WorkflowTotals,
+    WorkflowTotals, step_text,
 };

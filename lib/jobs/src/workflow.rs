@@ -124,6 +124,12 @@ pub enum RunStatus {
     Skipped,
 }
 
+/// A checklist item's step as written: the item without its `[] ` mark
+/// (`[] click: button "Save"` → `click: button "Save"`).
+pub fn step_text(item: &str) -> &str {
+    item.trim_start_matches("[]").trim()
+}
+
 /// The outcome of one checklist step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepOutcome {

@@ -39,7 +39,9 @@ pub(crate) struct CheckSummary {
     pass_rate_7d: Option<f64>,
 }
 
-pub(crate) async fn list_checks(State(state): State<Arc<AppState>>) -> Result<Json<Vec<CheckSummary>>, ApiError> {
+pub(crate) async fn list_checks(
+    State(state): State<Arc<AppState>>,
+) -> Result<Json<Vec<CheckSummary>>, ApiError> {
     let runner = &state.checks;
     let mut out = Vec::new();
     for (name, check) in runner.checks() {
@@ -52,7 +54,7 @@ pub(crate) async fn list_checks(State(state): State<Arc<AppState>>) -> Result<Js
                 .then(|| recent.iter().filter(|r| r.status.is_pass()).count() as f64 / recent.len() as f64)
         };
         out.push(CheckSummary {
-            name: name.clone(),
+            name: name.to_owned(),
             url: check.url.to_string(),
             tags: check.tags.clone(),
             schedule: check.schedule.as_ref().map(|s| format!("{s:?}")),

@@ -75,7 +75,11 @@ impl Outbox {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .expect("an HTTP client builds");
-        Self { store, client, secret }
+        Self {
+            store,
+            client,
+            secret,
+        }
     }
 
     /// Writes `alert` to the outbox (before the state that raised it).
@@ -138,16 +142,16 @@ impl Outbox {
                     }
                     return true;
                 }
-                Err(why) if attempt < RETRY_DELAYS.len() => {
-                    tracing::debug!(check = %alert.check, event = %alert.event, attempt, error = %why, "alert delivery failed; retrying");
-                    tokio::time::sleep(RETRY_DELAYS[attempt]).await;
-                }
-                Err(why) => {
-                    tracing::warn!(
+                Err(why) => match RETRY_DELAYS.get(attempt) {
+                    Some(delay) => {
+                        tracing::debug!(check = %alert.check, event = %alert.event, attempt, error = %why, "alert delivery failed; retrying");
+                        tokio::time::sleep(*delay).await;
+                    }
+                    None => tracing::warn!(
                         check = %alert.check, event = %alert.event, error = %why,
                         "alert not delivered; it stays in the outbox for the next start"
-                    );
-                }
+                    ),
+                },
             }
         }
         false

@@ -134,11 +134,13 @@ impl CheckRunner {
                 Ok(bytes) => match serde_json::from_slice::<InFlight>(&bytes) {
                     Ok(run) => {
                         tracing::info!(check = %name, run_id = %run.run_id, "run in flight taken up");
-                        self.inflight.lock().await.insert(name.clone(), run);
+                        self.inflight.lock().await.insert(name.to_owned(), run);
                     }
-                    Err(err) => tracing::warn!(check = %name, error = %err, "unreadable run in flight left alone"),
+                    Err(err) => {
+                        tracing::warn!(check = %name, error = %err, "unreadable run in flight left alone")
+                    }
                 },
-                Err(ArtifactError::NotFound(_)) => {}
+                Err(ArtifactError::NotFound { .. }) => {}
                 Err(err) => tracing::warn!(check = %name, error = %err, "run in flight not read"),
             }
         }
@@ -177,13 +179,20 @@ impl CheckRunner {
         };
         let job = self.attempt_job(check, &run);
         run.job_id = job.id;
-        self.put_inflight(&run).await.map_err(|e| TriggerError::Failed(e.to_string()))?;
+        self.put_inflight(&run)
+            .await
+            .map_err(|e| TriggerError::Failed(e.to_string()))?;
         crate::submit::publish_job(self.queue.as_ref(), &job)
             .await
             .map_err(|e| TriggerError::Failed(e.to_string()))?;
         let done = if wait {
             let (tx, rx) = oneshot::channel();
-            self.waiters.lock().await.entry(run_id.clone()).or_default().push(tx);
+            self.waiters
+                .lock()
+                .await
+                .entry(run_id.clone())
+                .or_default()
+                .push(tx);
             Some(rx)
         } else {
             None
@@ -314,7 +323,11 @@ impl CheckRunner {
         let body = serde_json::to_vec(&record).expect("records serialise");
         if let Err(err) = self
             .store
-            .put(&run_key(&check.name, &run.run_id), Bytes::from(body), "application/json")
+            .put(
+                &run_key(&check.name, &run.run_id),
+                Bytes::from(body),
+                "application/json",
+            )
             .await
         {
             tracing::warn!(check = %check.name, error = %err, "run record not written");

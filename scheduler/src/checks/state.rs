@@ -97,7 +97,13 @@ impl CheckState {
     /// Folds in run `run_id`, which `passed` (a flaky run passed) and
     /// finished `at`; returns the alert it raises, if any. A run already
     /// folded in changes nothing and raises nothing.
-    pub fn fold(&mut self, run_id: &str, passed: bool, at: DateTime<Utc>, rule: AlertRule) -> Option<AlertEvent> {
+    pub fn fold(
+        &mut self,
+        run_id: &str,
+        passed: bool,
+        at: DateTime<Utc>,
+        rule: AlertRule,
+    ) -> Option<AlertEvent> {
         if self.last_run.as_deref() == Some(run_id) {
             return None;
         }

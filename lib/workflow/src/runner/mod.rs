@@ -354,7 +354,7 @@ impl Run<'_> {
         for i in self.outcomes.len()..self.checklist.len() {
             self.outcomes.push(StepOutcome {
                 step_number: i as u32 + 1,
-                instruction: self.checklist[i].clone(),
+                instruction: oxwright_jobs::step_text(&self.checklist[i]).to_string(),
                 status: RunStatus::Skipped,
                 attempts: 0,
                 reasons: self

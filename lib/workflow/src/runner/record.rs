@@ -146,7 +146,7 @@ impl Run<'_> {
         let instruction = self.checklist[index].clone();
         let mut outcome = StepOutcome {
             step_number: number,
-            instruction: instruction.clone(),
+            instruction: oxwright_jobs::step_text(&instruction).to_string(),
             status: if completed {
                 RunStatus::Completed
             } else {

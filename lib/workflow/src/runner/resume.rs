@@ -318,7 +318,7 @@ impl Run<'_> {
                     Ok(how) => {
                         self.outcomes.push(StepOutcome {
                             step_number: next as u32 + 1,
-                            instruction: self.checklist[next].clone(),
+                            instruction: oxwright_jobs::step_text(&self.checklist[next]).to_string(),
                             status: RunStatus::Completed,
                             attempts: 0,
                             reasons: vec![format!("resumed: it ran before the run moved on, and {how}")],
@@ -588,7 +588,7 @@ impl Run<'_> {
         ));
         self.outcomes.push(StepOutcome {
             step_number: number,
-            instruction: instruction.clone(),
+            instruction: oxwright_jobs::step_text(&instruction).to_string(),
             status: RunStatus::Failed,
             attempts: 0,
             reasons,
@@ -632,7 +632,10 @@ fn stored(
 fn skipped(i: usize, checklist: &[String]) -> StepOutcome {
     StepOutcome {
         step_number: i as u32 + 1,
-        instruction: checklist.get(i).cloned().unwrap_or_default(),
+        instruction: checklist
+            .get(i)
+            .map(|s| oxwright_jobs::step_text(s).to_string())
+            .unwrap_or_default(),
         status: RunStatus::Completed,
         attempts: 0,
         reasons: Vec::new(),
