@@ -307,4 +307,26 @@ async fn a_bad_check_file_exits_2_naming_the_key_and_line() {
         "{stderr}"
     );
     assert_eq!(site.hits("/"), 0, "a check ran");
+
+    // A start URL or an alert webhook the URL policy refuses: the same, at its line.
+    let private = work.check("private", "http://10.1.2.3/app/login", STEPS, "");
+    let hook = work.check(
+        "hook",
+        &site.url("/app/login"),
+        STEPS,
+        "[alert]\nwebhook = \"http://169.254.169.254/latest\"\n",
+    );
+    for (check, at) in [
+        (private, "private.check.toml:1: `url`"),
+        (hook, "hook.check.toml:11: `alert.webhook`"),
+    ] {
+        let out = work.run(&site, &[check], &[]).await;
+        assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(at) && stderr.contains("refused by the URL policy"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(site.hits("/app/login"), 0, "a check ran");
 }

@@ -116,7 +116,13 @@ struct Runner {
 async fn run_checks(setup: Setup, cmd: CheckRunCmd) -> anyhow::Result<i32> {
     // Everything a check needs is read before a browser starts: a bad file
     // or a missing secret is a usage error, and no check has run.
-    let ready = read_checks(&cmd.paths)?;
+    let ready = read_checks(&cmd.paths, &setup.policy)?;
+    if let Some(base) = &cmd.url {
+        setup
+            .policy
+            .parse_input(base.as_str())
+            .map_err(|e| usage(format!("--url {base}: {e}")))?;
+    }
     let secrets = super::run::secret_store(&setup, cmd.secrets.as_deref())?;
     let sanitizer = Sanitizer::new();
     register_secrets(&ready, secrets.as_ref(), &sanitizer).await?;
@@ -179,7 +185,7 @@ async fn run_checks(setup: Setup, cmd: CheckRunCmd) -> anyhow::Result<i32> {
 
 /// Reads every check named on the command line (files, or directories of
 /// them); two checks with one name are refused.
-fn read_checks(paths: &[PathBuf]) -> anyhow::Result<Vec<Ready>> {
+fn read_checks(paths: &[PathBuf], policy: &oxwright_policy::UrlPolicy) -> anyhow::Result<Vec<Ready>> {
     let mut checks: Vec<Check> = Vec::new();
     for path in paths {
         let found = if path.is_dir() {
@@ -192,6 +198,7 @@ fn read_checks(paths: &[PathBuf]) -> anyhow::Result<Vec<Ready>> {
             return Err(usage(format!("{}: no *.check.toml file in it", path.display())));
         }
         for check in found {
+            check.admit(policy).map_err(usage)?;
             if let Some(first) = checks.iter().find(|c| c.name == check.name) {
                 return Err(usage(format!(
                     "{}: check name `{}` is taken by {}",

@@ -51,7 +51,13 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
     };
     // Read (and refused when bad) before anything starts.
     let checks = match cmd.checks.as_ref().or(section.checks.as_ref()) {
-        Some(dir) => oxwright_checks::load_dir(dir).map_err(crate::exit::usage)?,
+        Some(dir) => {
+            let checks = oxwright_checks::load_dir(dir).map_err(crate::exit::usage)?;
+            for check in &checks {
+                check.admit(&setup.policy).map_err(crate::exit::usage)?;
+            }
+            checks
+        }
         None => Vec::new(),
     };
     let store = setup.store().await?;

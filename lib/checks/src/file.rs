@@ -82,6 +82,16 @@ pub struct Check {
     pub storage_state: Option<PathBuf>,
     /// Free-form labels (`tags`); the JUnit report's class name.
     pub tags: Vec<String>,
+    /// The lines of the keys [`Check::admit`] may refuse.
+    lines: KeyLines,
+}
+
+/// Where the keys [`Check::admit`] may refuse are written (1-based lines).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct KeyLines {
+    url: usize,
+    webhook: Option<usize>,
+    storage_state: Option<usize>,
 }
 
 /// A check's alert settings (`[alert]`).
@@ -291,6 +301,15 @@ pub(crate) fn parse_in(
         alert,
         storage_state,
         tags,
+        lines: KeyLines {
+            url: line_of(text, raw.url.span().start),
+            webhook: raw
+                .alert
+                .as_ref()
+                .and_then(|a| a.webhook.as_ref())
+                .map(|w| line_of(text, w.span().start)),
+            storage_state: raw.storage_state.as_ref().map(|s| line_of(text, s.span().start)),
+        },
     })
 }
 
@@ -465,6 +484,44 @@ pub fn with_origin(url: &Url, base: &Url) -> Url {
 }
 
 impl Check {
+    /// Refuses what a run cannot honour, naming the file, the key and its
+    /// line: a start URL or an alert webhook `policy` does not allow, and a
+    /// saved login state (`storage_state`), which runs do not load yet.
+    pub fn admit(&self, policy: &oxwright_policy::UrlPolicy) -> Result<(), CheckError> {
+        let at = |key: &str, line: usize, message: String| {
+            CheckError::Invalid(crate::Invalid {
+                path: self.path.clone(),
+                key: Some(key.to_string()),
+                line: Some(line),
+                message,
+            })
+        };
+        let refused = |key: &str, line: usize, url: &Url, e: oxwright_policy::PolicyError| {
+            at(key, line, format!("`{url}` is refused by the URL policy: {e}"))
+        };
+        if let Some(line) = self.lines.storage_state {
+            return Err(at(
+                "storage_state",
+                line,
+                "saved login states are not loaded by runs yet: sign in with the check's steps".into(),
+            ));
+        }
+        policy
+            .parse_input(self.url.as_str())
+            .map_err(|e| refused("url", self.lines.url, &self.url, e))?;
+        if let Some(webhook) = &self.alert.webhook {
+            policy.parse_input(webhook.as_str()).map_err(|e| {
+                refused(
+                    "alert.webhook",
+                    self.lines.webhook.unwrap_or(self.lines.url),
+                    webhook,
+                    e,
+                )
+            })?;
+        }
+        Ok(())
+    }
+
     /// Returns the workflow job this check runs: its steps from the start
     /// URL, with the start URL's origin replaced by `url_override`'s
     /// when one is given (`--url`, a preview deployment).

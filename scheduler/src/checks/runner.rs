@@ -55,6 +55,10 @@ struct EndedAttempt {
     error: Option<JobError>,
 }
 
+/// How long past the last attempt's deadline a run waits for its report
+/// before [`CheckRunner`] closes it as failed.
+const OVERDUE_GRACE: Duration = Duration::from_secs(5 * 60);
+
 fn inflight_key(check: &str) -> String {
     format!("checks/{check}/inflight.json")
 }
@@ -92,6 +96,7 @@ pub struct CheckRunner {
     outbox: Outbox,
     inflight: Mutex<HashMap<String, InFlight>>,
     waiters: Mutex<HashMap<String, Vec<oneshot::Sender<CheckRun>>>>,
+    overdue_grace: Duration,
 }
 
 impl std::fmt::Debug for CheckRunner {
@@ -118,6 +123,7 @@ impl CheckRunner {
             queue,
             inflight: Mutex::new(HashMap::new()),
             waiters: Mutex::new(HashMap::new()),
+            overdue_grace: OVERDUE_GRACE,
         }
     }
 
@@ -160,6 +166,7 @@ impl CheckRunner {
             .checks
             .get(name)
             .ok_or_else(|| TriggerError::Unknown(name.to_string()))?;
+        self.abandon_if_overdue(check).await;
         let mut inflight = self.inflight.lock().await;
         if inflight.contains_key(name) {
             drop(inflight);
@@ -201,6 +208,53 @@ impl CheckRunner {
         let job_id = job.id;
         inflight.insert(name.to_string(), run);
         Ok(Started { run_id, job_id, done })
+    }
+
+    /// Closes `check`'s run in flight as failed when no report came back
+    /// long after every attempt's deadline (its job lost with a worker or
+    /// a purged queue), so the check runs again instead of being skipped
+    /// for ever.
+    async fn abandon_if_overdue(&self, check: &Check) {
+        let mut inflight = self.inflight.lock().await;
+        let Some(run) = inflight.get(&check.name) else {
+            return;
+        };
+        let attempts = check.retries.saturating_add(1);
+        let mut longest = check.timeout.saturating_mul(attempts) + self.overdue_grace;
+        for retry in 1..attempts {
+            longest += check.retry_wait(retry);
+        }
+        let overdue = chrono::Duration::from_std(longest)
+            .ok()
+            .and_then(|d| run.started_at.checked_add_signed(d))
+            .is_some_and(|at| at < Utc::now());
+        if !overdue {
+            return;
+        }
+        let mut run = inflight.remove(&check.name).expect("found above");
+        drop(inflight);
+        let message = format!(
+            "no report of attempt {} came back within {} of the run's start; the run is closed as failed",
+            run.ended.len() + 1,
+            humantime::format_duration(longest)
+        );
+        tracing::warn!(check = %check.name, run_id = %run.run_id, "{message}");
+        run.ended.push(EndedAttempt {
+            session_id: format!("check-{}-{}-{}", check.name, run.run_id, run.ended.len() + 1),
+            duration_ms: 0,
+            job_id: run.job_id,
+            error: Some(JobError::new(oxwright_jobs::ErrorKind::Timeout, message)),
+        });
+        let record = self.close(check, run).await;
+        self.wake(record).await;
+    }
+
+    async fn wake(&self, record: CheckRun) {
+        if let Some(waiters) = self.waiters.lock().await.remove(&record.run_id) {
+            for waiter in waiters {
+                let _ = waiter.send(record.clone());
+            }
+        }
     }
 
     /// The job of `run`'s next attempt: the check's workflow in a session
@@ -295,11 +349,7 @@ impl CheckRunner {
         let run = inflight.remove(&name).expect("found above");
         drop(inflight);
         let record = self.close(check, run).await;
-        if let Some(waiters) = self.waiters.lock().await.remove(&record.run_id) {
-            for waiter in waiters {
-                let _ = waiter.send(record.clone());
-            }
-        }
+        self.wake(record).await;
         true
     }
 
@@ -417,5 +467,87 @@ impl CheckRunner {
     /// Whether `name` has a run in flight.
     pub async fn running(&self, name: &str) -> bool {
         self.inflight.lock().await.contains_key(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxwright_artifacts::MemoryStore;
+    use oxwright_queue::MemoryQueue;
+
+    fn runner(dir: &std::path::Path, grace: Duration) -> CheckRunner {
+        let path = dir.join("login.check.toml");
+        std::fs::write(
+            &path,
+            "url = \"http://a.test/app/login\"\nsteps = \"expect: text main = Pro\"\ntimeout = \"1s\"\n",
+        )
+        .unwrap();
+        let check = oxwright_checks::load(&path).unwrap();
+        let mut runner = CheckRunner::new(
+            vec![check],
+            Arc::new(MemoryStore::new()),
+            Arc::new(MemoryQueue::new()),
+            None,
+        );
+        runner.overdue_grace = grace;
+        runner
+    }
+
+    #[tokio::test]
+    async fn a_run_whose_report_never_comes_is_closed_after_its_deadline_and_the_check_runs_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let runner = runner(dir.path(), Duration::from_millis(200));
+        let first = runner
+            .trigger("login", Trigger::Schedule, None, BTreeMap::new(), true)
+            .await
+            .unwrap();
+        // Its report is lost: a tick while it is young is skipped and counted.
+        let again = runner
+            .trigger("login", Trigger::Schedule, None, BTreeMap::new(), false)
+            .await;
+        assert!(matches!(again, Err(TriggerError::Running(_))), "{again:?}");
+        assert_eq!(runner.state("login").await.skipped_ticks, 1);
+        tokio::time::sleep(Duration::from_millis(1300)).await;
+        let second = runner
+            .trigger("login", Trigger::Schedule, None, BTreeMap::new(), false)
+            .await
+            .expect("an overdue run no longer holds the check");
+        assert_ne!(second.run_id, first.run_id);
+        let record = first
+            .done
+            .unwrap()
+            .await
+            .expect("the waiter hears of the closed run");
+        assert_eq!(record.run_id, first.run_id);
+        assert!(!record.status.is_pass());
+        let error = record.error.as_ref().expect("the run says why it failed");
+        assert_eq!(error.kind, oxwright_jobs::ErrorKind::Timeout);
+        assert!(
+            error.message.contains("no report of attempt 1"),
+            "{}",
+            error.message
+        );
+        assert_eq!(runner.runs("login", 10).await.unwrap().len(), 1);
+        assert!(runner.running("login").await);
+        let state = runner.state("login").await;
+        assert_eq!((state.runs, state.consecutive_failures), (1, 1));
+        assert_eq!(state.skipped_ticks, 1);
+    }
+
+    #[tokio::test]
+    async fn a_run_within_its_deadline_keeps_the_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let runner = runner(dir.path(), Duration::from_secs(300));
+        runner
+            .trigger("login", Trigger::Schedule, None, BTreeMap::new(), false)
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(1300)).await;
+        let again = runner
+            .trigger("login", Trigger::Schedule, None, BTreeMap::new(), false)
+            .await;
+        assert!(matches!(again, Err(TriggerError::Running(_))), "{again:?}");
+        assert!(runner.runs("login", 10).await.unwrap().is_empty());
     }
 }
