@@ -30,6 +30,19 @@ impl Drop for Daemon {
 }
 
 fn start(site: &FixtureServer, dir: &Path, checks: &Path, receiver: &str) -> Daemon {
+    start_with(site, dir, checks, receiver, &[], &[])
+}
+
+/// [`start`], with `global` options before the command (`--config FILE`)
+/// and `envs` set for the daemon.
+fn start_with(
+    site: &FixtureServer,
+    dir: &Path,
+    checks: &Path,
+    receiver: &str,
+    global: &[&str],
+    envs: &[(&str, &str)],
+) -> Daemon {
     let receiver_host = receiver
         .trim_start_matches("http://")
         .split('/')
@@ -37,6 +50,8 @@ fn start(site: &FixtureServer, dir: &Path, checks: &Path, receiver: &str) -> Dae
         .unwrap()
         .to_string();
     let mut child = Command::new(env!("CARGO_BIN_EXE_oxwright"))
+        .args(global)
+        .envs(envs.iter().copied())
         .args(["--out", &dir.join("out").display().to_string()])
         .args(["--allow-host", &site.addr().to_string()])
         .args(["--allow-host", &receiver_host])
@@ -319,4 +334,93 @@ async fn a_run_on_demand_answers_with_its_record_and_a_killed_daemon_still_alert
     let ids: std::collections::BTreeSet<&String> = seen.deliveries.iter().map(|(_, _, id, _)| id).collect();
     assert_eq!(ids.len(), 1, "every try of the alert carries one delivery id");
     drop(daemon);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deploy_webhook_runs_its_checks_against_the_deployed_url() {
+    let site = FixtureServer::start().await.unwrap();
+    let (webhook, _seen) = receiver().await;
+    let dir = tempfile::tempdir().unwrap();
+    let checks = dir.path().join("checks");
+    std::fs::create_dir(&checks).unwrap();
+    // The file names production; each deploy names the URL it went to.
+    std::fs::write(
+        checks.join("account.check.toml"),
+        format!(
+            "url = \"https://shop.example/app/account\"\nsteps = \"expect: text \\\"Plan: Pro\\\"\"\n\
+             [alert]\nwebhook = \"{webhook}\"\n"
+        ),
+    )
+    .unwrap();
+    let config = dir.path().join("oxwright.toml");
+    std::fs::write(
+        &config,
+        "[[scheduler.webhooks]]\nname = \"deploy\"\nsecret_env = \"DEPLOY_HOOK_SECRET\"\n\
+         checks = [\"account\"]\nurl_field = \"deployment.url\"\nmetadata_fields = [\"deployment.sha\"]\n",
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let daemon = start_with(
+        &site,
+        dir.path(),
+        &checks,
+        &webhook,
+        &["--config", &config],
+        &[("DEPLOY_HOOK_SECRET", "deploy-s3cret")],
+    );
+    let deploy = async |body: String, token: &str| {
+        let response = http()
+            .post(format!("{}/webhooks/deploy", daemon.base))
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json::<Value>().await.unwrap_or(Value::Null))
+    };
+    let body = |url: &str| {
+        serde_json::json!({
+            "deployment": {"url": url, "sha": "3f2a9c1", "token": "not-for-the-run"},
+            "environment": "preview"
+        })
+        .to_string()
+    };
+    let (status, _) = deploy(body(&site.url("/")), "wrong").await;
+    assert_eq!(status, 401);
+    // A URL the policy refuses, or none at all: nothing runs.
+    let (status, answer) = deploy(body("http://169.254.169.254/"), "deploy-s3cret").await;
+    assert_eq!(status, 400, "{answer}");
+    let (status, answer) = deploy("{}".into(), "deploy-s3cret").await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("deployment.url"),
+        "{answer}"
+    );
+    assert!(runs(&daemon.base).await.is_empty());
+
+    let (status, answer) = deploy(body(&site.url("/")), "deploy-s3cret").await;
+    assert_eq!(status, 202, "{answer}");
+    assert_eq!(answer["checks"][0]["check"], "account", "{answer}");
+    let run_id = answer["checks"][0]["run_id"].as_str().unwrap().to_string();
+    until(60, "the deploy's run recorded", async || {
+        !runs(&daemon.base).await.is_empty()
+    })
+    .await;
+    let run = &runs(&daemon.base).await[0];
+    assert_eq!(run["run_id"], run_id.as_str());
+    assert_eq!(run["status"], "passed", "{run}");
+    assert_eq!(run["trigger"], "webhook");
+    assert_eq!(run["url"], site.url("/app/account"), "{run}");
+    assert_eq!(run["metadata"]["deployment.sha"], "3f2a9c1", "{run}");
+    assert_eq!(run["metadata"]["webhook"], "deploy", "{run}");
+    assert!(
+        !run.to_string().contains("not-for-the-run"),
+        "only the allowed fields are kept: {run}"
+    );
+    assert_eq!(site.hits("/app/account"), 1);
 }

@@ -24,8 +24,9 @@ pub struct ScheduleConfig {
     pub job: JobTemplate,
 }
 
-/// A webhook: `POST /webhooks/<name>` submits `job`. When `secret_env`
-/// names an environment variable, callers must send its value as
+/// A webhook: `POST /webhooks/<name>` submits `job` and starts a run of
+/// each of `checks` (a deploy webhook). When `secret_env` names an
+/// environment variable, callers must send its value as
 /// `Authorization: Bearer <secret>`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -35,8 +36,47 @@ pub struct WebhookConfig {
     /// Environment variable holding the shared secret.
     #[serde(default)]
     pub secret_env: Option<String>,
-    /// What to submit.
-    pub job: JobTemplate,
+    /// What to submit (none: the webhook only runs checks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobTemplate>,
+    /// The checks to run on each call, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
+    /// The body field holding the deployment's URL (a dotted path such as
+    /// `deployment_status.environment_url`): its origin replaces each
+    /// check's start URL's, after the URL policy allowed it. No other
+    /// part of the body reaches a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_field: Option<String>,
+    /// Body fields (dotted paths) recorded as each run's metadata, under
+    /// their path (a commit sha, a deploy id).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metadata_fields: Vec<String>,
+}
+
+impl WebhookConfig {
+    /// Refuses a webhook that does nothing, or names a check not loaded.
+    pub fn validate(&self, checks: &[oxwright_checks::Check]) -> Result<(), String> {
+        if self.job.is_none() && self.checks.is_empty() {
+            return Err(format!(
+                "webhook {:?}: give it a `job`, `checks`, or both",
+                self.name
+            ));
+        }
+        if let Some(unknown) = self.checks.iter().find(|n| !checks.iter().any(|c| &c.name == *n)) {
+            return Err(format!(
+                "webhook {:?}: no check is named {unknown:?} (the checks come from `--checks DIR` or `[scheduler] checks`)",
+                self.name
+            ));
+        }
+        if self.checks.is_empty() && (self.url_field.is_some() || !self.metadata_fields.is_empty()) {
+            return Err(format!(
+                "webhook {:?}: `url_field` and `metadata_fields` are for checks; name some in `checks`",
+                self.name
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// How the daemon runs.
@@ -202,7 +242,10 @@ job = { kind = "sitemap", urls = ["example.com"] }
         )
         .unwrap();
         assert_eq!(s.schedules[0].job.options["content"], "full");
-        assert_eq!(s.webhooks[0].job.kind, oxwright_jobs::JobKind::Sitemap);
+        assert_eq!(
+            s.webhooks[0].job.as_ref().unwrap().kind,
+            oxwright_jobs::JobKind::Sitemap
+        );
         assert_eq!(s.listen, "127.0.0.1:8080");
         let err = toml::from_str::<SchedulerSection>("listn = \"x\"").unwrap_err();
         assert!(err.to_string().contains("listn"), "{err}");
@@ -213,5 +256,44 @@ job = { kind = "sitemap", urls = ["example.com"] }
         let huge: SchedulerSection = toml::from_str("flush_interval_ms = 9223372036854775807").unwrap();
         let err = huge.check().unwrap_err();
         assert!(err.message.contains("out of range"), "{err}");
+    }
+
+    #[test]
+    fn a_webhook_does_something_and_names_only_loaded_checks() {
+        let hooks: SchedulerSection = toml::from_str(
+            r#"
+[[webhooks]]
+name = "idle"
+[[webhooks]]
+name = "deploy"
+checks = ["login"]
+url_field = "deployment.url"
+[[webhooks]]
+name = "stray"
+job = { urls = ["https://example.com/"] }
+url_field = "deployment.url"
+"#,
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("login.check.toml");
+        std::fs::write(
+            &path,
+            "url = \"https://a.example/\"\nsteps = \"expect: text main = Pro\"\n",
+        )
+        .unwrap();
+        let login = oxwright_checks::load(&path).unwrap();
+        let [idle, deploy, stray] = &hooks.webhooks[..] else {
+            panic!("three webhooks")
+        };
+        assert!(
+            idle.validate(&[])
+                .unwrap_err()
+                .contains("give it a `job`, `checks`, or both")
+        );
+        deploy.validate(std::slice::from_ref(&login)).unwrap();
+        let err = deploy.validate(&[]).unwrap_err();
+        assert!(err.contains("no check is named \"login\""), "{err}");
+        assert!(stray.validate(&[login]).unwrap_err().contains("are for checks"));
     }
 }

@@ -33,6 +33,9 @@ pub enum SchedulerError {
         /// Why.
         message: String,
     },
+    /// A webhook does nothing or names a check not loaded.
+    #[error("{0}")]
+    Webhook(String),
     /// The HTTP server failed.
     #[error("HTTP API: {0}")]
     Http(#[from] std::io::Error),
@@ -61,6 +64,9 @@ pub async fn run_scheduler(
                 })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    for hook in &opts.webhooks {
+        hook.validate(&opts.checks).map_err(SchedulerError::Webhook)?;
+    }
     let checks = Arc::new(crate::checks::CheckRunner::new(
         opts.checks.clone(),
         store.clone(),

@@ -222,7 +222,10 @@ async fn webhooks_need_their_secret() {
     let hook = WebhookConfig {
         name: "deploy".into(),
         secret_env: Some("DEPLOY_SECRET".into()),
-        job: template(&["https://example.com/after-deploy"]),
+        job: Some(template(&["https://example.com/after-deploy"])),
+        checks: Vec::new(),
+        url_field: None,
+        metadata_fields: Vec::new(),
     };
     let daemon = start(Vec::new(), vec![hook], &[("deploy", "s3cret-token")]).await;
     let (status, _) = http(daemon.addr, "POST", "/webhooks/deploy", &[], "").await;
