@@ -424,3 +424,155 @@ async fn a_deploy_webhook_runs_its_checks_against_the_deployed_url() {
     );
     assert_eq!(site.hits("/app/account"), 1);
 }
+
+/// A listener that records every request line: what markup that ran would call.
+async fn canary() -> (std::net::SocketAddr, Arc<Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let hits = Arc::new(Mutex::new(Vec::new()));
+    let seen = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                let n = conn.read(&mut buf).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&buf[..n]);
+                seen.lock()
+                    .unwrap()
+                    .push(head.lines().next().unwrap_or("").to_owned());
+                let _ = conn
+                    .write_all(b"HTTP/1.1 204 No Content\r\nAccess-Control-Allow-Origin: *\r\nContent-Length: 0\r\n\r\n")
+                    .await;
+            });
+        }
+    });
+    (addr, hits)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_checks_pages_show_state_runs_and_a_chart_with_hostile_text_as_text() {
+    use oxwright_browser::{BrowserPool, PoolConfig};
+    use oxwright_engine::{BrowserEngine, GotoOptions, OpenOptions};
+
+    let site = FixtureServer::start().await.unwrap();
+    let (webhook, _seen) = receiver().await;
+    let (canary, hits) = canary().await;
+    let dir = tempfile::tempdir().unwrap();
+    let checks = dir.path().join("checks");
+    std::fs::create_dir(&checks).unwrap();
+    write_check(&checks, &site, &webhook, "1h");
+    let daemon = start(&site, dir.path(), &checks, &webhook);
+    let hostile = format!(
+        "<img src=http://{canary}/img onerror=\"fetch('http://{canary}/onerror')\"><script>fetch('http://{canary}/script')</script>"
+    );
+    let run = async |commit: &str| {
+        http()
+            .post(format!("{}/v1/checks/account/runs?wait=true", daemon.base))
+            .header("content-type", "application/json")
+            .body(serde_json::json!({"metadata": {"commit": commit}}).to_string())
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(run(&hostile).await, 200);
+    site.set_health(SiteHealth::Broken);
+    assert_eq!(run("c0ffee").await, 502);
+
+    let pool = BrowserPool::start(PoolConfig {
+        browsers: 1,
+        pages_per_browser: 1,
+        ..PoolConfig::default()
+    })
+    .await
+    .expect("chromium starts");
+    let daemon_addr = daemon.base.trim_start_matches("http://").parse().unwrap();
+    let policy = Arc::new(oxwright_policy::UrlPolicy::allowing([
+        daemon_addr,
+        canary.to_string().parse().unwrap(),
+    ]));
+    let page = pool.open(&OpenOptions::new(policy)).await.expect("a page");
+    let goto = async |path: &str| {
+        let url = format!("{}{path}", daemon.base).parse().unwrap();
+        page.goto(&url, &GotoOptions::load(Duration::from_secs(30)))
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"))
+            .status
+    };
+    let eval = async |script: &str| page.evaluate(script, Duration::from_secs(10)).await.unwrap();
+    let shots = std::env::var_os("OXWRIGHT_DASHBOARD_SHOTS").map(std::path::PathBuf::from);
+    let shot = async |name: &str| {
+        if let Some(dir) = &shots {
+            let png = page
+                .screenshot(&oxwright_engine::ScreenshotOptions::default())
+                .await
+                .unwrap();
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(dir.join(format!("dashboard-{name}.png")), png).unwrap();
+        }
+    };
+
+    // The board: the check, its state (one failure of the two `after` allows), its two runs.
+    assert_eq!(goto("/ui/checks").await, 200);
+    let text = eval("document.body.innerText").await;
+    let text = text.as_str().unwrap();
+    assert!(text.contains("account") && text.contains("passing"), "{text}");
+    let strip = eval("Array.from(document.querySelectorAll('.strip a.run')).map(a => a.className)").await;
+    assert_eq!(
+        strip,
+        serde_json::json!(["run passed", "run failed"]),
+        "oldest first"
+    );
+    shot("checks").await;
+
+    // The check's page: rates, the failing step, a dot per run, the metadata as text.
+    assert_eq!(goto("/ui/checks/account").await, 200);
+    let text = eval("document.body.innerText").await;
+    let text = text.as_str().unwrap();
+    assert!(
+        text.contains("Fails most at") && text.contains("step 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Passed, last 24 h") && text.contains("50 %"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&hostile[..40]),
+        "the metadata shows as text: {text}"
+    );
+    assert_eq!(
+        eval("document.querySelectorAll('main img, main script').length").await,
+        0
+    );
+    assert_eq!(
+        eval("document.querySelectorAll('figure.chart circle').length").await,
+        2
+    );
+    shot("check").await;
+    // Each attempt links to its session's page.
+    let session = eval("document.querySelector('table.runs tr.failed a').getAttribute('href')").await;
+    let session = session.as_str().unwrap().to_string();
+    assert!(session.starts_with("/ui/sessions/check-account-"), "{session}");
+    assert_eq!(goto(&session).await, 200);
+    // An unknown check, and a name no check file could have.
+    let unknown = reqwest::get(format!("{}/ui/checks/nope", daemon.base))
+        .await
+        .unwrap();
+    assert_eq!(unknown.status().as_u16(), 404);
+    let odd = reqwest::get(format!("{}/ui/checks/..%2Fstate", daemon.base))
+        .await
+        .unwrap();
+    assert_eq!(odd.status().as_u16(), 404);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        hits.lock().unwrap().is_empty(),
+        "markup from a run ran: {:?}",
+        hits.lock().unwrap()
+    );
+    drop(page);
+    pool.shutdown().await;
+}

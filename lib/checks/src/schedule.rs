@@ -28,6 +28,16 @@ impl Schedule {
     }
 }
 
+impl std::fmt::Display for Schedule {
+    /// As the check file writes it: `every 30s`, `cron 0 */5 * * * *`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Schedule::Every(every) => write!(f, "every {}", humantime::format_duration(*every)),
+            Schedule::Cron(cron) => write!(f, "cron {}", cron.expression),
+        }
+    }
+}
+
 /// A parsed cron expression with the text it was written as. The format is
 /// the scheduler's `[[scheduler.schedules]]` one: `sec min hour day month
 /// weekday [year]`, in UTC.

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{ApiError, conflict, invalid, not_found, unavailable};
 use super::state::AppState;
-use crate::checks::{CheckState, TriggerError};
+use crate::checks::{CheckState, TriggerError, history};
 
 /// Longest wait of `POST /v1/checks/{name}/runs?wait=true`.
 pub const MAX_CHECK_WAIT: Duration = Duration::from_secs(600);
@@ -46,22 +46,16 @@ pub(crate) async fn list_checks(
     let mut out = Vec::new();
     for (name, check) in runner.checks() {
         let runs = runner.runs(name, RATE_RUNS).await.map_err(unavailable)?;
-        let now = Utc::now();
-        let rate = |hours: i64| {
-            let since = now - chrono::Duration::hours(hours);
-            let recent: Vec<&CheckRun> = runs.iter().filter(|r| r.started_at >= since).collect();
-            (!recent.is_empty())
-                .then(|| recent.iter().filter(|r| r.status.is_pass()).count() as f64 / recent.len() as f64)
-        };
+        let (pass_rate_24h, pass_rate_7d) = history::pass_rates(&runs, Utc::now());
         out.push(CheckSummary {
             name: name.to_owned(),
             url: check.url.to_string(),
             tags: check.tags.clone(),
-            schedule: check.schedule.as_ref().map(|s| format!("{s:?}")),
+            schedule: check.schedule.as_ref().map(ToString::to_string),
             running: runner.running(name).await,
             state: runner.state(name).await,
-            pass_rate_24h: rate(24),
-            pass_rate_7d: rate(24 * 7),
+            pass_rate_24h,
+            pass_rate_7d,
             last_run: runs.into_iter().next(),
         });
     }

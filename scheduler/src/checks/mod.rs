@@ -2,6 +2,7 @@
 //! file's schedule, the runs triggers start, the state their records fold
 //! into, and the alerts a change of state sends through the outbox.
 
+pub mod history;
 pub mod outbox;
 mod runner;
 mod schedule;

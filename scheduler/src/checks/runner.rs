@@ -450,18 +450,7 @@ impl CheckRunner {
 
     /// The stored runs of `name`, newest first, at most `limit`.
     pub async fn runs(&self, name: &str, limit: usize) -> Result<Vec<CheckRun>, ArtifactError> {
-        let mut keys = self.store.list(&oxwright_checks::runs_prefix(name)).await?;
-        keys.sort();
-        keys.reverse();
-        let mut runs = Vec::new();
-        for key in keys.into_iter().take(limit) {
-            if let Ok(bytes) = self.store.get(&key).await
-                && let Ok(run) = serde_json::from_slice(&bytes)
-            {
-                runs.push(run);
-            }
-        }
-        Ok(runs)
+        super::history::read_runs(self.store.as_ref(), name, limit).await
     }
 
     /// Whether `name` has a run in flight.

@@ -32,6 +32,7 @@ pub(crate) struct Page<'a> {
 pub(crate) enum Nav {
     Batches,
     Sessions,
+    Checks,
     Queues,
     None,
 }
@@ -53,6 +54,7 @@ pub(crate) fn layout(page: &Page<'_>, body: &str) -> String {
     for (nav, href, label) in [
         (Nav::Batches, "/ui", "Batches"),
         (Nav::Sessions, "/ui/sessions", "Workflow sessions"),
+        (Nav::Checks, "/ui/checks", "Checks"),
         (Nav::Queues, "/ui/queues", "Schedules and queues"),
     ] {
         let current = if nav == page.nav {

@@ -10,6 +10,7 @@
 
 mod auth;
 mod batches;
+mod checks;
 mod files;
 mod html;
 mod jobs;
@@ -64,6 +65,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
         .route("/ui/batches/{id}/cancel", post(batches::cancel))
         .route("/ui/batches/{id}/resubmit", post(batches::resubmit))
         .route("/ui/jobs/{kind}/{id}", get(jobs::show))
+        .route("/ui/checks", get(checks::list))
+        .route("/ui/checks/{name}", get(checks::show))
         .route("/ui/sessions", get(sessions::list))
         .route("/ui/sessions/{id}", get(sessions::show))
         .route("/ui/workflows/{id}", get(workflows::show))
