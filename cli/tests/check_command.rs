@@ -330,3 +330,52 @@ async fn a_bad_check_file_exits_2_naming_the_key_and_line() {
     }
     assert_eq!(site.hits("/app/login"), 0, "a check ran");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_totp_secret_passes_a_second_factor_and_its_code_is_written_nowhere() {
+    use oxwright_fixtures::{APP_TOTP_SEED, MFA_ACCEPTED, mfa_codes};
+    let site = FixtureServer::start().await.unwrap();
+    let work = Workdir::new();
+    std::fs::write(
+        work.path("secrets.env"),
+        format!("LOGIN_ID={LOGIN_ID}\nAPP_PASSWORD={APP_PASSWORD}\nMFA=otpauth://totp/Shop:ada?secret={APP_TOTP_SEED}&issuer=Shop\n"),
+    )
+    .unwrap();
+    let steps = format!(
+        "fill: textbox \"Code\" = {{{{totp:MFA}}}}\nclick: button \"Verify\"\nexpect: text main = \"{MFA_ACCEPTED}\"\n"
+    );
+    let check = work.check("mfa", &site.url("/app/mfa"), &steps, "");
+    let mut codes = mfa_codes();
+    let out = work.run(&site, &[check], &[]).await;
+    codes.extend(mfa_codes());
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let verified = site
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/app/mfa/verify")
+        .count();
+    assert_eq!(verified, 1, "one code typed and sent");
+    work.assert_no_secret(&out);
+    // A six-digit code could be any number in a record: look where it would be.
+    let mut texts = Vec::new();
+    walk(&work.path("out"), &mut texts);
+    texts.push(("stdout".into(), String::from_utf8_lossy(&out.stdout).into_owned()));
+    texts.push(("stderr".into(), String::from_utf8_lossy(&out.stderr).into_owned()));
+    for (name, text) in &texts {
+        assert!(!text.contains(APP_TOTP_SEED), "the seed in {name}");
+        for code in &codes {
+            for form in [format!("code={code}"), format!("\"{code}\""), format!("= {code}")] {
+                assert!(!text.contains(&form), "the code in {name}: {form}\n{text}");
+            }
+        }
+    }
+    let steps_log = texts
+        .iter()
+        .find(|(name, _)| name.ends_with("steps.jsonl"))
+        .map(|(_, t)| t.clone())
+        .expect("the run's steps");
+    assert!(
+        steps_log.contains("{{totp:MFA}}") || steps_log.contains("totp%3AMFA"),
+        "{steps_log}"
+    );
+}

@@ -195,19 +195,19 @@ async fn a_scheduled_check_alerts_once_when_it_turns_and_once_when_it_heals() {
     let base = daemon.base.clone();
 
     // Healthy: runs pass and nobody hears of them.
-    until(60, "three passing runs", async || runs(&base).await.len() >= 3).await;
+    until(180, "three passing runs", async || runs(&base).await.len() >= 3).await;
     assert!(runs(&base).await.iter().all(|r| r["status"] == "passed"));
     assert!(seen.lock().unwrap().deliveries.is_empty());
 
     // Broken: one alert after two failed runs, none for the runs after.
     site.set_health(SiteHealth::Broken);
-    until(60, "check.failed", async || {
+    until(180, "check.failed", async || {
         seen.lock().unwrap().taken("check.failed") == 1
     })
     .await;
     let failed_runs = |rs: &[Value]| rs.iter().filter(|r| r["status"] == "failed").count();
     let at_alert = failed_runs(&runs(&base).await);
-    until(60, "two more failed runs", async || {
+    until(180, "two more failed runs", async || {
         failed_runs(&runs(&base).await) >= at_alert + 2
     })
     .await;
@@ -240,13 +240,13 @@ async fn a_scheduled_check_alerts_once_when_it_turns_and_once_when_it_heals() {
 
     // Healed: one recovery, and quiet again.
     site.set_health(SiteHealth::Healthy);
-    until(60, "check.recovered", async || {
+    until(180, "check.recovered", async || {
         seen.lock().unwrap().taken("check.recovered") == 1
     })
     .await;
     let passed = |rs: &[Value]| rs.iter().filter(|r| r["status"] == "passed").count();
     let at_recovery = passed(&runs(&base).await);
-    until(60, "two more passing runs", async || {
+    until(180, "two more passing runs", async || {
         passed(&runs(&base).await) >= at_recovery + 2
     })
     .await;
@@ -304,7 +304,7 @@ async fn a_run_on_demand_answers_with_its_record_and_a_killed_daemon_still_alert
         assert_eq!(status, 502, "{run}");
         assert_eq!(run["status"], "failed");
     }
-    until(30, "a refused delivery", async || {
+    until(90, "a refused delivery", async || {
         !seen.lock().unwrap().deliveries.is_empty()
     })
     .await;
@@ -320,11 +320,11 @@ async fn a_run_on_demand_answers_with_its_record_and_a_killed_daemon_still_alert
     // Started again with the receiver up: the alert goes, once.
     seen.lock().unwrap().down = false;
     let daemon = start(&site, dir.path(), &checks, &webhook);
-    until(30, "the alert delivered", async || {
+    until(90, "the alert delivered", async || {
         seen.lock().unwrap().taken("check.failed") == 1
     })
     .await;
-    until(10, "the outbox emptied", async || {
+    until(30, "the outbox emptied", async || {
         std::fs::read_dir(&outbox).map(|d| d.count()).unwrap_or(0) == 0
     })
     .await;
@@ -407,7 +407,7 @@ async fn a_deploy_webhook_runs_its_checks_against_the_deployed_url() {
     assert_eq!(status, 202, "{answer}");
     assert_eq!(answer["checks"][0]["check"], "account", "{answer}");
     let run_id = answer["checks"][0]["run_id"].as_str().unwrap().to_string();
-    until(60, "the deploy's run recorded", async || {
+    until(180, "the deploy's run recorded", async || {
         !runs(&daemon.base).await.is_empty()
     })
     .await;

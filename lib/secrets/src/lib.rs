@@ -4,16 +4,19 @@
 //!
 //! - [`SecretStore`] resolves a `{{NAME}}` placeholder to its value only at
 //!   the moment of typing ([`resolve`]); environment variables
-//!   ([`EnvSecrets`]), a file ([`FileSecrets`]) or memory ([`MemorySecrets`]).
+//!   ([`EnvSecrets`]), a file ([`FileSecrets`]) or memory ([`MemorySecrets`]);
+//!   `{{totp:NAME}}` types the current RFC 6238 code of the seed `NAME` holds.
 //! - [`Sanitizer`] is the one filter every outgoing line passes through: it
 //!   puts the placeholder back for every value resolved, and masks e-mail
 //!   addresses, phone and card numbers, tokens, cookies and credentials.
 
 mod sanitize;
 mod store;
+mod totp;
 
 pub use sanitize::Sanitizer;
 pub use store::{
     EnvSecrets, FileSecrets, MemorySecrets, ResolveError, Secret, SecretError, SecretStore, missing,
     placeholders, resolve,
 };
+pub use totp::{TotpError, code as totp_code};

@@ -9,8 +9,9 @@ use std::sync::LazyLock;
 use async_trait::async_trait;
 use regex::Regex;
 
-static PLACEHOLDER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}").expect("placeholder regex"));
+static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\{\{\s*(totp:\s*)?([A-Za-z_][A-Za-z0-9_]*)\s*\}\}").expect("placeholder regex")
+});
 
 /// A secret value. Its `Debug` never shows the value.
 #[derive(Clone, PartialEq, Eq)]
@@ -214,11 +215,12 @@ impl SecretStore for MemorySecrets {
     }
 }
 
-/// Returns the placeholder names in `text`, in order, without repeats.
+/// Returns the names of the secrets the placeholders in `text` read, in
+/// order, without repeats (`{{totp:MFA}}` reads `MFA`, its seed).
 pub fn placeholders(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for c in PLACEHOLDER.captures_iter(text) {
-        let name = c[1].to_string();
+        let name = c[2].to_string();
         if !out.contains(&name) {
             out.push(name);
         }
@@ -247,10 +249,14 @@ pub enum ResolveError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] SecretError),
+    /// A `{{totp:NAME}}` secret holds no TOTP seed.
+    #[error(transparent)]
+    Totp(#[from] crate::totp::TotpError),
 }
 
-/// Replaces every placeholder in `text` with its value, registering each
-/// value with `sanitizer` first; says whether there was any. Runs only
+/// Replaces every placeholder in `text` with its value (`{{totp:NAME}}`
+/// with the current code of the seed `NAME` holds), registering each value
+/// and code with `sanitizer` first; says whether there was any. Runs only
 /// where the result is typed.
 pub async fn resolve(
     text: &str,
@@ -270,9 +276,17 @@ pub async fn resolve(
         sanitizer.register(&name, value.expose());
         values.insert(name, value);
     }
+    let mut codes = BTreeMap::new();
+    for c in PLACEHOLDER.captures_iter(text) {
+        if c.get(1).is_some() && !codes.contains_key(&c[2]) {
+            let code = crate::totp::code(&c[2], values[&c[2]].expose(), std::time::SystemTime::now())?;
+            sanitizer.register(&format!("totp:{}", &c[2]), &code);
+            codes.insert(c[2].to_string(), Secret::new(code));
+        }
+    }
     let out = PLACEHOLDER.replace_all(text, |c: &regex::Captures| {
-        values
-            .get(&c[1])
+        let from = if c.get(1).is_some() { &codes } else { &values };
+        from.get(&c[2])
             .map(|v| v.expose().to_string())
             .unwrap_or_default()
     });

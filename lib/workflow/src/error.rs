@@ -80,6 +80,7 @@ impl From<oxwright_secrets::ResolveError> for WorkflowError {
         match err {
             oxwright_secrets::ResolveError::Missing(name) => WorkflowError::MissingSecret(name),
             oxwright_secrets::ResolveError::Store(e) => WorkflowError::Secrets(e.to_string()),
+            oxwright_secrets::ResolveError::Totp(e) => WorkflowError::Secrets(e.to_string()),
         }
     }
 }
