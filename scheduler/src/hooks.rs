@@ -92,6 +92,17 @@ struct Event {
 /// an event was sent.
 type BatchHooks = HashMap<String, (Option<BatchWebhook>, Option<mpsc::UnboundedSender<Event>>)>;
 
+/// The client every outgoing webhook (batch events, check alerts) is
+/// sent with: a 10 s deadline, and no redirect followed.
+pub(crate) fn webhook_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("an HTTP client builds")
+}
+
 /// The webhook sender of a daemon: one ordered delivery queue per batch.
 pub struct Hooks {
     client: reqwest::Client,
@@ -110,12 +121,7 @@ impl std::fmt::Debug for Hooks {
 impl Hooks {
     /// Creates a sender signing with `secret` (unsigned without one).
     pub fn new(secret: Option<String>) -> Self {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("an HTTP client builds");
+        let client = webhook_client();
         Self {
             client,
             secret,

@@ -69,12 +69,7 @@ impl std::fmt::Debug for Outbox {
 impl Outbox {
     /// An outbox over `store`, signing with `secret` (as batch webhooks are).
     pub fn new(store: Arc<dyn ArtifactStore>, secret: Option<String>) -> Self {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("an HTTP client builds");
+        let client = crate::hooks::webhook_client();
         Self {
             store,
             client,
