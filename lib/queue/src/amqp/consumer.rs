@@ -19,7 +19,7 @@ use tracing::{debug, info, warn};
 use super::backoff::{self, Backoff, Report};
 use super::link::Link;
 use super::settle::AmqpSettler;
-use super::wire::{broker_error, message_of};
+use super::wire::{broker_error, message_of, within};
 use crate::{Consumer, Delivery, QueueError};
 
 /// What the merged consumers of a channel yield: the index of the queue,
@@ -82,6 +82,16 @@ impl Subscription {
 
     async fn subscribe(&self) -> Result<(Channel, SelectAll<Merged>), QueueError> {
         let channel = self.link.channel().await?;
+        within(
+            "subscribe",
+            self.link.options.round_trip_timeout,
+            self.consume_on(channel),
+        )
+        .await
+    }
+
+    /// Sets the prefetch on `channel` and starts a consumer of every queue.
+    async fn consume_on(&self, channel: Channel) -> Result<(Channel, SelectAll<Merged>), QueueError> {
         let shared = self.queues.len() > 1;
         channel
             .basic_qos(self.prefetch, BasicQosOptions { global: shared })

@@ -16,7 +16,7 @@ use tracing::{debug, info, warn};
 use super::backoff::{self, Backoff, Report};
 use super::options::AmqpOptions;
 use super::topology::{self, Names};
-use super::wire::{broker_error, broker_message};
+use super::wire::{broker_error, broker_message, within};
 use crate::QueueError;
 
 /// How long one connection attempt may take.
@@ -137,12 +137,16 @@ impl Link {
                 )
             })?
             .map_err(|e| broker_error(&format!("cannot connect to {}", redact(&self.url)), e))?;
-        let channel = connection
-            .create_channel()
-            .await
-            .map_err(|e| broker_error("create channel", e))?;
-        topology::declare(&channel, &self.names, &self.options.retry_delays).await?;
-        let _ = channel.close(200, "OK".into()).await;
+        within("declaring the topology", self.options.round_trip_timeout, async {
+            let channel = connection
+                .create_channel()
+                .await
+                .map_err(|e| broker_error("create channel", e))?;
+            topology::declare(&channel, &self.names, &self.options.retry_delays).await?;
+            let _ = channel.close(200, "OK".into()).await;
+            Ok(())
+        })
+        .await?;
         debug!(prefix = %self.options.prefix, "connected to the broker");
         Ok(Arc::new(connection))
     }
@@ -169,10 +173,13 @@ impl Link {
     /// Opens a channel on the live connection.
     pub(super) async fn channel(&self) -> Result<Channel, QueueError> {
         let connection = self.connection().await?;
-        connection
-            .create_channel()
-            .await
-            .map_err(|e| broker_error("create channel", e))
+        within("create channel", self.options.round_trip_timeout, async {
+            connection
+                .create_channel()
+                .await
+                .map_err(|e| broker_error("create channel", e))
+        })
+        .await
     }
 
     /// Runs `op` until it succeeds, fails for good, or retryable failures
@@ -251,16 +258,15 @@ impl Link {
             mandatory: true,
             ..BasicPublishOptions::default()
         };
-        let result = async {
+        // The deadline covers handing the message over as well as the
+        // confirm: either may wait on a connection that no longer moves.
+        let result = within("publish", self.options.confirm_timeout, async {
             let confirm = channel
                 .basic_publish(exchange.into(), routing_key.into(), options, body, properties)
                 .await
                 .map_err(|e| broker_error("publish", e))?;
-            tokio::time::timeout(self.options.confirm_timeout, confirm)
-                .await
-                .map_err(|_| broker_message("publish confirm timed out", true))?
-                .map_err(|e| broker_error("publish confirm", e))
-        }
+            confirm.await.map_err(|e| broker_error("publish confirm", e))
+        })
         .await;
         let confirmation = match result {
             Ok(confirmation) => confirmation,
@@ -293,10 +299,17 @@ impl Link {
             return Ok(channel.clone());
         }
         let channel = self.channel().await?;
-        channel
-            .confirm_select(ConfirmSelectOptions::default())
-            .await
-            .map_err(|e| broker_error("enable publisher confirms", e))?;
+        within(
+            "enable publisher confirms",
+            self.options.round_trip_timeout,
+            async {
+                channel
+                    .confirm_select(ConfirmSelectOptions::default())
+                    .await
+                    .map_err(|e| broker_error("enable publisher confirms", e))
+            },
+        )
+        .await?;
         *guard = Some(channel.clone());
         Ok(channel)
     }
@@ -309,7 +322,9 @@ impl Link {
     }
 
     /// Runs `task` (a close or nack a `Drop` impl cannot await) and makes
-    /// the next operation wait for it.
+    /// the next operation wait for it, for at most the round-trip timeout:
+    /// a close the broker never answers must not hold every later
+    /// operation.
     pub(super) fn defer<F>(&self, task: F)
     where
         F: Future<Output = ()> + Send + 'static,
@@ -318,7 +333,12 @@ impl Link {
             // No runtime: lapin closes dropped channels itself.
             return;
         };
-        let handle = runtime.spawn(task);
+        let limit = self.options.round_trip_timeout;
+        let handle = runtime.spawn(async move {
+            if tokio::time::timeout(limit, task).await.is_err() {
+                warn!("a channel close or nack got no answer from the broker; going on without it");
+            }
+        });
         let mut deferred = self.deferred.lock().unwrap_or_else(|e| e.into_inner());
         deferred.retain(|h| !h.is_finished());
         deferred.push(handle);

@@ -25,6 +25,12 @@ pub struct AmqpOptions {
     pub reconnect_timeout: Duration,
     /// How long a single publish waits for the broker's confirm.
     pub confirm_timeout: Duration,
+    /// How long any other request to the broker (opening a channel,
+    /// declaring, subscribing, an ack, a channel close) may wait for it.
+    /// lapin resolves a request only when the broker answers or the
+    /// connection is seen to fail; the deadline keeps a connection that
+    /// stopped moving from holding a caller forever.
+    pub round_trip_timeout: Duration,
 }
 
 impl Default for AmqpOptions {
@@ -35,6 +41,7 @@ impl Default for AmqpOptions {
             retry_delays: default_retry_delays(),
             reconnect_timeout: Duration::from_secs(30),
             confirm_timeout: Duration::from_secs(30),
+            round_trip_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -11,7 +11,7 @@ use oxwright_jobs::JobReport;
 use tracing::warn;
 
 use super::consumer::Subscription;
-use super::wire::{broker_error, broker_message};
+use super::wire::{broker_error, broker_message, within};
 use crate::{QueueError, ReportAck, ReportAcker, ReportStream};
 
 /// How many reports the broker may send ahead of the ones acked: a
@@ -57,7 +57,8 @@ impl ReportStream for AmqpReportStream {
             Some(delivery) => delivery,
             None => self.subscription.next().await?.1,
         };
-        let ack = ReportAck::new(Box::new(AmqpReportAck(delivery.acker)));
+        let limit = self.subscription.link().options.round_trip_timeout;
+        let ack = ReportAck::new(Box::new(AmqpReportAck(delivery.acker, limit)));
         Some((decode(&delivery.data), ack))
     }
 }
@@ -69,16 +70,18 @@ fn decode(data: &[u8]) -> Result<JobReport, QueueError> {
 /// Acks one report delivery on the channel it came on; after that channel
 /// closed the broker hands the report out again, and the ack fails.
 #[derive(Debug)]
-struct AmqpReportAck(Acker);
+struct AmqpReportAck(Acker, std::time::Duration);
 
 #[async_trait]
 impl ReportAcker for AmqpReportAck {
     async fn ack(self: Box<Self>) -> Result<(), QueueError> {
-        let acked = self
-            .0
-            .ack(BasicAckOptions::default())
-            .await
-            .map_err(|e| broker_error("ack report", e))?;
+        let acked = within("ack report", self.1, async {
+            self.0
+                .ack(BasicAckOptions::default())
+                .await
+                .map_err(|e| broker_error("ack report", e))
+        })
+        .await?;
         if acked {
             Ok(())
         } else {

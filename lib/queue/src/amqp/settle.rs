@@ -13,7 +13,7 @@ use tracing::debug;
 
 use super::link::Link;
 use super::topology::retry_level;
-use super::wire::{broker_error, properties};
+use super::wire::{broker_error, properties, within};
 use crate::{Message, QueueError, Settlement, Settler};
 
 /// Header of a dead-lettered message: the kind queue it came from.
@@ -52,11 +52,14 @@ impl AmqpSettler {
         let Some(acker) = &self.acker else {
             return Ok(());
         };
-        acker
-            .ack(BasicAckOptions::default())
-            .await
-            .map(drop)
-            .map_err(|e| broker_error("ack", e))
+        within("ack", self.link.options.round_trip_timeout, async {
+            acker
+                .ack(BasicAckOptions::default())
+                .await
+                .map(drop)
+                .map_err(|e| broker_error("ack", e))
+        })
+        .await
     }
 }
 
@@ -70,14 +73,19 @@ impl Settler for AmqpSettler {
         match settlement {
             Settlement::Ack => self.ack().await,
             Settlement::Requeue => match &self.acker {
-                Some(acker) => acker
-                    .nack(BasicNackOptions {
-                        requeue: true,
-                        ..BasicNackOptions::default()
+                Some(acker) => {
+                    within("nack", self.link.options.round_trip_timeout, async {
+                        acker
+                            .nack(BasicNackOptions {
+                                requeue: true,
+                                ..BasicNackOptions::default()
+                            })
+                            .await
+                            .map(drop)
+                            .map_err(|e| broker_error("nack", e))
                     })
                     .await
-                    .map(drop)
-                    .map_err(|e| broker_error("nack", e)),
+                }
                 // Whoever took the message gets it back by failing.
                 None => Err(QueueError::InvalidArgument(
                     "a detached delivery cannot be requeued".into(),

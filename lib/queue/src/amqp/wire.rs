@@ -1,6 +1,9 @@
 //! Conversions between lapin's types and the queue's: headers, message
 //! properties, deliveries and errors.
 
+use std::future::Future;
+use std::time::Duration;
+
 use bytes::Bytes;
 use lapin::BasicProperties;
 use lapin::types::{AMQPValue, FieldTable};
@@ -31,6 +34,18 @@ pub(super) fn broker_message(message: impl Into<String>, retryable: bool) -> Que
         retryable,
         source: None,
     }
+}
+
+/// Runs one broker operation with a deadline: on expiry it fails as a
+/// retryable [`QueueError::Broker`] saying what timed out.
+pub(super) async fn within<T>(
+    what: &str,
+    limit: Duration,
+    operation: impl Future<Output = Result<T, QueueError>>,
+) -> Result<T, QueueError> {
+    tokio::time::timeout(limit, operation)
+        .await
+        .unwrap_or_else(|_| Err(broker_message(format!("{what} timed out after {limit:?}"), true)))
 }
 
 /// Converts string headers to an AMQP field table.
