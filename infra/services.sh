@@ -22,12 +22,17 @@
 #   OXWRIGHT_S3_ACCESS_KEY  s3s-fs access key          oxwright
 #   OXWRIGHT_S3_SECRET_KEY  s3s-fs secret key          oxwright-secret
 #   OXWRIGHT_RABBIT_NODE    Erlang node name           rabbit@localhost
+#   OXWRIGHT_RABBIT_DIST_PORT Erlang distribution port AMQP port + 20000
 #   OXWRIGHT_RABBIT_START_S seconds a broker may boot  180
 #   OXWRIGHT_S3_BUCKET      bucket created at start    oxwright
 #
 # A second, private broker (tests that stop the broker use one) needs its
 # own OXWRIGHT_STATE, OXWRIGHT_AMQP_PORT and OXWRIGHT_RABBIT_NODE; a private
-# S3 server its own OXWRIGHT_STATE and OXWRIGHT_S3_PORT.
+# S3 server its own OXWRIGHT_STATE and OXWRIGHT_S3_PORT. A broker that
+# restarts while clients keep connecting needs both of its ports below the
+# kernel's ephemeral range (net.ipv4.ip_local_port_range): an outgoing
+# connection may take a port inside it while the broker is down, and the
+# broker then cannot listen on it again.
 set -euo pipefail
 
 STATE="${OXWRIGHT_STATE:-/tmp/oxwright-services}"
@@ -36,6 +41,7 @@ S3_PORT="${OXWRIGHT_S3_PORT:-9000}"
 S3_ACCESS_KEY="${OXWRIGHT_S3_ACCESS_KEY:-oxwright}"
 S3_SECRET_KEY="${OXWRIGHT_S3_SECRET_KEY:-oxwright-secret}"
 RABBIT_NODE="${OXWRIGHT_RABBIT_NODE:-rabbit@localhost}"
+RABBIT_DIST_PORT="${OXWRIGHT_RABBIT_DIST_PORT:-$((AMQP_PORT + 20000))}"
 RABBIT_START_S="${OXWRIGHT_RABBIT_START_S:-180}"
 S3_BUCKET="${OXWRIGHT_S3_BUCKET:-oxwright}"
 S3S_VERSION="0.14.1"
@@ -74,6 +80,7 @@ rabbit_env() {
   export RABBITMQ_NODENAME="$RABBIT_NODE"
   export RABBITMQ_NODE_IP_ADDRESS=127.0.0.1
   export RABBITMQ_NODE_PORT="$AMQP_PORT"
+  export RABBITMQ_DIST_PORT="$RABBIT_DIST_PORT"
   export RABBITMQ_MNESIA_BASE="$RMQ_DIR/mnesia"
   export RABBITMQ_LOG_BASE="$RMQ_DIR/log"
   export RABBITMQ_PID_FILE="$RMQ_PID"

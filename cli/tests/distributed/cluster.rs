@@ -274,6 +274,17 @@ impl Cluster {
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     }
 
+    /// Every worker's log, each under its name.
+    pub fn worker_logs(&self) -> String {
+        (0..self.children.len())
+            .map(|i| format!("worker-{i}"))
+            .map(|name| (self.log(&name), name))
+            .filter(|(log, _)| !log.is_empty())
+            .map(|(log, name)| format!("{name} log:\n{log}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     pub fn log(&self, name: &str) -> String {
         std::fs::read_to_string(self.dir.path().join(format!("{name}.log"))).unwrap_or_default()
     }
@@ -285,12 +296,13 @@ impl Cluster {
         while !self.store.exists(&key).await.unwrap() {
             assert!(
                 started.elapsed() < limit,
-                "batch {batch_id} not complete after {limit:?}; status: {:?}\nscheduler log:\n{}",
+                "batch {batch_id} not complete after {limit:?}; manifest bytes: {:?}\nscheduler log:\n{}\n{}",
                 self.store
                     .get(&keys::batch_manifest(batch_id))
                     .await
                     .map(|b| b.len()),
-                self.log("scheduler")
+                self.log("scheduler"),
+                self.worker_logs()
             );
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
