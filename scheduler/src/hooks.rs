@@ -171,7 +171,7 @@ impl Hooks {
             "url": report.url,
             "status": report.status,
             "error": report.error,
-            "artifacts": crate::api::artifact_links(&report.artifacts),
+            "artifacts": crate::links::artifact_links(&report.artifacts),
         });
         self.send(batch_id, "page", data);
     }

@@ -8,6 +8,7 @@ pub mod checks;
 pub mod config;
 pub mod daemon;
 pub mod hooks;
+pub mod links;
 pub mod submit;
 pub mod template;
 pub mod tracker;

@@ -6,12 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use chromiumoxide::Browser;
 use chromiumoxide::cdp::browser_protocol::browser::{
     BrowserContextId, GetVersionParams, ResetPermissionsParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::{CreateBrowserContextParams, CreateTargetParams};
 use chromiumoxide::handler::HandlerConfig;
+use chromiumoxide::{Browser, Page};
 use futures::StreamExt;
 use oxwright_egress::EgressProxy;
 use oxwright_policy::UrlPolicy;
@@ -19,7 +19,6 @@ use tokio::task::JoinHandle;
 
 use crate::error::{cdp, deadline};
 use crate::process::{ChromiumProcess, LaunchOptions};
-use crate::tab::Tab;
 use crate::{BrowserError, PoolConfig};
 
 /// A browser the pool hands pages out of.
@@ -54,6 +53,16 @@ pub(crate) const PROXY_BYPASS: &str = "<-loopback>";
 /// beside a deployment of workers). Giving up sooner replaces a browser
 /// that was only slow, which costs more of the CPU that was short.
 pub(crate) const OPEN_PAGE_FLOOR: Duration = Duration::from_secs(30);
+
+/// A page just opened for a tab: the page, the browser context it has to
+/// itself (none when shared), that context's egress proxy, and how long a
+/// call on it may take; [`crate::tab::Tab::open`] makes the tab.
+pub(crate) struct OpenedPage {
+    pub(crate) page: Page,
+    pub(crate) context: Option<BrowserContextId>,
+    pub(crate) egress: Option<Arc<EgressProxy>>,
+    pub(crate) call_timeout: Duration,
+}
 
 /// Starts an egress proxy that refuses everything non-public until a job
 /// sets its policy.
@@ -228,7 +237,7 @@ impl BrowserHandle {
     /// context when `shared`. A fresh context gets its own egress proxy
     /// (`proxyServer`), so everything its pages, popups and workers send is
     /// judged by the job's policy and every refusal is the job's.
-    pub(crate) async fn new_tab(self: &Arc<Self>, shared: bool) -> Result<Tab, BrowserError> {
+    pub(crate) async fn open_page(self: &Arc<Self>, shared: bool) -> Result<OpenedPage, BrowserError> {
         if !self.is_alive() {
             return Err(BrowserError::Crashed("devtools connection closed".into()));
         }
@@ -259,7 +268,12 @@ impl BrowserHandle {
         })
         .await;
         match page {
-            Ok(page) => Ok(Tab::new(page, context, self.clone(), self.call_timeout, egress)),
+            Ok(page) => Ok(OpenedPage {
+                page,
+                context,
+                egress,
+                call_timeout: self.call_timeout,
+            }),
             Err(err) => {
                 if let Some(context) = context {
                     self.dispose_context(context).await;

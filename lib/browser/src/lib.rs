@@ -10,6 +10,7 @@ mod frame_link;
 mod frames;
 mod handle;
 mod intercept;
+mod main_document;
 pub use intercept::fetch_patterns;
 mod navigate;
 mod page;

@@ -20,7 +20,8 @@ use oxwright_jobs::WaitUntil;
 use tokio::sync::oneshot;
 
 use crate::error::cdp;
-use crate::intercept::{Interceptor, MainDocument};
+use crate::intercept::Interceptor;
+use crate::main_document::MainDocument;
 use crate::ready::{Readiness, SOFT};
 use crate::tab::Tab;
 use crate::{BrowserError, NavigateOptions, Navigation};

@@ -459,10 +459,7 @@ impl BrowserPool {
                     }
                 }
             }
-            match handle
-                .new_tab(self.inner.cfg.isolation == Isolation::Shared)
-                .await
-            {
+            match Tab::open(&handle, self.inner.cfg.isolation == Isolation::Shared).await {
                 Ok(tab) => {
                     self.inner.contexts.fetch_add(1, Ordering::Relaxed);
                     tab.jobs.fetch_add(1, Ordering::Relaxed);

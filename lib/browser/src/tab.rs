@@ -99,7 +99,7 @@ pub struct Tab {
 /// The current job's interceptor record and what of it was reported.
 #[derive(Debug)]
 pub(crate) struct JobDoc {
-    pub(crate) doc: Arc<std::sync::Mutex<crate::intercept::MainDocument>>,
+    pub(crate) doc: Arc<std::sync::Mutex<crate::main_document::MainDocument>>,
     pub(crate) reported: usize,
     pub(crate) error_reported: bool,
 }
@@ -109,6 +109,19 @@ pub(crate) struct JobDoc {
 const CRASH_WINDOW: Duration = Duration::from_secs(5);
 
 impl Tab {
+    /// Opens a page in a fresh browser context of `browser`, or in its
+    /// default context when `shared`, and makes it a tab.
+    pub(crate) async fn open(browser: &Arc<BrowserHandle>, shared: bool) -> Result<Self, BrowserError> {
+        let opened = browser.open_page(shared).await?;
+        Ok(Self::new(
+            opened.page,
+            opened.context,
+            browser.clone(),
+            opened.call_timeout,
+            opened.egress,
+        ))
+    }
+
     pub(crate) fn new(
         page: Page,
         context: Option<BrowserContextId>,

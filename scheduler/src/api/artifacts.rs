@@ -1,14 +1,13 @@
-//! `GET /v1/artifacts/{key}` and the OpenAPI document.
+//! `GET /v1/artifacts/{key}` and the OpenAPI document; the links to
+//! artefacts are [`crate::links`].
 
 use std::sync::Arc;
 
+use super::error::{ApiError, invalid, unavailable};
+use super::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
-
-use super::error::{ApiError, invalid, unavailable};
-use super::state::AppState;
 
 /// The OpenAPI 3.1 document of the API as written; [`openapi_document`]
 /// is what `/v1/openapi.json` serves.
@@ -27,25 +26,6 @@ pub fn openapi_document() -> &'static str {
         doc.to_string()
     });
     &DOC
-}
-
-/// An artefact key and the API path that serves it.
-#[derive(Debug, Clone, Serialize)]
-pub struct ArtifactLink {
-    /// The key in the artefact store.
-    pub key: String,
-    /// `GET` it here (with the API's token).
-    pub url: String,
-}
-
-/// Links to `keys` under `/v1/artifacts/`.
-pub fn artifact_links(keys: &[String]) -> Vec<ArtifactLink> {
-    keys.iter()
-        .map(|key| ArtifactLink {
-            key: key.clone(),
-            url: format!("/v1/artifacts/{key}"),
-        })
-        .collect()
 }
 
 pub(crate) async fn openapi() -> Response {

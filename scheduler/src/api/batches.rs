@@ -11,11 +11,11 @@ use bytes::Bytes;
 use oxwright_jobs::{JobError, JobId, JobKind, JobReport, ReportStatus, keys};
 use serde::{Deserialize, Serialize};
 
-use super::artifacts::{ArtifactLink, artifact_links};
 use super::error::{ApiError, conflict, invalid, not_found, unavailable};
 use super::state::AppState;
 use crate::batch::new_batch_id;
 use crate::hooks::BatchWebhook;
+use crate::links::{ArtifactLink, artifact_links};
 use crate::template::JobTemplate;
 
 /// Most results one `GET /v1/batches/{id}` page returns.

@@ -10,10 +10,10 @@ use axum::response::{IntoResponse, Response};
 use oxwright_jobs::{FetchSpec, Job, JobError, JobId, JobKind, JobReport, JobSpec, ReportStatus, keys};
 use serde::Serialize;
 
-use super::artifacts::{ArtifactLink, artifact_links};
 use super::error::{ApiError, invalid, unavailable};
 use super::state::AppState;
 use crate::batch::{BatchLine, new_batch_id, parse_url_entry};
+use crate::links::{ArtifactLink, artifact_links};
 
 /// Default wait of `POST /v1/fetch` for its page.
 pub const DEFAULT_FETCH_DEADLINE_MS: u64 = 120_000;

@@ -21,7 +21,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-pub use artifacts::{ArtifactLink, OPENAPI, artifact_links, openapi_document};
+pub use crate::links::{ArtifactLink, artifact_links};
+pub use artifacts::{OPENAPI, openapi_document};
 pub use batches::MAX_PAGE;
 pub(crate) use error::ApiError;
 pub use fetch::{DEFAULT_FETCH_DEADLINE_MS, MAX_FETCH_DEADLINE_MS};

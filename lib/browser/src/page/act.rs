@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::pointer::{Gesture, Press, click, pointer_action};
 use super::raw::{Remote, call, call_node, call_on, resolve};
+use super::{act_error, interactable};
 use crate::{BrowserError, Tab};
 
 const FOCUS_FOR_FILL_JS: &str = r#"function() {
@@ -184,28 +185,6 @@ const SELECT_JS: &str = r#"function(values) {
     return { error: 'the page did not keep the selection (now ' + JSON.stringify(now.map((o) => norm(o.label)).join(', ')) + ')' };
   return { ok: true };
 }"#;
-
-pub(crate) fn interactable(message: impl Into<String>) -> EngineError {
-    EngineError::new(EngineErrorKind::NotInteractable, message)
-}
-
-/// Maps a browser error of an action onto the engine's kinds: a node that
-/// is gone is stale, not a crash.
-pub(crate) fn act_error(err: BrowserError) -> EngineError {
-    match &err {
-        BrowserError::Protocol { message, .. }
-            if message.contains("No node")
-                || message.contains("Could not find node")
-                || message.contains("does not belong") =>
-        {
-            EngineError::new(
-                EngineErrorKind::Stale,
-                "the element left the page (the page changed); take a new snapshot",
-            )
-        }
-        _ => super::engine_error(err),
-    }
-}
 
 /// Performs `act` on the DOM node `backend` within `timeout`. Returns
 /// whether the field was a password field (fills are then masked).

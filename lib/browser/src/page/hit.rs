@@ -10,7 +10,7 @@
 
 use serde_json::{Value, json};
 
-use super::act::act_error;
+use super::act_error;
 use super::raw::{Remote, call_in, call_on};
 use crate::Tab;
 use oxwright_engine::EngineError;
@@ -149,7 +149,7 @@ impl Interceptor {
             let why = out["exceptionDetails"]["exception"]["description"]
                 .as_str()
                 .unwrap_or("no listener came back");
-            super::act::interactable(format!("cannot watch the pointer: {why}"))
+            super::interactable(format!("cannot watch the pointer: {why}"))
         })?;
         Ok(Self {
             stop: Remote {

@@ -81,6 +81,29 @@ pub(crate) fn engine_error(err: BrowserError) -> EngineError {
     }
 }
 
+/// An action that cannot be done on the element as it is.
+pub(crate) fn interactable(message: impl Into<String>) -> EngineError {
+    EngineError::new(EngineErrorKind::NotInteractable, message)
+}
+
+/// Maps a browser error of an action onto the engine's kinds: a node that
+/// is gone is stale, not a crash.
+pub(crate) fn act_error(err: BrowserError) -> EngineError {
+    match &err {
+        BrowserError::Protocol { message, .. }
+            if message.contains("No node")
+                || message.contains("Could not find node")
+                || message.contains("does not belong") =>
+        {
+            EngineError::new(
+                EngineErrorKind::Stale,
+                "the element left the page (the page changed); take a new snapshot",
+            )
+        }
+        _ => engine_error(err),
+    }
+}
+
 impl From<BrowserError> for EngineError {
     fn from(err: BrowserError) -> Self {
         engine_error(err)

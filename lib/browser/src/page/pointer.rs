@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use oxwright_engine::{EngineError, EngineErrorKind, Modifier, MouseButton};
 use serde_json::{Value, json};
 
-use super::act::{act_error, interactable};
 use super::hit;
 use super::raw::{Remote, call, call_node, call_on, frame_origin, resolve, split};
+use super::{act_error, interactable};
 use crate::Tab;
 
 /// Poll interval of auto-waits.

@@ -8,7 +8,7 @@
 use oxwright_engine::{EngineError, EngineErrorKind, ScreenshotOptions};
 use serde_json::{Value, json};
 
-use super::{ChromiumPage, act, raw};
+use super::{ChromiumPage, raw};
 use crate::Tab;
 
 /// Draws a box over `this` (an element) and returns whether it has a box.
@@ -124,11 +124,11 @@ impl ChromiumPage {
                 let _ = raw::call_node(&self.lease, "DOM.scrollIntoViewIfNeeded", backend, json!({})).await;
                 let model = raw::call_node(&self.lease, "DOM.getBoxModel", backend, json!({}))
                     .await
-                    .map_err(act::act_error)?;
+                    .map_err(super::act_error)?;
                 // A node of an out-of-process frame is measured in its frame.
                 let (dx, dy) = raw::frame_origin(&self.lease, raw::split(backend).0)
                     .await
-                    .ok_or_else(|| act::interactable("the element's frame left the page"))?;
+                    .ok_or_else(|| super::interactable("the element's frame left the page"))?;
                 let b: Vec<f64> = model["model"]["border"]
                     .as_array()
                     .map(|a| {
@@ -140,7 +140,7 @@ impl ChromiumPage {
                     })
                     .unwrap_or_default();
                 if b.len() != 8 {
-                    return Err(act::interactable("the element has no box to capture"));
+                    return Err(super::interactable("the element has no box to capture"));
                 }
                 let (xs, ys) = ([b[0], b[2], b[4], b[6]], [b[1], b[3], b[5], b[7]]);
                 let (x0, y0) = (

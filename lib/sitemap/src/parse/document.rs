@@ -1,10 +1,11 @@
-//! The parsed form of one sitemap document and the entry point that picks
-//! the reader for it.
+//! The parsed form of one sitemap document, what the readers share.
 
 use serde::{Deserialize, Serialize};
 
-use super::{input, text, xml};
 use crate::types::SitemapUrl;
+
+/// Longest URL kept; longer values are dropped as junk.
+const MAX_LOC_LEN: usize = 4096;
 
 /// What kind of document was read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,55 +94,10 @@ impl ParsedDoc {
     }
 }
 
-/// Parses one sitemap document with the default 2 MiB cap. Never panics.
-pub fn parse_sitemap(bytes: &[u8], max_urls: usize) -> ParsedDoc {
-    parse_sitemap_with(
-        bytes,
-        ParseLimits {
-            max_urls,
-            ..ParseLimits::default()
-        },
-    )
-}
-
-/// Parses one sitemap document (gzip or not; XML, RSS, Atom or plain text)
-/// under `limits`, streaming: decompressed bytes are never held whole.
-pub fn parse_sitemap_with(bytes: &[u8], limits: ParseLimits) -> ParsedDoc {
-    let mut opened = match input::open(bytes, limits.max_bytes) {
-        Ok(o) => o,
-        Err(e) => return ParsedDoc::failed(ParseError::Malformed(format!("cannot decode body: {e}"))),
-    };
-    let first = match std::io::BufRead::fill_buf(&mut opened.reader) {
-        Ok(buf) => buf.first().copied(),
-        Err(e) => return ParsedDoc::failed(ParseError::Malformed(format!("cannot decode body: {e}"))),
-    };
-    let mut doc = match first {
-        None => ParsedDoc::failed(ParseError::NotSitemap("empty document".into())),
-        Some(b'<') => xml::parse(&mut opened.reader, &opened.meter, limits),
-        Some(_) => text::parse(&mut opened.reader, &opened.meter, limits),
-    };
-    if doc.error.is_none() {
-        // Bytes after the root element still count against the cap.
-        let _ = std::io::copy(&mut opened.reader, &mut std::io::sink());
-    }
-    if opened.meter.exceeded() {
-        doc.error = Some(ParseError::TooLarge {
-            limit: limits.max_bytes,
-        });
-    }
-    if doc.error.is_some() {
-        doc.urls.clear();
-        doc.sitemaps.clear();
-    }
-    doc.bytes = opened.meter.bytes();
-    doc.gzip_layers = opened.gzip_layers;
-    doc
-}
-
 /// Checks a `<loc>` (or feed link) value: an absolute http(s) URL with a host.
 pub(crate) fn clean_loc(raw: &str) -> Option<String> {
     let raw = raw.trim();
-    if raw.is_empty() || raw.len() > super::MAX_LOC_LEN {
+    if raw.is_empty() || raw.len() > MAX_LOC_LEN {
         return None;
     }
     let url = url::Url::parse(raw).ok()?;
@@ -149,17 +105,4 @@ pub(crate) fn clean_loc(raw: &str) -> Option<String> {
         return None;
     }
     Some(String::from(url))
-}
-
-/// Reads a whole small document (robots.txt) through the same gzip peeling
-/// and byte cap as a sitemap.
-pub(crate) fn decode_capped(bytes: &[u8], max_bytes: usize) -> Result<Vec<u8>, ParseError> {
-    let mut opened = input::open(bytes, max_bytes)
-        .map_err(|e| ParseError::Malformed(format!("cannot decode body: {e}")))?;
-    let mut out = Vec::new();
-    match std::io::Read::read_to_end(&mut opened.reader, &mut out) {
-        Ok(_) => Ok(out),
-        Err(_) if opened.meter.exceeded() => Err(ParseError::TooLarge { limit: max_bytes }),
-        Err(e) => Err(ParseError::Malformed(format!("cannot decode body: {e}"))),
-    }
 }

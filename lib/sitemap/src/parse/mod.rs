@@ -4,14 +4,13 @@
 
 mod document;
 mod input;
+mod read;
 mod text;
 mod xml;
 
-pub(crate) use document::decode_capped;
-pub use document::{DocKind, ParseError, ParseLimits, ParsedDoc, parse_sitemap, parse_sitemap_with};
-
-/// Longest URL kept; longer values are dropped as junk.
-const MAX_LOC_LEN: usize = 4096;
+pub use document::{DocKind, ParseError, ParseLimits, ParsedDoc};
+pub(crate) use read::decode_capped;
+pub use read::{parse_sitemap, parse_sitemap_with};
 
 #[cfg(test)]
 mod tests;
