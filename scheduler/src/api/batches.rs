@@ -7,13 +7,12 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use bytes::Bytes;
 use oxwright_jobs::{JobError, JobId, JobKind, JobReport, ReportStatus, keys};
 use serde::{Deserialize, Serialize};
 
-use super::error::{ApiError, conflict, invalid, not_found, unavailable};
+use super::error::{ApiError, invalid, not_found, unavailable};
 use super::state::AppState;
-use crate::batch::new_batch_id;
+use crate::batch::{check_batch_id, new_batch_id};
 use crate::hooks::BatchWebhook;
 use crate::links::{ArtifactLink, artifact_links};
 use crate::template::JobTemplate;
@@ -164,32 +163,22 @@ pub(crate) struct BatchView {
     next_offset: Option<usize>,
 }
 
-pub(crate) fn check_batch_id(id: &str) -> Result<(), ApiError> {
-    if oxwright_artifacts::validate_key(&keys::batch_record(id)).is_err() || id.contains('/') {
-        return Err(invalid("bad batch id"));
-    }
-    Ok(())
-}
-
 pub(crate) async fn get_batch(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     query: Result<Query<PageQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<BatchView>, ApiError> {
     check_batch_id(&id)?;
+    let batches = state.batches();
     let Query(query) = query.map_err(|e| invalid(e.body_text()))?;
     if query.limit == 0 || query.limit > MAX_PAGE {
         return Err(invalid(format!("limit must be 1 to {MAX_PAGE}")));
     }
-    let Some(status) = status(&state, &id, None).await? else {
+    let Some(status) = batches.status(&id, None).await? else {
         return Err(not_found(format!("no batch {id}")));
     };
-    let lines = manifest(&state, &id).await?;
-    let cancelled = state
-        .store
-        .exists(&keys::batch_cancelled(&id))
-        .await
-        .map_err(unavailable)?;
+    let lines = batches.manifest(&id).await?;
+    let cancelled = batches.is_cancelled(&id).await?;
     let all: Vec<&[u8]> = lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
     let mut results = Vec::new();
     for line in all.iter().skip(query.offset).take(query.limit) {
@@ -234,90 +223,11 @@ pub(crate) async fn get_batch(
     }))
 }
 
-/// The written manifest of batch `id`; empty before its first flush.
-pub(crate) async fn stored_manifest(state: &AppState, id: &str) -> Result<Vec<u8>, ApiError> {
-    match state.store.get(&keys::batch_manifest(id)).await {
-        Ok(body) => Ok(body.to_vec()),
-        Err(oxwright_artifacts::ArtifactError::NotFound { .. }) => Ok(Vec::new()),
-        Err(err) => Err(unavailable(err)),
-    }
-}
-
-/// The manifest of batch `id` as the tracker holds it (lines not yet
-/// written included), or as written.
-pub(crate) async fn manifest(state: &AppState, id: &str) -> Result<Vec<u8>, ApiError> {
-    if state.opts.api.view_only {
-        return stored_manifest(state, id).await;
-    }
-    let held = state.tracker.lock().await.manifest_lines(id);
-    match held {
-        Some(lines) => Ok(lines),
-        None => stored_manifest(state, id).await,
-    }
-}
-
-/// The progress of batch `id`: the tracker's, or, on a daemon that only
-/// views (it gets no reports), the store's: its summary, or its manifest
-/// counted as the batch's runner has written it so far. `record` is the
-/// batch's record when the caller has read it.
-pub(crate) async fn status(
-    state: &AppState,
-    id: &str,
-    record: Option<&crate::submit::BatchRecord>,
-) -> Result<Option<crate::tracker::BatchStatus>, ApiError> {
-    use crate::tracker::BatchStatus;
-    if !state.opts.api.view_only {
-        return state.tracker.lock().await.status(id).await.map_err(unavailable);
-    }
-    match state.store.get(&keys::batch_summary(id)).await {
-        Ok(body) => {
-            if let Ok(summary) = serde_json::from_slice::<crate::batch::BatchSummary>(&body) {
-                return Ok(Some(BatchStatus::of(&summary, true)));
-            }
-        }
-        Err(oxwright_artifacts::ArtifactError::NotFound { .. }) => {}
-        Err(err) => return Err(unavailable(err)),
-    }
-    let read;
-    let record = match record {
-        Some(record) => record,
-        None => {
-            read = crate::submit::read_batch_record(state.store.as_ref(), id)
-                .await
-                .map_err(unavailable)?;
-            let Some(record) = read.as_ref() else {
-                return Ok(None);
-            };
-            record
-        }
-    };
-    let manifest = crate::batch::ManifestWriter::resume(state.store.clone(), id, record.total)
-        .await
-        .map_err(unavailable)?;
-    Ok(Some(BatchStatus::of(manifest.summary(), false)))
-}
-
-/// Whether batch `id` was cancelled.
-pub(crate) async fn is_cancelled(state: &AppState, id: &str) -> Result<bool, ApiError> {
-    state
-        .store
-        .exists(&keys::batch_cancelled(id))
-        .await
-        .map_err(unavailable)
-}
-
-/// What `DELETE /v1/batches/{id}` writes and answers.
-#[derive(Debug, Serialize, Deserialize)]
-struct Cancelled {
-    batch_id: String,
-    cancelled_at: chrono::DateTime<chrono::Utc>,
-}
-
 pub(crate) async fn delete_batch(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
-    cancel(&state, &id).await?;
+    state.batches().cancel(&id).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(serde_json::json!({
@@ -326,29 +236,4 @@ pub(crate) async fn delete_batch(
             "message": "jobs not yet started are skipped and get a `cancelled` line; running ones finish",
         })),
     ))
-}
-
-/// Cancels batch `id`: its jobs not yet started are skipped. 404 for an
-/// unknown batch, 409 for a complete one.
-pub(crate) async fn cancel(state: &AppState, id: &str) -> Result<(), ApiError> {
-    check_batch_id(id)?;
-    let status = state.tracker.lock().await.status(id).await.map_err(unavailable)?;
-    let Some(status) = status else {
-        return Err(not_found(format!("no batch {id}")));
-    };
-    if status.complete {
-        return Err(conflict(format!("batch {id} is complete: nothing to cancel")));
-    }
-    let marker = Cancelled {
-        batch_id: id.to_owned(),
-        cancelled_at: chrono::Utc::now(),
-    };
-    let body = serde_json::to_vec_pretty(&marker).expect("markers serialise");
-    state
-        .store
-        .put(&keys::batch_cancelled(id), Bytes::from(body), "application/json")
-        .await
-        .map_err(unavailable)?;
-    tracing::info!(batch_id = %id, "batch cancelled: its jobs not yet started are skipped");
-    Ok(())
 }

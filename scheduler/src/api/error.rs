@@ -45,6 +45,18 @@ impl From<JobError> for ApiError {
     }
 }
 
+impl From<crate::batch::BatchFault> for ApiError {
+    fn from(fault: crate::batch::BatchFault) -> Self {
+        use crate::batch::BatchFault;
+        match fault {
+            BatchFault::BadId => invalid(fault.to_string()),
+            BatchFault::Unknown(_) => not_found(fault.to_string()),
+            BatchFault::Complete(_) => conflict(fault.to_string()),
+            BatchFault::Unavailable(message) => unavailable(message),
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::json!({ "error": self.kind, "message": self.message });

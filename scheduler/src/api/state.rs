@@ -32,6 +32,16 @@ pub(crate) struct AppState {
 }
 
 impl AppState {
+    /// The batches this daemon sees, through its tracker or, when it only
+    /// views, in the store.
+    pub(crate) fn batches(&self) -> crate::batch::Batches<'_> {
+        crate::batch::Batches {
+            store: &self.store,
+            tracker: &self.tracker,
+            view_only: self.opts.api.view_only,
+        }
+    }
+
     /// Submits `template` as batch `batch_id`; errors are typed job errors.
     pub(crate) async fn submit_template(
         &self,

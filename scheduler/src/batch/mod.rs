@@ -1,9 +1,12 @@
-//! Batches: URL-list input, the run loop over a job queue, and manifests.
+//! Batches: URL-list input, the run loop over a job queue, manifests, and
+//! what the API and the dashboard read of a batch and do to it.
 
+pub mod control;
 pub mod input;
 pub mod manifest;
 pub mod run;
 
+pub use control::{BatchFault, Batches, check_batch_id};
 pub use input::{BatchLine, parse_url_entry, parse_url_list, policy_error, shorten};
 pub use manifest::{BatchSummary, ManifestWriter};
 pub use run::{BatchError, BatchRequest, new_batch_id, run_batch};

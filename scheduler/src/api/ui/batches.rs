@@ -16,9 +16,9 @@ use serde::Serialize;
 
 use super::html::{self, Nav, enc, esc, link, short};
 use super::{form, page, refusal};
-use crate::api::batches::{check_batch_id, is_cancelled, manifest};
 use crate::api::error::{ApiError, conflict, unavailable};
 use crate::api::state::AppState;
+use crate::batch::check_batch_id;
 use crate::submit::{BatchRecord, RESUBMIT_SOURCE, StoredJob, read_batch_record, submit_batch};
 use crate::tracker::BatchStatus;
 
@@ -82,11 +82,11 @@ impl Batch {
         let record = read_batch_record(state.store.as_ref(), id)
             .await
             .map_err(unavailable)?;
-        let status = crate::api::batches::status(state, id, record.as_ref()).await?;
+        let status = state.batches().status(id, record.as_ref()).await?;
         let Some(status) = status else {
             return Ok(None);
         };
-        let state_name = if is_cancelled(state, id).await? {
+        let state_name = if state.batches().is_cancelled(id).await? {
             "cancelled"
         } else if status.complete {
             "completed"
@@ -313,7 +313,7 @@ pub(crate) struct Row {
 /// The jobs of batch `id` that pass `filter`, the page asked for, and
 /// how many pass in all.
 async fn matching_rows(state: &AppState, id: &str, filter: &Filter) -> Result<(Vec<Row>, usize), ApiError> {
-    let lines = manifest(state, id).await?;
+    let lines = state.batches().manifest(id).await?;
     let matching: Vec<JobReport> = lines
         .split(|b| *b == b'\n')
         .filter(|l| !l.is_empty())
@@ -531,7 +531,7 @@ pub(super) async fn cancel(
     if let Some(refused) = refusal(&state, &form(&body)) {
         return refused;
     }
-    match crate::api::batches::cancel(&state, &id).await {
+    match state.batches().cancel(&id).await.map_err(ApiError::from) {
         Ok(()) => Redirect::to(&format!("/ui/batches/{}", enc(&id))).into_response(),
         Err(err) => err.page(&state),
     }
@@ -577,7 +577,7 @@ struct Resubmitted {
 
 async fn resubmit_failed(state: &AppState, id: &str) -> Result<Resubmitted, ApiError> {
     check_batch_id(id)?;
-    let lines = manifest(state, id).await?;
+    let lines = state.batches().manifest(id).await?;
     let failed: Vec<JobReport> = lines
         .split(|b| *b == b'\n')
         .filter_map(|l| serde_json::from_slice::<JobReport>(l).ok())
