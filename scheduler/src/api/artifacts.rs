@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use super::error::{ApiError, invalid, unavailable};
-use super::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+
+use super::error::{ApiError, invalid, unavailable};
+use super::state::AppState;
 
 /// The OpenAPI 3.1 document of the API as written; [`openapi_document`]
 /// is what `/v1/openapi.json` serves.
