@@ -22,6 +22,7 @@ use oxwright_config::Setup;
     after_help = "Examples:\n  \
                   oxwright fetch example.com\n  \
                   oxwright batch urls.txt\n  \
+                  oxwright crawl docs.example.com --limit 200\n  \
                   oxwright run login.steps --url https://shop.example/login --secrets secrets.env\n  \
                   oxwright check run checks/ --junit checks.xml\n  \
                   oxwright help batch"
@@ -43,6 +44,9 @@ enum Command {
     /// Fetch a list of URLs through the in-process queue, with a manifest.
     #[cfg(feature = "browser")]
     Batch(commands::batch::BatchCmd),
+    /// Follow a site's links from start URLs, within a depth and a page limit, obeying robots.txt.
+    #[cfg(feature = "browser")]
+    Crawl(commands::crawl::CrawlCmd),
     /// Discover and load a site's sitemaps.
     Sitemap(commands::sitemap::SitemapCmd),
     /// Run a worker of the distributed mode: jobs from RabbitMQ, artefacts to S3.
@@ -99,7 +103,7 @@ fn applies(subcommand: &str, flag: &str) -> bool {
         "config" => true,
         "worker" => true,
         "submit" | "scheduler" => !BROWSER.contains(&flag),
-        "fetch" | "batch" | "run" | "replay" | "check" => !QUEUE.contains(&flag),
+        "fetch" | "batch" | "crawl" | "run" | "replay" | "check" => !QUEUE.contains(&flag),
         "sitemap" => {
             !QUEUE.contains(&flag) && !STORE.contains(&flag) && !BROWSER.contains(&flag) && flag != "out"
         }
@@ -192,6 +196,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Fetch(cmd) => commands::fetch::run(setup()?, cmd).await,
         #[cfg(feature = "browser")]
         Command::Batch(cmd) => commands::batch::run(setup()?, cmd).await,
+        #[cfg(feature = "browser")]
+        Command::Crawl(cmd) => commands::crawl::run(setup()?, cmd).await,
         Command::Sitemap(cmd) => commands::sitemap::run(setup()?, cmd).await,
         #[cfg(feature = "browser")]
         Command::Worker(cmd) => commands::worker::run(setup()?, cmd).await,

@@ -6,6 +6,7 @@ pub mod api;
 pub mod batch;
 pub mod checks;
 pub mod config;
+pub mod crawl;
 pub mod daemon;
 pub mod hooks;
 pub mod links;

@@ -54,69 +54,27 @@ pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
     let batch_id = new_batch_id();
     let shutdown = shutdown_on_signals();
 
-    // Pages read without a browser launch none until one must render.
-    let pool = if template.render == oxwright_jobs::Render::Always {
-        setup.pool().await?
-    } else {
-        setup.pool_cold().await?
-    };
-    let ctx = setup.handler(pool.clone()).await?;
-    let store = ctx.store.clone();
-    let queue: Arc<dyn JobQueue> = Arc::new(MemoryQueue::new());
-    let capacity = pool.capacity();
-    let workers_done = CancellationToken::new();
-    let worker = {
-        let (queue, shutdown, done) = (queue.clone(), shutdown.clone(), workers_done.clone());
-        tokio::spawn(async move {
-            let result = run_consumer(
-                ctx,
-                queue,
-                ConsumerOptions::new(JobKind::Fetch, capacity),
-                shutdown,
-            )
-            .await;
-            done.cancel();
-            result
-        })
-    };
-
+    let embedded = Embedded::start(&setup, &template, shutdown.clone()).await?;
     let progress = progress_bar(lines.len() as u64);
     let req = BatchRequest {
         batch_id: batch_id.clone(),
         lines,
         template,
-        window: capacity * 4,
+        window: embedded.capacity * 4,
     };
-    let pb = progress.clone();
     let summary = run_batch(
-        queue,
-        store.clone(),
+        embedded.queue.clone(),
+        embedded.store.clone(),
         req,
-        move |report, done, _total| {
-            pb.set_position(done as u64);
-            if report.status == ReportStatus::Failed {
-                let kind = report.error.as_ref().map(|e| e.kind.as_str()).unwrap_or("?");
-                pb.println(format!(
-                    "failed [{kind}] {}",
-                    oxwright_telemetry::printable(&report.url)
-                ));
-            }
-        },
+        show_progress(progress.clone()),
         shutdown.clone(),
-        workers_done.clone().cancelled_owned(),
+        embedded.workers_done.clone().cancelled_owned(),
     )
     .await;
     oxwright_telemetry::console::clear_hook();
     let summary = summary?;
-    if summary.interrupted {
-        // The bar stays as it stood when the batch stopped.
-        progress.abandon();
-    } else {
-        progress.finish_and_clear();
-    }
-    shutdown.cancel();
-    worker.await.context("worker task")??;
-    pool.shutdown().await;
+    let store = embedded.store.clone();
+    embedded.stop(&progress, summary.interrupted, &shutdown).await?;
 
     if cmd.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -126,10 +84,100 @@ pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
     Ok(crate::exit::of_outcome(summary.failed, summary.interrupted))
 }
 
+/// The in-process queue and the warm pool's worker an embedded batch or
+/// crawl runs its jobs through.
+pub(crate) struct Embedded {
+    pub pool: oxwright_browser::BrowserPool,
+    pub store: Arc<dyn oxwright_artifacts::ArtifactStore>,
+    pub queue: Arc<dyn JobQueue>,
+    pub capacity: usize,
+    pub worker: tokio::task::JoinHandle<Result<(), oxwright_queue::QueueError>>,
+    pub workers_done: CancellationToken,
+}
+
+impl Embedded {
+    /// Starts the worker; pages read without a browser launch none until
+    /// one must render.
+    pub(crate) async fn start(
+        setup: &Setup,
+        template: &oxwright_jobs::FetchSpec,
+        shutdown: CancellationToken,
+    ) -> anyhow::Result<Self> {
+        let pool = if template.render == oxwright_jobs::Render::Always {
+            setup.pool().await?
+        } else {
+            setup.pool_cold().await?
+        };
+        let ctx = setup.handler(pool.clone()).await?;
+        let store = ctx.store.clone();
+        let queue: Arc<dyn JobQueue> = Arc::new(MemoryQueue::new());
+        let capacity = pool.capacity();
+        let workers_done = CancellationToken::new();
+        let worker = {
+            let (queue, done) = (queue.clone(), workers_done.clone());
+            tokio::spawn(async move {
+                let result = run_consumer(
+                    ctx,
+                    queue,
+                    ConsumerOptions::new(JobKind::Fetch, capacity),
+                    shutdown,
+                )
+                .await;
+                done.cancel();
+                result
+            })
+        };
+        Ok(Self {
+            pool,
+            store,
+            queue,
+            capacity,
+            worker,
+            workers_done,
+        })
+    }
+}
+
+impl Embedded {
+    /// Ends the run: the bar stays as it stood when an interrupted run
+    /// stopped, and the worker and the pool stop.
+    pub(crate) async fn stop(
+        self,
+        progress: &ProgressBar,
+        interrupted: bool,
+        shutdown: &CancellationToken,
+    ) -> anyhow::Result<()> {
+        if interrupted {
+            progress.abandon();
+        } else {
+            progress.finish_and_clear();
+        }
+        shutdown.cancel();
+        self.worker.await.context("worker task")??;
+        self.pool.shutdown().await;
+        Ok(())
+    }
+}
+
+/// Moves the bar on with each manifest line, and prints each failure above it.
+pub(crate) fn show_progress(pb: ProgressBar) -> impl FnMut(&oxwright_jobs::JobReport, usize, usize) {
+    move |report, done, total| {
+        pb.set_length(total as u64);
+        pb.set_position(done as u64);
+        if report.status == ReportStatus::Failed {
+            let kind = report.error.as_ref().map(|e| e.kind.as_str()).unwrap_or("?");
+            pb.println(format!(
+                "failed [{kind}] {}",
+                oxwright_telemetry::printable(&report.url)
+            ));
+        }
+    }
+}
+
 /// The batch's progress bar on a terminal (hidden otherwise): it ticks
 /// while no page finishes, shows the rate rounded, and log lines and
 /// messages are printed above it rather than through it.
-fn progress_bar(total: u64) -> ProgressBar {
+pub(crate) fn progress_bar(total: u64) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }

@@ -7,6 +7,8 @@ pub mod check;
 #[cfg(feature = "browser")]
 pub mod codegen;
 pub mod config;
+#[cfg(feature = "browser")]
+pub mod crawl;
 pub mod dashboard;
 #[cfg(feature = "browser")]
 pub mod fetch;

@@ -17,6 +17,12 @@ pub fn batch_manifest(batch_id: &str) -> String {
     format!("batches/{batch_id}/manifest.jsonl")
 }
 
+/// Returns `batches/<batch-id>/skipped.jsonl`: a crawl's URLs found and
+/// not taken, one [`SkippedUrl`](crate::SkippedUrl) a line, each once.
+pub fn batch_skipped(batch_id: &str) -> String {
+    format!("batches/{batch_id}/skipped.jsonl")
+}
+
 /// Returns `batches/<batch-id>/summary.json`.
 pub fn batch_summary(batch_id: &str) -> String {
     format!("batches/{batch_id}/summary.json")

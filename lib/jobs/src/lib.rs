@@ -2,6 +2,7 @@
 //! envelope, the per-kind specs and results, typed error kinds and the
 //! artefact key layout. Serde only, no I/O.
 
+mod crawl;
 mod defaults;
 mod error;
 mod fetch;
@@ -19,6 +20,10 @@ mod sites;
 mod step;
 mod workflow;
 
+pub use crawl::{
+    CrawlOptions, DEFAULT_CRAWL_LIMIT, DEFAULT_CRAWL_MAX_DEPTH, DEFAULT_CRAWL_PER_HOST_CONCURRENCY,
+    DEFAULT_CRAWL_PER_HOST_DELAY_MS, SkipReason, SkippedUrl,
+};
 pub use defaults::{FetchDefaults, NOT_IN_CONFIG};
 pub use error::{ErrorKind, JobError};
 pub use fetch::{

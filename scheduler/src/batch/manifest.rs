@@ -30,6 +30,26 @@ pub struct BatchSummary {
     pub manifest: String,
 }
 
+/// Where a crawl found a page: how many links from a start URL, and the
+/// page that linked to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Place {
+    /// Links followed from a start URL (a start URL is 0).
+    pub depth: u32,
+    /// The page that linked to it; absent for a start URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+}
+
+/// A manifest line with its place in a crawl.
+#[derive(Serialize)]
+struct PlacedLine<'a> {
+    #[serde(flatten)]
+    report: &'a JobReport,
+    #[serde(flatten)]
+    place: &'a Place,
+}
+
 /// Writes manifest lines as reports arrive and counts them.
 ///
 /// Two modes: `new` appends each line to the store as it is recorded (the
@@ -103,10 +123,29 @@ impl ManifestWriter {
     /// Records `report` unless its job already has a line; returns whether
     /// it was new.
     pub async fn record(&mut self, report: &JobReport) -> Result<bool, ArtifactError> {
+        self.record_line(report, None).await
+    }
+
+    /// Records `report` as [`Self::record`] does, with where a crawl found
+    /// its page: the line also holds `depth` and `parent` (absent for a
+    /// start URL).
+    pub async fn record_placed(&mut self, report: &JobReport, place: &Place) -> Result<bool, ArtifactError> {
+        self.record_line(report, Some(place)).await
+    }
+
+    async fn record_line(
+        &mut self,
+        report: &JobReport,
+        place: Option<&Place>,
+    ) -> Result<bool, ArtifactError> {
         if self.seen.contains(&report.job_id) {
             return Ok(false);
         }
-        let line = serde_json::to_vec(report).expect("reports serialise");
+        let line = match place {
+            None => serde_json::to_vec(report),
+            Some(place) => serde_json::to_vec(&PlacedLine { report, place }),
+        }
+        .expect("reports serialise");
         if self.buffer.is_some() {
             self.buffer_line(&line);
             self.unflushed += 1;
@@ -166,6 +205,11 @@ impl ManifestWriter {
     /// Returns the counts so far.
     pub fn summary(&self) -> &BatchSummary {
         &self.summary
+    }
+
+    /// Counts `n` more jobs in the batch (a crawl grows as it finds pages).
+    pub fn grow(&mut self, n: usize) {
+        self.summary.total += n;
     }
 
     /// Says whether every job of the batch has a line.

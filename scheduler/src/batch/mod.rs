@@ -8,5 +8,5 @@ pub mod run;
 
 pub use control::{BatchFault, Batches, check_batch_id};
 pub use input::{BatchLine, parse_url_entry, parse_url_list, policy_error, shorten};
-pub use manifest::{BatchSummary, ManifestWriter};
+pub use manifest::{BatchSummary, ManifestWriter, Place};
 pub use run::{BatchError, BatchRequest, new_batch_id, run_batch};

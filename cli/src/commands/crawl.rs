@@ -1,0 +1,217 @@
+//! `oxwright crawl URL…`: follows a site's links from one or more start
+//! URLs through the in-process queue and the warm pool, within a depth
+//! and a page limit, obeying robots.txt and a per-host pace; pages and a
+//! manifest land where a batch's do, and what was not taken is listed
+//! with the reason.
+
+use std::time::Duration;
+
+use clap::Args;
+use oxwright_config::Setup;
+use oxwright_http::HttpClient;
+use oxwright_jobs::CrawlOptions;
+use oxwright_robots::{HttpRobotsFetcher, RobotsCache, RobotsConfig};
+use oxwright_scheduler::batch::{BatchLine, new_batch_id, parse_url_entry};
+use oxwright_scheduler::crawl::{CrawlRequest, CrawlSummary, run_crawl};
+use url::Url;
+
+use super::batch::{Embedded, progress_bar, show_progress};
+use crate::fetch_flags::FetchArgs;
+use crate::signals::shutdown_on_signals;
+
+/// Arguments of `oxwright crawl`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  oxwright crawl docs.example.com                          # the site's pages, 5 links deep, 1,000 at most
+  oxwright crawl example.com --include-path '/blog/**' --limit 200
+  oxwright crawl example.com --sitemap --per-host-concurrency 4 --json")]
+pub struct CrawlCmd {
+    /// Where to start (domains or URLs); the crawl stays on their hosts.
+    #[arg(required = true, value_name = "URL")]
+    pub urls: Vec<String>,
+    /// Links followed from a start URL at most [default: 5].
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<u32>,
+    /// Pages taken at most, start URLs included [default: 1000].
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Take only pages whose path (and query) matches: a glob (`/docs/**`)
+    /// or `re:REGEX` (repeatable; any one matches).
+    #[arg(long = "include-path", value_name = "PATTERN")]
+    pub include: Vec<String>,
+    /// Do not take pages whose path (and query) matches, as for --include-path (repeatable).
+    #[arg(long = "exclude-path", value_name = "PATTERN")]
+    pub exclude: Vec<String>,
+    /// Follow links to the start hosts' subdomains too.
+    #[arg(long)]
+    pub allow_subdomains: bool,
+    /// Follow links to this host too (repeatable). Private hosts also need
+    /// the global --allow-host.
+    #[arg(long = "follow-host", value_name = "HOST")]
+    pub follow_hosts: Vec<String>,
+    /// Take pages robots.txt disallows, and ignore its Crawl-delay.
+    #[arg(long)]
+    pub ignore_robots: bool,
+    /// Treat URLs that differ only in their query as one page.
+    #[arg(long)]
+    pub ignore_query: bool,
+    /// Pages taken at most per path that differ only in their query [default: 50].
+    #[arg(long, value_name = "N")]
+    pub max_query_variants: Option<usize>,
+    /// Page loads in flight at once to one host [default: 2].
+    #[arg(long, value_name = "N")]
+    pub per_host_concurrency: Option<usize>,
+    /// Least time between two page loads' starts at one host, e.g. `500ms`,
+    /// `2s`; robots.txt's Crawl-delay wins when longer [default: 250ms].
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub per_host_delay: Option<Duration>,
+    /// Seed the crawl with the start hosts' sitemaps too.
+    #[arg(long)]
+    pub sitemap: bool,
+    /// The token robots.txt groups are matched against [default: oxwright].
+    #[arg(long, value_name = "TOKEN")]
+    pub robots_token: Option<String>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+}
+
+impl CrawlCmd {
+    /// The crawl's options: the flags given over the defaults.
+    fn options(&self) -> CrawlOptions {
+        let defaults = CrawlOptions::default();
+        let mut normalise = defaults.normalise.clone();
+        normalise.ignore_query = self.ignore_query;
+        CrawlOptions {
+            max_depth: self.max_depth.unwrap_or(defaults.max_depth),
+            limit: self.limit.unwrap_or(defaults.limit),
+            include: self.include.clone(),
+            exclude: self.exclude.clone(),
+            allow_subdomains: self.allow_subdomains,
+            allow_hosts: self.follow_hosts.clone(),
+            ignore_robots: self.ignore_robots,
+            normalise,
+            max_query_variants: self.max_query_variants.unwrap_or(defaults.max_query_variants),
+            max_url_len: defaults.max_url_len,
+            per_host_concurrency: self.per_host_concurrency.unwrap_or(defaults.per_host_concurrency),
+            per_host_delay_ms: self.per_host_delay.map_or(defaults.per_host_delay_ms, |d| {
+                u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+            }),
+            sitemap: self.sitemap,
+        }
+    }
+}
+
+/// Runs the command; returns the process exit code.
+pub async fn run(setup: Setup, cmd: CrawlCmd) -> anyhow::Result<i32> {
+    let options = cmd.options();
+    let mut starts = Vec::new();
+    for raw in &cmd.urls {
+        match parse_url_entry(raw, &setup.policy) {
+            BatchLine::Url(url) => starts.push(url),
+            BatchLine::Invalid { error, .. } => {
+                return Err(crate::exit::usage(format!(
+                    "start URL {raw:?}: {}",
+                    error.message
+                )));
+            }
+        }
+    }
+    oxwright_scheduler::crawl::Scope::new(&starts, &options).map_err(crate::exit::usage)?;
+    let robots = if options.ignore_robots {
+        None
+    } else {
+        let config = RobotsConfig {
+            user_agent: cmd
+                .robots_token
+                .clone()
+                .unwrap_or_else(|| RobotsConfig::default().user_agent),
+            ..RobotsConfig::default()
+        };
+        let fetcher = HttpRobotsFetcher::new(HttpClient::new(), setup.policy.clone());
+        Some(RobotsCache::new(std::sync::Arc::new(fetcher), config).map_err(crate::exit::usage)?)
+    };
+    let seeds = if options.sitemap {
+        sitemap_seeds(&setup, &starts).await
+    } else {
+        Vec::new()
+    };
+    let template = cmd.fetch.spec_with(
+        "http://template.invalid/".parse().expect("valid url"),
+        &setup.config.fetch,
+    );
+    let batch_id = new_batch_id();
+    let shutdown = shutdown_on_signals();
+    let embedded = Embedded::start(&setup, &template, shutdown.clone()).await?;
+    let progress = progress_bar(starts.len() as u64);
+    let req = CrawlRequest {
+        batch_id,
+        starts,
+        seeds,
+        template,
+        options,
+        window: embedded.capacity * 2,
+    };
+    let summary = run_crawl(
+        embedded.queue.clone(),
+        embedded.store.clone(),
+        robots,
+        req,
+        show_progress(progress.clone()),
+        shutdown.clone(),
+        embedded.workers_done.clone().cancelled_owned(),
+    )
+    .await;
+    oxwright_telemetry::console::clear_hook();
+    let summary = summary?;
+    let store = embedded.store.clone();
+    embedded
+        .stop(&progress, summary.batch.interrupted, &shutdown)
+        .await?;
+
+    if cmd.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print_summary(&summary, &store.describe());
+    }
+    Ok(crate::exit::of_outcome(
+        summary.batch.failed,
+        summary.batch.interrupted,
+    ))
+}
+
+/// The URLs of the start hosts' sitemaps; a host without one adds none.
+async fn sitemap_seeds(setup: &Setup, starts: &[Url]) -> Vec<Url> {
+    let mut seeds = Vec::new();
+    for start in starts {
+        match super::sitemap::expand(setup, start.as_str()).await {
+            Ok(text) => seeds.extend(text.lines().filter_map(|l| Url::parse(l).ok())),
+            Err(err) => eprintln!("warning: no sitemap seeds from {start}: {err:#}"),
+        }
+    }
+    seeds
+}
+
+fn print_summary(s: &CrawlSummary, store: &str) {
+    let b = &s.batch;
+    println!(
+        "crawl {}: {} pages, {} ok, {} failed in {:.1} s{}",
+        b.batch_id,
+        b.total,
+        b.ok,
+        b.failed,
+        b.elapsed_s,
+        if b.interrupted { " — interrupted" } else { "" }
+    );
+    for (kind, n) in &b.failed_by_kind {
+        println!("  failed {kind}: {n}");
+    }
+    for (reason, n) in &s.skipped {
+        println!("  not taken ({reason}): {n}");
+    }
+    println!("store:    {store}");
+    println!("manifest: {}", b.manifest);
+    println!("skipped:  {}", s.skipped_list);
+}

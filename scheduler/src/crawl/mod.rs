@@ -1,0 +1,13 @@
+//! Crawls: a batch that grows. The frontier normalises the links each
+//! page reports, judges them by the crawl's scope, trap bounds and
+//! robots.txt, and releases what it takes host by host, politely.
+
+pub mod frontier;
+pub mod hosts;
+pub mod run;
+pub mod scope;
+
+pub use frontier::{Frontier, Judged, Taken};
+pub use hosts::{Hosts, MAX_BACKOFF, host_key};
+pub use run::{CrawlError, CrawlRequest, CrawlSummary, run_crawl};
+pub use scope::{PatternError, Scope};

@@ -1,0 +1,434 @@
+//! Runs a crawl through a job queue: a batch that grows. Each page's
+//! report is written to the manifest with its depth and parent, its
+//! result's links go through the frontier (normalised, judged, robots.txt
+//! asked), and what the frontier takes is released host by host as
+//! politeness allows. What is not taken is written to `skipped.jsonl`
+//! with the reason, each URL once.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use chrono::Utc;
+use oxwright_artifacts::{ArtifactError, ArtifactStore};
+use oxwright_jobs::{
+    CrawlOptions, ErrorKind, FetchSpec, Job, JobError, JobId, JobKind, JobReport, JobSpec, PageLinks,
+    ReportStatus, SkipReason, SkippedUrl, keys,
+};
+use oxwright_queue::{JobQueue, QueueError};
+use oxwright_robots::RobotsCache;
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use url::Url;
+
+use super::frontier::{Frontier, Judged, Taken};
+use super::hosts::host_key;
+use super::scope::PatternError;
+use crate::batch::input::{failed_report, too_large_error};
+use crate::batch::{BatchError, BatchSummary, ManifestWriter, Place};
+
+/// Why a crawl could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CrawlError {
+    /// An include or exclude pattern could not be read.
+    #[error("{0}")]
+    Pattern(#[from] PatternError),
+    /// The queue or the store failed.
+    #[error(transparent)]
+    Batch(#[from] BatchError),
+}
+
+impl From<QueueError> for CrawlError {
+    fn from(err: QueueError) -> Self {
+        Self::Batch(err.into())
+    }
+}
+
+impl From<ArtifactError> for CrawlError {
+    fn from(err: ArtifactError) -> Self {
+        Self::Batch(err.into())
+    }
+}
+
+/// A crawl to run.
+#[derive(Debug, Clone)]
+pub struct CrawlRequest {
+    /// The batch id (also its folder under `batches/`).
+    pub batch_id: String,
+    /// Where it starts (depth 0).
+    pub starts: Vec<Url>,
+    /// Further URLs taken at depth 1 (a sitemap's).
+    pub seeds: Vec<Url>,
+    /// Options applied to every fetch (its URL is replaced per page).
+    pub template: FetchSpec,
+    /// What the crawl follows and how politely.
+    pub options: CrawlOptions,
+    /// Jobs in flight at most, across every host.
+    pub window: usize,
+}
+
+/// The end state of a crawl: the batch's, and what was not taken.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CrawlSummary {
+    /// Pages taken and how they ended.
+    #[serde(flatten)]
+    pub batch: BatchSummary,
+    /// URLs found and not taken, by reason.
+    pub skipped: BTreeMap<String, usize>,
+    /// Where they are listed.
+    pub skipped_list: String,
+}
+
+/// What the crawl reads of a page's result.
+#[derive(Debug, Deserialize)]
+struct Found {
+    final_url: String,
+    #[serde(default)]
+    links: PageLinks,
+    #[serde(default)]
+    metadata: FoundMeta,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct FoundMeta {
+    #[serde(default)]
+    canonical: Option<String>,
+}
+
+/// The crawl's state besides the queue.
+struct Crawl {
+    batch_id: String,
+    store: Arc<dyn ArtifactStore>,
+    robots: Option<RobotsCache>,
+    frontier: Frontier,
+    manifest: ManifestWriter,
+    skipped: BTreeMap<String, usize>,
+    skipped_key: String,
+}
+
+impl Crawl {
+    /// Starts the crawl's record and its (empty) list of URLs not taken.
+    async fn open(
+        store: Arc<dyn ArtifactStore>,
+        robots: Option<RobotsCache>,
+        req: &CrawlRequest,
+        created_at: chrono::DateTime<Utc>,
+    ) -> Result<Self, CrawlError> {
+        let crawl = Crawl {
+            batch_id: req.batch_id.clone(),
+            frontier: Frontier::new(&req.starts, req.options.clone())?,
+            manifest: ManifestWriter::new(store.clone(), &req.batch_id, 0),
+            skipped: BTreeMap::new(),
+            skipped_key: keys::batch_skipped(&req.batch_id),
+            store: store.clone(),
+            robots: if req.options.ignore_robots { None } else { robots },
+        };
+        write_record(store.as_ref(), &req.batch_id, created_at, 0).await?;
+        // An empty list, so a crawl that skips nothing still has one.
+        store
+            .put(&crawl.skipped_key, Bytes::new(), "application/x-ndjson")
+            .await?;
+        Ok(crawl)
+    }
+
+    async fn record_skip(&mut self, line: SkippedUrl) -> Result<(), ArtifactError> {
+        let mut text = serde_json::to_vec(&line).expect("skip lines serialise");
+        text.push(b'\n');
+        self.store.append(&self.skipped_key, Bytes::from(text)).await?;
+        *self.skipped.entry(line.reason.as_str().to_owned()).or_default() += 1;
+        Ok(())
+    }
+
+    /// Whether robots.txt lets oxwright take `url`; notes the host's `Crawl-delay`.
+    async fn robots_allow(&mut self, url: &Url) -> bool {
+        let Some(robots) = &self.robots else {
+            return true;
+        };
+        match robots.robots_for(url).await {
+            Ok(rules) => {
+                if let Some(delay) = rules.crawl_delay() {
+                    self.frontier
+                        .hosts()
+                        .set_crawl_delay(&host_key(url), delay, Instant::now());
+                }
+                rules.allowed(url)
+            }
+            Err(err) => {
+                tracing::warn!(url = %oxwright_telemetry::printable(url.as_str()), error = %err, "robots.txt could not be asked: not taken");
+                false
+            }
+        }
+    }
+
+    /// Offers a URL found at `depth` (linked from `parent`) to the frontier.
+    async fn offer(&mut self, found: &Url, depth: u32, parent: Option<&str>) -> Result<(), ArtifactError> {
+        let url = match self.frontier.judge(found, depth, parent) {
+            Judged::Known => return Ok(()),
+            Judged::Skipped(line) => return self.record_skip(line).await,
+            Judged::Candidate(url) => url,
+        };
+        if !self.robots_allow(&url).await {
+            if let Judged::Skipped(line) = self.frontier.skip_robots(found, depth, parent) {
+                self.record_skip(line).await?;
+            }
+            return Ok(());
+        }
+        if let Some(line) = self.frontier.take(found, url, depth, parent, Instant::now()) {
+            self.record_skip(line).await?;
+        }
+        let grown = self
+            .frontier
+            .taken()
+            .saturating_sub(self.manifest.summary().total);
+        self.manifest.grow(grown);
+        Ok(())
+    }
+
+    /// Follows the links of the page `taken`, whose job ended well.
+    async fn discover(&mut self, job_id: JobId, taken: &Taken) -> Result<(), ArtifactError> {
+        let body = match self.store.get(&keys::job_result(JobKind::Fetch, job_id)).await {
+            Ok(body) => body,
+            Err(ArtifactError::NotFound { .. }) => {
+                tracing::warn!(job_id = %job_id, "a crawled page's result is missing: its links are not followed");
+                return Ok(());
+            }
+            Err(err) => return Err(err),
+        };
+        let found: Found = match serde_json::from_slice(&body) {
+            Ok(found) => found,
+            Err(err) => {
+                tracing::warn!(job_id = %job_id, error = %err, "a crawled page's result is unreadable: its links are not followed");
+                return Ok(());
+            }
+        };
+        let page = taken.url.as_str().to_owned();
+        // A page that redirected to, or names as canonical, a page taken
+        // already duplicates it: recorded as such, its links not followed.
+        let others = [
+            Some(found.final_url.as_str()),
+            found.metadata.canonical.as_deref(),
+        ];
+        for other in others.into_iter().flatten() {
+            let Ok(other) = Url::parse(other) else {
+                continue;
+            };
+            let other = self.frontier.normalise(&other);
+            if other == taken.url || !matches!(other.scheme(), "http" | "https") {
+                continue;
+            }
+            if !self.frontier.claim(&other) {
+                let line = SkippedUrl {
+                    url: page.clone(),
+                    reason: SkipReason::Duplicate,
+                    parent: taken.parent.clone(),
+                    depth: taken.depth,
+                    same_as: Some(other.to_string()),
+                };
+                return self.record_skip(line).await;
+            }
+        }
+        let depth = taken.depth + 1;
+        for link in found.links.all() {
+            if let Ok(url) = Url::parse(&link.url) {
+                self.offer(&url, depth, Some(&page)).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn record(
+        &mut self,
+        report: &JobReport,
+        taken: &Taken,
+        on_report: &mut impl FnMut(&JobReport, usize, usize),
+    ) -> Result<(), ArtifactError> {
+        let place = Place {
+            depth: taken.depth,
+            parent: taken.parent.clone(),
+        };
+        if self.manifest.record_placed(report, &place).await? {
+            on_report(report, self.manifest.done(), self.manifest.summary().total);
+        }
+        Ok(())
+    }
+
+    /// Publishes what politeness lets go now, up to `window` in flight.
+    async fn release(
+        &mut self,
+        queue: &dyn JobQueue,
+        template: &FetchSpec,
+        in_flight: &mut HashMap<JobId, (String, Taken)>,
+        window: usize,
+        on_report: &mut impl FnMut(&JobReport, usize, usize),
+    ) -> Result<(), CrawlError> {
+        let now = Instant::now();
+        while in_flight.len() < window
+            && let Some((key, taken)) = self.frontier.hosts().release(now)
+        {
+            let mut spec = template.clone();
+            spec.url = taken.url.clone();
+            let job = Job::new(JobSpec::Fetch(spec), Some(self.batch_id.clone()));
+            match queue.publish(&job).await {
+                Ok(()) => {
+                    in_flight.insert(job.id, (key, taken));
+                }
+                // A job the queue refuses as too large is this page's failure, not the crawl's.
+                Err(err @ QueueError::TooLarge { .. }) => {
+                    let error = too_large_error(job.url(), &err);
+                    let report = failed_report(job.id, &self.batch_id, job.url(), error);
+                    self.frontier.hosts().finished(&key, false, now);
+                    self.record(&report, &taken, on_report).await?;
+                }
+                Err(err) => return Err(err.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// A line for a page that never ran.
+    fn not_run(&self, taken: &Taken, why: &str) -> JobReport {
+        let error = JobError::new(ErrorKind::Cancelled, why);
+        failed_report(JobId::new(), &self.batch_id, taken.url.as_str(), error)
+    }
+}
+
+/// Says whether a failed page says its host is overloaded or slow.
+fn host_is_slow(report: &JobReport) -> bool {
+    report
+        .error
+        .as_ref()
+        .is_some_and(|e| matches!(e.status, Some(429 | 503)) || e.kind == ErrorKind::Timeout)
+}
+
+/// Runs `req`: `on_report` sees each manifest line with (done, total so
+/// far). `robots` (absent when the crawl ignores robots.txt) answers for
+/// every URL before it is taken. When `shutdown` fires, releasing stops;
+/// once `drained` resolves the remaining reports are collected and every
+/// page taken that never ran gets a `cancelled` line.
+pub async fn run_crawl(
+    queue: Arc<dyn JobQueue>,
+    store: Arc<dyn ArtifactStore>,
+    robots: Option<RobotsCache>,
+    req: CrawlRequest,
+    mut on_report: impl FnMut(&JobReport, usize, usize),
+    shutdown: CancellationToken,
+    drained: impl Future<Output = ()>,
+) -> Result<CrawlSummary, CrawlError> {
+    let started = std::time::Instant::now();
+    let created_at = Utc::now();
+    let mut crawl = Crawl::open(store.clone(), robots, &req, created_at).await?;
+    let mut reports = queue.reports().await?;
+    for start in &req.starts {
+        crawl.offer(start, 0, None).await?;
+    }
+    for seed in &req.seeds {
+        crawl.offer(seed, 1, None).await?;
+    }
+
+    let window = req.window.max(1);
+    let mut in_flight: HashMap<JobId, (String, Taken)> = HashMap::new();
+    let mut interrupted = false;
+    loop {
+        let now = Instant::now();
+        if !shutdown.is_cancelled() {
+            crawl
+                .release(
+                    queue.as_ref(),
+                    &req.template,
+                    &mut in_flight,
+                    window,
+                    &mut on_report,
+                )
+                .await?;
+        }
+        if in_flight.is_empty() && crawl.frontier.hosts().waiting() == 0 {
+            break;
+        }
+        let wake = crawl
+            .frontier
+            .hosts()
+            .next_release()
+            .filter(|_| in_flight.len() < window);
+        tokio::select! {
+            _ = shutdown.cancelled(), if !interrupted => {
+                interrupted = true;
+                break;
+            }
+            _ = tokio::time::sleep_until(wake.unwrap_or(now)), if wake.is_some() => {}
+            next = reports.next() => match next {
+                Some(Ok(report)) => {
+                    if report.batch_id.as_deref() == Some(req.batch_id.as_str())
+                        && let Some((key, taken)) = in_flight.remove(&report.job_id)
+                    {
+                        crawl.frontier.hosts().finished(&key, host_is_slow(&report), Instant::now());
+                        crawl.record(&report, &taken, &mut on_report).await?;
+                        if report.status == ReportStatus::Ok {
+                            crawl.discover(report.job_id, &taken).await?;
+                        }
+                    }
+                }
+                Some(Err(err)) => tracing::warn!(error = %err, "unreadable report skipped"),
+                None => return Err(QueueError::Closed.into()),
+            },
+        }
+    }
+    if interrupted {
+        drained.await;
+        // Reports of pages that finished during the drain are already queued.
+        while let Ok(Some(Ok(report))) =
+            tokio::time::timeout(Duration::from_millis(200), reports.next()).await
+        {
+            if report.batch_id.as_deref() == Some(req.batch_id.as_str())
+                && let Some((_, taken)) = in_flight.remove(&report.job_id)
+            {
+                crawl.record(&report, &taken, &mut on_report).await?;
+            }
+        }
+        let never_ran = in_flight
+            .into_values()
+            .map(|(_, taken)| taken)
+            .chain(crawl.frontier.hosts().drain())
+            .collect::<Vec<_>>();
+        for taken in never_ran {
+            let report = crawl.not_run(&taken, "not run: the crawl was interrupted");
+            crawl.record(&report, &taken, &mut on_report).await?;
+        }
+    }
+    let total = crawl.manifest.summary().total;
+    write_record(store.as_ref(), &req.batch_id, created_at, total).await?;
+    let batch = crawl
+        .manifest
+        .finish(interrupted, started.elapsed().as_secs_f64())
+        .await?;
+    Ok(CrawlSummary {
+        batch,
+        skipped: crawl.skipped,
+        skipped_list: crawl.skipped_key,
+    })
+}
+
+/// What was submitted, as a batch records it: the dashboard shows the
+/// crawl's progress from it while it runs; its total is the pages taken
+/// when it ends.
+async fn write_record(
+    store: &dyn ArtifactStore,
+    batch_id: &str,
+    created_at: chrono::DateTime<Utc>,
+    total: usize,
+) -> Result<(), ArtifactError> {
+    crate::submit::BatchRecord {
+        batch_id: batch_id.to_owned(),
+        created_at,
+        total,
+        jobs: Vec::new(),
+        refused: 0,
+        source: "crawl".to_owned(),
+        webhook: None,
+        resubmit_of: None,
+    }
+    .put(store)
+    .await
+}
