@@ -8,6 +8,7 @@ mod convert;
 mod dashboard;
 mod distributed;
 mod fetch;
+mod frontier;
 mod memory;
 mod modes;
 mod quality;
@@ -61,6 +62,9 @@ enum Command {
     SnapshotSources(snapshot_sources::SnapshotSourcesArgs),
     /// The dashboard: a large batch's pages, and the live view's CPU while a batch runs.
     Dashboard(dashboard::DashboardArgs),
+    /// The crawl frontier at scale with a fake fetcher: offers and
+    /// releases per second, memory per URL.
+    Frontier(frontier::FrontierArgs),
     /// Distributed mode under chaos: workers, broker, S3 and scheduler
     /// killed and restarted during a batch; checks nothing is lost.
     Chaos(chaos::ChaosArgs),
@@ -190,6 +194,11 @@ async fn main() -> Result<()> {
             let report = dashboard::run(args).await?;
             println!("{}", dashboard::markdown(&report));
             write_json(&cli, "dashboard", &machine, &report)?;
+        }
+        Command::Frontier(args) => {
+            let report = frontier::run(args).await?;
+            println!("{}", frontier::markdown(&report));
+            write_json(&cli, "frontier", &machine, &report)?;
         }
         Command::Chaos(args) => {
             let report = chaos::run(args).await?;

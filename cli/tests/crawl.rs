@@ -412,3 +412,66 @@ async fn limit_and_ignore_robots_do_what_they_say() {
         "{targets:?}"
     );
 }
+
+/// A batch with `--per-host-concurrency 2` never has more than 2 page
+/// loads in flight at a host, while another host in the same batch runs
+/// beside it at its own limit, not after it; `--respect-robots` fails the
+/// line robots.txt disallows and fetches the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_keeps_each_hosts_limit_and_robots() {
+    const OPEN: &str = "User-agent: *\nDisallow: /private/\n";
+    let (a, a_log) = start_site(OPEN, Duration::from_millis(300), "127.0.0.1:1").await;
+    let (b, b_log) = start_site(OPEN, Duration::from_millis(300), "127.0.0.1:1").await;
+    let mut list = String::new();
+    for n in 0..12 {
+        list.push_str(&format!(
+            "http://{a}/calendar?month={n}\nhttp://{b}/calendar?month={n}\n"
+        ));
+    }
+    list.push_str(&format!("http://{a}/private/secret\n"));
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("urls.txt");
+    std::fs::write(&file, list).unwrap();
+    let store = out.path().join("out");
+    let run = tokio::task::spawn_blocking({
+        let (file, store) = (file.clone(), store.clone());
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_oxwright"))
+                .args(["--allow-host", &a.to_string(), "--allow-host", &b.to_string()])
+                .args([
+                    "--browsers",
+                    "1",
+                    "--pages-per-browser",
+                    "8",
+                    "--max-pages-per-browser",
+                    "8",
+                    "--out",
+                ])
+                .arg(&store)
+                .args(["batch", "--json", "--render", "never", "--respect-robots"])
+                .args(["--per-host-concurrency", "2"])
+                .arg(&file)
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&run.stderr)));
+    assert_eq!(summary["total"], 25, "{summary}");
+    assert_eq!(summary["ok"], 24, "{summary}");
+    assert_eq!(summary["failed_by_kind"]["policy_denied"], 1, "{summary}");
+    assert!(a_log.pages().iter().all(|h| !h.target.starts_with("/private/")));
+    assert_eq!(a_log.pages().len(), 12);
+    assert_eq!(b_log.pages().len(), 12);
+    assert_eq!(a_log.max_in_flight(), 2, "the first host");
+    assert_eq!(b_log.max_in_flight(), 2, "the second host");
+    // The limit is per host: the second host's pages ran beside the
+    // first's, not after them (4 in flight at once across the two).
+    let first_end = |log: &Log| log.pages().iter().map(|h| h.end).min().unwrap();
+    let last_start = |log: &Log| log.pages().iter().map(|h| h.start).max().unwrap();
+    assert!(b_log.pages().iter().map(|h| h.start).min().unwrap() < first_end(&a_log));
+    assert!(a_log.pages().iter().map(|h| h.start).min().unwrap() < first_end(&b_log));
+    assert!(last_start(&a_log) - last_start(&b_log) < Duration::from_millis(900));
+}

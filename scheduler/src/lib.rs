@@ -10,6 +10,7 @@ pub mod crawl;
 pub mod daemon;
 pub mod hooks;
 pub mod links;
+pub mod politeness;
 pub mod submit;
 pub mod template;
 pub mod tracker;

@@ -9,9 +9,13 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
+use oxwright_http::HttpClient;
 use oxwright_jobs::{JobKind, ReportStatus};
 use oxwright_queue::{JobQueue, MemoryQueue};
-use oxwright_scheduler::batch::{BatchRequest, BatchSummary, new_batch_id, parse_url_list, run_batch};
+use oxwright_robots::{HttpRobotsFetcher, RobotsCache, RobotsConfig};
+use oxwright_scheduler::batch::{
+    BatchRequest, BatchSummary, PerHost, new_batch_id, parse_url_list, run_batch,
+};
 use oxwright_worker::{ConsumerOptions, run_consumer};
 use tokio_util::sync::CancellationToken;
 
@@ -37,8 +41,58 @@ pub struct BatchCmd {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Fail the lines robots.txt disallows (`policy_denied`) and honour
+    /// each host's Crawl-delay.
+    #[arg(long)]
+    pub respect_robots: bool,
+    #[command(flatten)]
+    pub polite: PoliteArgs,
     #[command(flatten)]
     pub fetch: FetchArgs,
+}
+
+/// The per-host pace of a batch or a crawl, and robots.txt's token.
+#[derive(Debug, Clone, Args)]
+pub struct PoliteArgs {
+    /// Page loads in flight at once to one host (host and port) [default:
+    /// 2 for a crawl; no limit for a batch].
+    #[arg(long, value_name = "N")]
+    pub per_host_concurrency: Option<usize>,
+    /// Least time between two page loads' starts at one host, e.g. `500ms`,
+    /// `2s`; robots.txt's Crawl-delay wins when longer [default: 250ms for
+    /// a crawl; none for a batch].
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub per_host_delay: Option<std::time::Duration>,
+    /// The token robots.txt groups are matched against [default: oxwright].
+    #[arg(long, value_name = "TOKEN")]
+    pub robots_token: Option<String>,
+}
+
+impl PoliteArgs {
+    /// robots.txt for this run, read over the policy-judged client.
+    pub fn robots(&self, setup: &Setup) -> anyhow::Result<RobotsCache> {
+        let config = RobotsConfig {
+            user_agent: self
+                .robots_token
+                .clone()
+                .unwrap_or_else(|| RobotsConfig::default().user_agent),
+            ..RobotsConfig::default()
+        };
+        let fetcher = HttpRobotsFetcher::new(HttpClient::new(), setup.policy.clone());
+        RobotsCache::new(Arc::new(fetcher), config).map_err(crate::exit::usage)
+    }
+
+    /// A batch's per-host limits: none unless a flag asks for them.
+    fn per_host(&self, setup: &Setup, respect_robots: bool) -> anyhow::Result<Option<PerHost>> {
+        if self.per_host_concurrency.is_none() && self.per_host_delay.is_none() && !respect_robots {
+            return Ok(None);
+        }
+        Ok(Some(PerHost {
+            concurrency: self.per_host_concurrency.unwrap_or(usize::MAX),
+            delay: self.per_host_delay.unwrap_or_default(),
+            robots: respect_robots.then(|| self.robots(setup)).transpose()?,
+        }))
+    }
 }
 
 /// Runs the command; returns the process exit code.
@@ -54,6 +108,7 @@ pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
     let batch_id = new_batch_id();
     let shutdown = shutdown_on_signals();
 
+    let per_host = cmd.polite.per_host(&setup, cmd.respect_robots)?;
     let embedded = Embedded::start(&setup, &template, shutdown.clone()).await?;
     let progress = progress_bar(lines.len() as u64);
     let req = BatchRequest {
@@ -61,6 +116,7 @@ pub async fn run(setup: Setup, cmd: BatchCmd) -> anyhow::Result<i32> {
         lines,
         template,
         window: embedded.capacity * 4,
+        per_host,
     };
     let summary = run_batch(
         embedded.queue.clone(),

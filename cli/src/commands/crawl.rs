@@ -4,18 +4,14 @@
 //! manifest land where a batch's do, and what was not taken is listed
 //! with the reason.
 
-use std::time::Duration;
-
 use clap::Args;
 use oxwright_config::Setup;
-use oxwright_http::HttpClient;
 use oxwright_jobs::CrawlOptions;
-use oxwright_robots::{HttpRobotsFetcher, RobotsCache, RobotsConfig};
 use oxwright_scheduler::batch::{BatchLine, new_batch_id, parse_url_entry};
 use oxwright_scheduler::crawl::{CrawlRequest, CrawlSummary, run_crawl};
 use url::Url;
 
-use super::batch::{Embedded, progress_bar, show_progress};
+use super::batch::{Embedded, PoliteArgs, progress_bar, show_progress};
 use crate::fetch_flags::FetchArgs;
 use crate::signals::shutdown_on_signals;
 
@@ -55,22 +51,14 @@ pub struct CrawlCmd {
     /// Treat URLs that differ only in their query as one page.
     #[arg(long)]
     pub ignore_query: bool,
-    /// Pages taken at most per path that differ only in their query [default: 50].
+    /// Pages with a query taken at most per path [default: 50].
     #[arg(long, value_name = "N")]
     pub max_query_variants: Option<usize>,
-    /// Page loads in flight at once to one host [default: 2].
-    #[arg(long, value_name = "N")]
-    pub per_host_concurrency: Option<usize>,
-    /// Least time between two page loads' starts at one host, e.g. `500ms`,
-    /// `2s`; robots.txt's Crawl-delay wins when longer [default: 250ms].
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
-    pub per_host_delay: Option<Duration>,
+    #[command(flatten)]
+    pub polite: PoliteArgs,
     /// Seed the crawl with the start hosts' sitemaps too.
     #[arg(long)]
     pub sitemap: bool,
-    /// The token robots.txt groups are matched against [default: oxwright].
-    #[arg(long, value_name = "TOKEN")]
-    pub robots_token: Option<String>,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -95,10 +83,16 @@ impl CrawlCmd {
             normalise,
             max_query_variants: self.max_query_variants.unwrap_or(defaults.max_query_variants),
             max_url_len: defaults.max_url_len,
-            per_host_concurrency: self.per_host_concurrency.unwrap_or(defaults.per_host_concurrency),
-            per_host_delay_ms: self.per_host_delay.map_or(defaults.per_host_delay_ms, |d| {
-                u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-            }),
+            per_host_concurrency: self
+                .polite
+                .per_host_concurrency
+                .unwrap_or(defaults.per_host_concurrency),
+            per_host_delay_ms: self
+                .polite
+                .per_host_delay
+                .map_or(defaults.per_host_delay_ms, |d| {
+                    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+                }),
             sitemap: self.sitemap,
         }
     }
@@ -123,15 +117,7 @@ pub async fn run(setup: Setup, cmd: CrawlCmd) -> anyhow::Result<i32> {
     let robots = if options.ignore_robots {
         None
     } else {
-        let config = RobotsConfig {
-            user_agent: cmd
-                .robots_token
-                .clone()
-                .unwrap_or_else(|| RobotsConfig::default().user_agent),
-            ..RobotsConfig::default()
-        };
-        let fetcher = HttpRobotsFetcher::new(HttpClient::new(), setup.policy.clone());
-        Some(RobotsCache::new(std::sync::Arc::new(fetcher), config).map_err(crate::exit::usage)?)
+        Some(cmd.polite.robots(&setup)?)
     };
     let seeds = if options.sitemap {
         sitemap_seeds(&setup, &starts).await

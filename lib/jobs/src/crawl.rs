@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::normalise::{DEFAULT_MAX_QUERY_VARIANTS, DEFAULT_MAX_URL_LEN, NormaliseRules, TrapLimits};
+use crate::normalise::{DEFAULT_MAX_QUERY_VARIANTS, DEFAULT_MAX_URL_LEN, NormaliseRules};
 
 /// Default [`CrawlOptions::max_depth`].
 pub const DEFAULT_CRAWL_MAX_DEPTH: u32 = 5;
@@ -47,9 +47,9 @@ pub struct CrawlOptions {
     /// and with `ignore_query` the whole query dropped, so URLs that differ
     /// only in it are one page.
     pub normalise: NormaliseRules,
-    /// Pages taken at most per path that differ only in their query (a
-    /// calendar's `?month=…`, a listing's sort orders; the path without a
-    /// query is one of them). Default: 50.
+    /// Pages with a query taken at most per path (a calendar's
+    /// `?month=…`, a listing's sort orders); the path without a query does
+    /// not count. Default: 50.
     pub max_query_variants: usize,
     /// URLs longer than this (in bytes, normalised) are not followed. Default: 2,048.
     pub max_url_len: usize,
@@ -87,14 +87,6 @@ impl Default for CrawlOptions {
 }
 
 impl CrawlOptions {
-    /// The trap guard's limits.
-    pub fn traps(&self) -> TrapLimits {
-        TrapLimits {
-            max_url_len: self.max_url_len,
-            max_query_variants: self.max_query_variants,
-        }
-    }
-
     /// [`Self::per_host_delay_ms`] as a duration.
     pub fn per_host_delay(&self) -> Duration {
         Duration::from_millis(self.per_host_delay_ms)

@@ -9,4 +9,4 @@ pub mod run;
 pub use control::{BatchFault, Batches, check_batch_id};
 pub use input::{BatchLine, parse_url_entry, parse_url_list, policy_error, shorten};
 pub use manifest::{BatchSummary, ManifestWriter, Place};
-pub use run::{BatchError, BatchRequest, new_batch_id, run_batch};
+pub use run::{BatchError, BatchRequest, PerHost, new_batch_id, run_batch};

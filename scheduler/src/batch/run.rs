@@ -6,17 +6,20 @@
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::Utc;
 use oxwright_artifacts::{ArtifactError, ArtifactStore};
 use oxwright_jobs::{ErrorKind, FetchSpec, Job, JobError, JobId, JobReport, JobSpec};
 use oxwright_queue::{JobQueue, QueueError};
+use oxwright_robots::RobotsCache;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use super::input::{BatchLine, failed_report, too_large_error};
 use super::manifest::{BatchSummary, ManifestWriter};
+use crate::politeness::{Hosts, host_key, slow_answer};
 
 /// Why a batch could not run.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +43,87 @@ pub struct BatchRequest {
     pub template: FetchSpec,
     /// Jobs published ahead of finished ones.
     pub window: usize,
+    /// Per-host limits on releasing the jobs (none: input order, no limit).
+    pub per_host: Option<PerHost>,
+}
+
+/// How politely a batch releases its jobs: per host (and port), at most
+/// `concurrency` in flight and `delay` between releases; with `robots`,
+/// lines robots.txt disallows fail as `policy_denied` and a host's
+/// `Crawl-delay` is honoured.
+#[derive(Debug, Clone)]
+pub struct PerHost {
+    /// Page loads in flight at once to one host.
+    pub concurrency: usize,
+    /// Least time between two releases at one host.
+    pub delay: Duration,
+    /// robots.txt, asked for every line.
+    pub robots: Option<RobotsCache>,
+}
+
+/// The lines waiting to be published: in input order, or per host.
+enum Pending {
+    InOrder(VecDeque<Url>),
+    PerHost(Hosts<Url>),
+}
+
+impl Pending {
+    fn push(&mut self, url: Url) {
+        match self {
+            Self::InOrder(q) => q.push_back(url),
+            Self::PerHost(hosts) => hosts.push(&host_key(&url), url, Instant::now()),
+        }
+    }
+
+    /// The next line that may be published now, with its host key when counted per host.
+    fn next(&mut self) -> Option<(Option<String>, Url)> {
+        match self {
+            Self::InOrder(q) => q.pop_front().map(|url| (None, url)),
+            Self::PerHost(hosts) => hosts.release(Instant::now()).map(|(key, url)| (Some(key), url)),
+        }
+    }
+
+    fn finished(&mut self, key: Option<&str>, slow: bool) {
+        if let (Self::PerHost(hosts), Some(key)) = (self, key) {
+            hosts.finished(key, slow, Instant::now());
+        }
+    }
+
+    /// When a host now at its pace may take its next line.
+    fn wake(&self) -> Option<Instant> {
+        match self {
+            Self::InOrder(_) => None,
+            Self::PerHost(hosts) => hosts.next_release(),
+        }
+    }
+
+    fn drain(self) -> Vec<Url> {
+        match self {
+            Self::InOrder(q) => q.into(),
+            Self::PerHost(mut hosts) => hosts.drain(),
+        }
+    }
+}
+
+/// Says whether robots.txt lets the line `url` run; notes its host's `Crawl-delay`.
+async fn robots_allow(robots: &RobotsCache, pending: &mut Pending, url: &Url) -> Result<(), JobError> {
+    let refuse = |why: String| Err(JobError::new(ErrorKind::PolicyDenied, why).with_url(url.to_string()));
+    match robots.robots_for(url).await {
+        Ok(rules) => {
+            if let (Some(delay), Pending::PerHost(hosts)) = (rules.crawl_delay(), &mut *pending) {
+                hosts.set_crawl_delay(&host_key(url), delay, Instant::now());
+            }
+            if rules.allowed(url) {
+                Ok(())
+            } else {
+                refuse(format!(
+                    "robots.txt disallows it for the token {:?}",
+                    robots.config().user_agent
+                ))
+            }
+        }
+        Err(err) => refuse(format!("robots.txt could not be asked: {err}")),
+    }
 }
 
 /// Creates a batch id: time-ordered, readable in a folder listing.
@@ -74,6 +158,44 @@ async fn write_record(store: &dyn ArtifactStore, req: &BatchRequest) -> Result<(
     Ok(())
 }
 
+/// Puts the batch's lines in wait for publishing, in input order or per
+/// host; a line refused already (or by robots.txt) gets its failed line now.
+async fn intake(
+    lines: Vec<BatchLine>,
+    per_host: Option<&PerHost>,
+    batch_id: &str,
+    manifest: &mut ManifestWriter,
+    on_report: &mut impl FnMut(&JobReport, usize, usize),
+) -> Result<Pending, BatchError> {
+    let total = lines.len();
+    let robots = per_host.and_then(|p| p.robots.clone());
+    let mut pending = match per_host {
+        None => Pending::InOrder(VecDeque::new()),
+        Some(p) => Pending::PerHost(Hosts::new(p.concurrency, p.delay)),
+    };
+    for line in lines {
+        let line = match (line, &robots) {
+            (BatchLine::Url(url), Some(robots)) => match robots_allow(robots, &mut pending, &url).await {
+                Ok(()) => BatchLine::Url(url),
+                Err(error) => BatchLine::Invalid {
+                    text: url.to_string(),
+                    error,
+                },
+            },
+            (line, _) => line,
+        };
+        match line {
+            BatchLine::Url(url) => pending.push(url),
+            BatchLine::Invalid { text, error } => {
+                let report = failed_report(JobId::new(), batch_id, &text, error);
+                manifest.record(&report).await?;
+                on_report(&report, manifest.done(), total);
+            }
+        }
+    }
+    Ok(pending)
+}
+
 /// When `shutdown` fires, publishing stops; once `drained` resolves (the
 /// workers finished their in-flight jobs) the remaining reports are
 /// collected and every job that never ran gets a `cancelled` line.
@@ -94,37 +216,35 @@ pub async fn run_batch(
     // when it is published, and only published jobs without a line yet are
     // remembered: a batch holds its input, not a job per line, and what it
     // holds does not grow as it runs.
-    let mut pending: VecDeque<Url> = VecDeque::new();
-    for line in req.lines {
-        match line {
-            BatchLine::Url(url) => pending.push_back(url),
-            BatchLine::Invalid { text, error } => {
-                let report = failed_report(JobId::new(), &req.batch_id, &text, error);
-                manifest.record(&report).await?;
-                on_report(&report, manifest.done(), total);
-            }
-        }
-    }
-    // Published jobs without a manifest line: id → (publish order, URL).
-    let mut in_flight: HashMap<JobId, (usize, String)> = HashMap::new();
+    let mut pending = intake(
+        req.lines,
+        req.per_host.as_ref(),
+        &req.batch_id,
+        &mut manifest,
+        &mut on_report,
+    )
+    .await?;
+    // Published jobs without a manifest line: id → (publish order, URL, host key).
+    let mut in_flight: HashMap<JobId, (usize, String, Option<String>)> = HashMap::new();
     let mut published = 0;
     let window = req.window.max(1);
     let mut interrupted = false;
     while manifest.done() < total {
         while published < manifest.done() + window
             && !shutdown.is_cancelled()
-            && let Some(url) = pending.pop_front()
+            && let Some((key, url)) = pending.next()
         {
             let mut spec = req.template.clone();
             spec.url = url;
             let job = Job::new(JobSpec::Fetch(spec), Some(req.batch_id.clone()));
             match queue.publish(&job).await {
                 Ok(()) => {
-                    in_flight.insert(job.id, (published, job.url().to_string()));
+                    in_flight.insert(job.id, (published, job.url().to_string(), key));
                     published += 1;
                 }
                 // A job the queue refuses as too large is this line's failure, not the batch's.
                 Err(err @ QueueError::TooLarge { .. }) => {
+                    pending.finished(key.as_deref(), false);
                     let error = too_large_error(job.url(), &err);
                     let report = failed_report(job.id, &req.batch_id, job.url(), error);
                     manifest.record(&report).await?;
@@ -137,15 +257,19 @@ pub async fn run_batch(
         if manifest.done() >= total {
             break;
         }
+        let wake = pending.wake().filter(|_| published < manifest.done() + window);
         tokio::select! {
             _ = shutdown.cancelled(), if !interrupted => {
                 interrupted = true;
                 break;
             }
+            _ = tokio::time::sleep_until(wake.unwrap_or_else(Instant::now)), if wake.is_some() => {}
             next = reports.next() => match next {
                 Some(Ok(report)) => {
                     if report.batch_id.as_deref() == Some(req.batch_id.as_str()) && manifest.record(&report).await? {
-                        in_flight.remove(&report.job_id);
+                        if let Some((_, _, key)) = in_flight.remove(&report.job_id) {
+                            pending.finished(key.as_deref(), slow_answer(&report));
+                        }
                         on_report(&report, manifest.done(), total);
                     }
                 }
@@ -166,11 +290,16 @@ pub async fn run_batch(
             }
         }
         let mut never_ran = in_flight.into_iter().collect::<Vec<_>>();
-        never_ran.sort_by_key(|(_, (order, _))| *order);
+        never_ran.sort_by_key(|(_, (order, _, _))| *order);
         let never_ran = never_ran
             .into_iter()
-            .map(|(id, (_, url))| (id, url))
-            .chain(pending.into_iter().map(|url| (JobId::new(), url.to_string())))
+            .map(|(id, (_, url, _))| (id, url))
+            .chain(
+                pending
+                    .drain()
+                    .into_iter()
+                    .map(|url| (JobId::new(), url.to_string())),
+            )
             .collect::<Vec<_>>();
         for (id, url) in never_ran {
             let error = JobError::new(ErrorKind::Cancelled, "not run: the batch was interrupted");
@@ -205,6 +334,7 @@ mod tests {
             lines: vec![BatchLine::Url(long.parse().unwrap())],
             template: FetchSpec::new("https://example.com/".parse().unwrap()),
             window: 4,
+            per_host: None,
         };
         let summary = tokio::time::timeout(
             Duration::from_secs(10),

@@ -6,16 +6,16 @@
 //! about 20 to 40 bytes a URL whatever its length. A URL waits as text
 //! only until it is released.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
 
-use oxwright_jobs::normalise::{Trap, TrapGuard, normalise};
+use oxwright_jobs::normalise::normalise;
 use oxwright_jobs::{CrawlOptions, SkipReason, SkippedUrl};
 use tokio::time::Instant;
 use url::Url;
 
-use super::hosts::{Hosts, host_key};
 use super::scope::{PatternError, Scope};
+use crate::politeness::{Hosts, host_key};
 
 /// A page the crawl took, waiting for release or in flight.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,8 +90,9 @@ pub struct Frontier {
     seen: HashSet<u128, PreHashed>,
     /// URLs recorded as skipped (as found), so each is written once.
     recorded: HashSet<u128, PreHashed>,
-    /// Query variants per path, and the URL length cap.
-    traps: TrapGuard,
+    /// Pages with a query taken per path (by the hash of the URL without
+    /// its query): only paths that have a query cost an entry.
+    variants: HashMap<u128, u32, PreHashed>,
     taken: usize,
     hosts: Hosts<Taken>,
 }
@@ -101,13 +102,12 @@ impl Frontier {
     pub fn new(starts: &[Url], options: CrawlOptions) -> Result<Self, PatternError> {
         let scope = Scope::new(starts, &options)?;
         let hosts = Hosts::new(options.per_host_concurrency, options.per_host_delay());
-        let traps = TrapGuard::new(options.traps());
         Ok(Self {
             options,
             scope,
             seen: HashSet::default(),
             recorded: HashSet::default(),
-            traps,
+            variants: HashMap::default(),
             taken: 0,
             hosts,
         })
@@ -132,6 +132,7 @@ impl Frontier {
     pub fn seen_bytes(&self) -> usize {
         // A hashbrown table keeps one control byte per bucket beside the value.
         (self.seen.capacity() + self.recorded.capacity()) * (std::mem::size_of::<u128>() + 1)
+            + self.variants.capacity() * (std::mem::size_of::<(u128, u32)>() + 1)
     }
 
     fn skip(&mut self, found: &str, reason: SkipReason, depth: u32, parent: Option<&str>) -> Judged {
@@ -209,14 +210,20 @@ impl Frontier {
     ) -> Option<SkippedUrl> {
         let mut found = found.clone();
         found.set_fragment(None);
+        let path = url.query().map(|_| {
+            let mut path = url.clone();
+            path.set_query(None);
+            url_hash(path.as_str())
+        });
+        let variants = path.map_or(0, |p| self.variants.get(&p).copied().unwrap_or(0));
         let reason = if self.taken >= self.options.limit {
             Some(SkipReason::Limit)
+        } else if url.as_str().len() > self.options.max_url_len {
+            Some(SkipReason::TooLong)
+        } else if variants as usize >= self.options.max_query_variants {
+            Some(SkipReason::QueryVariants)
         } else {
-            match self.traps.admit(&url) {
-                Ok(()) => None,
-                Err(Trap::TooLong { .. }) => Some(SkipReason::TooLong),
-                Err(Trap::TooManyVariants { .. }) => Some(SkipReason::QueryVariants),
-            }
+            None
         };
         if let Some(reason) = reason {
             return match self.skip(found.as_str(), reason, depth, parent) {
@@ -226,6 +233,9 @@ impl Frontier {
         }
         if !self.seen.insert(url_hash(url.as_str())) {
             return None;
+        }
+        if let Some(path) = path {
+            *self.variants.entry(path).or_default() += 1;
         }
         self.taken += 1;
         let key = host_key(&url);

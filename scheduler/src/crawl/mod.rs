@@ -3,11 +3,9 @@
 //! robots.txt, and releases what it takes host by host, politely.
 
 pub mod frontier;
-pub mod hosts;
 pub mod run;
 pub mod scope;
 
 pub use frontier::{Frontier, Judged, Taken};
-pub use hosts::{Hosts, MAX_BACKOFF, host_key};
 pub use run::{CrawlError, CrawlRequest, CrawlSummary, run_crawl};
 pub use scope::{PatternError, Scope};

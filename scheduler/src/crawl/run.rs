@@ -25,10 +25,10 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use super::frontier::{Frontier, Judged, Taken};
-use super::hosts::host_key;
 use super::scope::PatternError;
 use crate::batch::input::{failed_report, too_large_error};
 use crate::batch::{BatchError, BatchSummary, ManifestWriter, Place};
+use crate::politeness::{host_key, slow_answer};
 
 /// Why a crawl could not run.
 #[derive(Debug, thiserror::Error)]
@@ -295,14 +295,6 @@ impl Crawl {
     }
 }
 
-/// Says whether a failed page says its host is overloaded or slow.
-fn host_is_slow(report: &JobReport) -> bool {
-    report
-        .error
-        .as_ref()
-        .is_some_and(|e| matches!(e.status, Some(429 | 503)) || e.kind == ErrorKind::Timeout)
-}
-
 /// Runs `req`: `on_report` sees each manifest line with (done, total so
 /// far). `robots` (absent when the crawl ignores robots.txt) answers for
 /// every URL before it is taken. When `shutdown` fires, releasing stops;
@@ -363,7 +355,7 @@ pub async fn run_crawl(
                     if report.batch_id.as_deref() == Some(req.batch_id.as_str())
                         && let Some((key, taken)) = in_flight.remove(&report.job_id)
                     {
-                        crawl.frontier.hosts().finished(&key, host_is_slow(&report), Instant::now());
+                        crawl.frontier.hosts().finished(&key, slow_answer(&report), Instant::now());
                         crawl.record(&report, &taken, &mut on_report).await?;
                         if report.status == ReportStatus::Ok {
                             crawl.discover(report.job_id, &taken).await?;

@@ -1,6 +1,6 @@
-//! Per-host politeness where jobs are released: at most `concurrency`
-//! page loads in flight at one host and at least its delay between their
-//! starts. Hosts wait in a queue ordered by when each may start its next
+//! Per-host politeness where jobs are released (a crawl's, a batch's):
+//! at most `concurrency` page loads in flight at one host and at least
+//! its delay between their starts. Hosts wait in a queue ordered by when each may start its next
 //! page, so a release costs a logarithm of the hosts with work, whatever
 //! their number, and a host that must wait holds up no other.
 
@@ -14,6 +14,15 @@ use url::Url;
 /// The longest a host's delay grows when it keeps answering 429, 503 or
 /// not in time.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// Says whether a page's report says its host is overloaded or slow: a
+/// 429 or 503, or a timeout. Such a host backs off.
+pub fn slow_answer(report: &oxwright_jobs::JobReport) -> bool {
+    report
+        .error
+        .as_ref()
+        .is_some_and(|e| matches!(e.status, Some(429 | 503)) || e.kind == oxwright_jobs::ErrorKind::Timeout)
+}
 
 /// The key politeness counts by: host and port (`example.com:443`).
 pub fn host_key(url: &Url) -> String {
