@@ -1,8 +1,8 @@
 //! `oxwright crawl` against a local site with a link tree, cycles, several
 //! spellings of one URL, a never-ending calendar, a robots.txt with
-//! Disallow and Crawl-delay, and a link to another host: exactly the
-//! expected pages are fetched, each once, at the pace robots.txt asks,
-//! over the HTTP path and in Chromium.
+//! Disallow and Crawl-delay, a `<link rel="next">` series and a link to
+//! another host: exactly the expected pages are fetched, each once, at the
+//! pace robots.txt asks, over the HTTP path and in Chromium.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -83,7 +83,8 @@ fn site_page(target: &str, other: &str) -> Option<String> {
             &["/a/print-only"],
         ),
         "/a/1" | "/a/2" => page("A child", "", &["/a", "/"]),
-        "/b" => page("B", "", &["/a", "/b/deep1"]),
+        "/b" => page("B", "<link rel=\"next\" href=\"/b?page=2\">", &["/a", "/b/deep1"]),
+        "/b?page=2" => page("B, page 2", "", &[]),
         "/b/deep1" => page("Deep 1", "", &["/b/deep2"]),
         "/b/deep2" => page("Deep 2", "", &["/b/deep3"]),
         "/b/deep3" => page("Deep 3", "", &[]),
@@ -240,6 +241,7 @@ const TAKEN: &[&str] = &[
     "/a/2",
     "/b/deep1",
     "/calendar?month=2",
+    "/b?page=2",
     "/b/deep2",
 ];
 

@@ -62,6 +62,8 @@ struct Raw {
     lang: Option<String>,
     canonical: Option<String>,
     #[serde(default)]
+    next: Option<String>,
+    #[serde(default)]
     meta: BTreeMap<String, String>,
     #[serde(default)]
     og: BTreeMap<String, String>,
@@ -133,6 +135,7 @@ macro_rules! extract_fn {
   const modified = first(og['article:modified_time'], og['og:updated_time'], meta['datemodified'], meta['last-modified'],
     meta['dc.date.modified'], meta['dcterms.modified'], fromLd('dateModified'), timeOf('dateModified'));
   const canon = d.querySelector('link[rel~="canonical" i][href]');
+  const nextLink = d.querySelector('link[rel~="next" i][href]');
   const bare = (h) => h.toLowerCase().replace(/^www\./, '');
   const here = bare(location.hostname);
   const self = location.href.split('#')[0];
@@ -338,6 +341,7 @@ macro_rules! extract_fn {
     title: d.title || '',
     lang: (root && root.getAttribute('lang')) || null,
     canonical: canon ? canon.href : null,
+    next: nextLink ? nextLink.href : null,
     meta, og, twitter, json_ld, published, modified, links, images, included, overlays,
   };
 })"#
@@ -381,6 +385,7 @@ fn from_raw(raw: Raw) -> Result<Extracted, EngineError> {
             description,
             lang: raw.lang,
             canonical: raw.canonical,
+            next: raw.next,
             open_graph: raw.og,
             twitter: raw.twitter,
             json_ld: raw.json_ld,

@@ -209,16 +209,19 @@ fn metadata(doc: &Document, base: &Url) -> PageMetadata {
         from_ld(&json_ld, "dateModified"),
         time_of("dateModified"),
     ]);
-    let canonical = doc
-        .select("link[rel][href]")
-        .nodes()
-        .iter()
-        .find(|l| {
-            l.attr("rel")
-                .is_some_and(|r| r.split_whitespace().any(|t| t.eq_ignore_ascii_case("canonical")))
-        })
-        .and_then(|l| l.attr("href"))
-        .map(|h| abs(base, &h));
+    let link_rel = |rel: &str| {
+        doc.select("link[rel][href]")
+            .nodes()
+            .iter()
+            .find(|l| {
+                l.attr("rel")
+                    .is_some_and(|r| r.split_whitespace().any(|t| t.eq_ignore_ascii_case(rel)))
+            })
+            .and_then(|l| l.attr("href"))
+            .map(|h| abs(base, &h))
+    };
+    let canonical = link_rel("canonical");
+    let next = link_rel("next");
     let description = meta.remove("description");
     PageMetadata {
         description,
@@ -229,6 +232,7 @@ fn metadata(doc: &Document, base: &Url) -> PageMetadata {
             .and_then(|h| h.attr("lang"))
             .map(|l| l.to_string()),
         canonical,
+        next,
         open_graph: og,
         twitter,
         json_ld,

@@ -18,6 +18,9 @@ pub struct PageMetadata {
     /// `<link rel="canonical">`, resolved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canonical: Option<String>,
+    /// `<link rel="next">`, resolved: the next page of a paginated series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
     /// OpenGraph properties (`og:title`, `og:image`, `article:author`, …),
     /// keyed by their full property name; URL-valued ones resolved.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

@@ -96,6 +96,8 @@ struct Found {
 struct FoundMeta {
     #[serde(default)]
     canonical: Option<String>,
+    #[serde(default)]
+    next: Option<String>,
 }
 
 /// The crawl's state besides the queue.
@@ -231,8 +233,9 @@ impl Crawl {
             }
         }
         let depth = taken.depth + 1;
-        for link in found.links.all() {
-            if let Ok(url) = Url::parse(&link.url) {
+        let next = found.metadata.next.as_deref();
+        for link in found.links.all().map(|l| l.url.as_str()).chain(next) {
+            if let Ok(url) = Url::parse(link) {
                 self.offer(&url, depth, Some(&page)).await?;
             }
         }
