@@ -142,7 +142,7 @@ pub struct SkippedUrl {
     pub url: String,
     /// Why it was not taken.
     pub reason: SkipReason,
-    /// The page that linked to it (absent for a start URL).
+    /// The page that linked to it (absent for a start URL or a sitemap seed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
     /// The depth it would have had.

@@ -36,7 +36,7 @@ pub struct BatchSummary {
 pub struct Place {
     /// Links followed from a start URL (a start URL is 0).
     pub depth: u32,
-    /// The page that linked to it; absent for a start URL.
+    /// The page that linked to it; absent for a start URL or a sitemap seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
 }
