@@ -33,7 +33,16 @@ impl Pattern {
         };
         Regex::new(&source).map(Pattern).map_err(|e| PatternError {
             pattern: text.to_owned(),
-            reason: e.to_string(),
+            // The parser's message draws the spot over several lines; its
+            // last line says what is wrong.
+            reason: e
+                .to_string()
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .trim()
+                .trim_start_matches("error: ")
+                .to_owned(),
         })
     }
 
@@ -188,5 +197,6 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.pattern, "re:(");
+        assert_eq!(err.to_string(), r#"pattern "re:(": unclosed group"#);
     }
 }
