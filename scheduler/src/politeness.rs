@@ -87,16 +87,6 @@ impl<T> Hosts<T> {
         self.in_flight
     }
 
-    /// Hosts known.
-    pub fn hosts(&self) -> usize {
-        self.hosts.len()
-    }
-
-    /// Says whether `key` has been seen.
-    pub fn knows(&self, key: &str) -> bool {
-        self.hosts.contains_key(key)
-    }
-
     fn host(&mut self, key: &str, now: Instant) -> &mut Host<T> {
         let (delay, concurrency) = (self.delay, self.concurrency);
         self.hosts.entry(key.to_owned()).or_insert_with(|| Host {

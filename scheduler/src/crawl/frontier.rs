@@ -113,11 +113,6 @@ impl Frontier {
         })
     }
 
-    /// The crawl's options.
-    pub fn options(&self) -> &CrawlOptions {
-        &self.options
-    }
-
     /// Pages taken so far (released or waiting).
     pub fn taken(&self) -> usize {
         self.taken
@@ -251,18 +246,11 @@ impl Frontier {
         None
     }
 
-    /// Marks `url` (a redirect's target or a page's canonical URL) as
-    /// taken by the page at `page`. Returns `false` when it was taken
-    /// already: the page duplicates another.
+    /// Marks `url` (normalised: a redirect's target or a page's
+    /// canonical URL) as taken. Returns `false` when it was taken already:
+    /// the page that named it duplicates another.
     pub fn claim(&mut self, url: &Url) -> bool {
-        let url = normalise(url, &self.options.normalise);
         self.seen.insert(url_hash(url.as_str()))
-    }
-
-    /// Says whether `url`, normalised, has been taken.
-    pub fn has_taken(&self, url: &Url) -> bool {
-        let url = normalise(url, &self.options.normalise);
-        self.seen.contains(&url_hash(url.as_str()))
     }
 
     /// Normalises `url` by the crawl's rules.
@@ -361,7 +349,7 @@ mod tests {
     fn a_claimed_redirect_target_is_not_taken_again() {
         let mut f = frontier(CrawlOptions::default());
         assert!(f.claim(&url("https://example.com/final")));
-        assert!(!f.claim(&url("https://example.com/final#x")));
+        assert!(!f.claim(&url("https://example.com/final")));
         assert_eq!(offer(&mut f, "https://example.com/final", 1), None);
         assert_eq!(f.taken(), 0);
     }
