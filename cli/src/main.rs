@@ -47,6 +47,9 @@ enum Command {
     /// Follow a site's links from start URLs, within a depth and a page limit, obeying robots.txt.
     #[cfg(feature = "browser")]
     Crawl(commands::crawl::CrawlCmd),
+    /// List a site's URLs from its sitemaps and its pages' links, without fetching their content.
+    #[cfg(feature = "browser")]
+    Map(commands::map::MapCmd),
     /// Discover and load a site's sitemaps.
     Sitemap(commands::sitemap::SitemapCmd),
     /// Run a worker of the distributed mode: jobs from RabbitMQ, artefacts to S3.
@@ -198,6 +201,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Batch(cmd) => commands::batch::run(setup()?, cmd).await,
         #[cfg(feature = "browser")]
         Command::Crawl(cmd) => commands::crawl::run(setup()?, cmd).await,
+        #[cfg(feature = "browser")]
+        Command::Map(cmd) => commands::map::run(setup()?, cmd).await,
         Command::Sitemap(cmd) => commands::sitemap::run(setup()?, cmd).await,
         #[cfg(feature = "browser")]
         Command::Worker(cmd) => commands::worker::run(setup()?, cmd).await,

@@ -156,6 +156,15 @@ async fn serve(State(site): State<Site>, req: Request) -> Response {
     if target == "/robots.txt" {
         return ([(header::CONTENT_TYPE, "text/plain")], site.robots).into_response();
     }
+    if target == "/sitemap.xml" {
+        let host = req
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or_default();
+        let body = sitemap(&format!("http://{host}"));
+        return ([(header::CONTENT_TYPE, "application/xml")], body).into_response();
+    }
     tokio::time::sleep(site.page_delay).await;
     match site_page(&target, &site.other) {
         Some(html) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response(),
@@ -175,6 +184,23 @@ async fn start_site(robots: &'static str, page_delay: Duration, other: &str) -> 
     });
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     (addr, log)
+}
+
+/// The site's sitemap at `origin`: a page linked from home, one only
+/// the sitemap names, and one robots.txt disallows.
+fn sitemap(origin: &str) -> String {
+    let urls: String = [
+        ("/a", ""),
+        ("/sitemap-only", "<lastmod>2026-11-30</lastmod>"),
+        ("/private/hidden", ""),
+    ]
+    .iter()
+    .map(|(path, more)| format!("<url><loc>{origin}{path}</loc>{more}</url>"))
+    .collect();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{urls}</urlset>"
+    )
 }
 
 const ROBOTS: &str = "User-agent: *\nDisallow: /private/\nCrawl-delay: 0.5\n";
@@ -476,4 +502,87 @@ async fn a_batch_keeps_each_hosts_limit_and_robots() {
     assert!(b_log.pages().iter().map(|h| h.start).min().unwrap() < first_end(&a_log));
     assert!(a_log.pages().iter().map(|h| h.start).min().unwrap() < first_end(&b_log));
     assert!(last_start(&a_log) - last_start(&b_log) < Duration::from_millis(900));
+}
+
+/// Runs `oxwright map --json` on the site with `args`; returns the map.
+async fn map(addr: SocketAddr, args: &[&str]) -> serde_json::Value {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let run = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_oxwright"))
+            .args(["--allow-host", &addr.to_string()])
+            .args(["map", "--json", &format!("http://{addr}/")])
+            .args(&args)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        run.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    serde_json::from_slice(&run.stdout).unwrap()
+}
+
+fn listed(addr: SocketAddr, map: &serde_json::Value) -> Vec<String> {
+    let origin = format!("http://{addr}");
+    map["urls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["url"].as_str().unwrap().trim_start_matches(&origin).to_owned())
+        .collect()
+}
+
+/// `oxwright map` lists the sitemap's URLs and the start page's links,
+/// each once, by the crawl's rules (robots.txt, hosts, spellings), and
+/// reads only the start page; deeper maps read further, drop a page that
+/// names another as canonical, and `--search` keeps what matches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_map_lists_sitemap_urls_and_links_reading_only_what_it_must() {
+    let (addr, log) = start_site(ROBOTS, Duration::ZERO, "127.0.0.1:1").await;
+    let site = map(addr, &[]).await;
+    let read: Vec<String> = log
+        .pages()
+        .into_iter()
+        .map(|h| h.target)
+        .filter(|t| t != "/sitemap.xml")
+        .collect();
+    assert_eq!(read, ["/"], "only the start page is read");
+    assert_eq!(
+        listed(addr, &site),
+        ["/", "/a", "/sitemap-only", "/b", "/a-print", "/calendar?month=1"],
+        "{site:#}"
+    );
+    let urls = site["urls"].as_array().unwrap();
+    assert_eq!(urls[0]["title"], "Home");
+    assert_eq!(urls[1]["source"], "sitemap");
+    assert_eq!(urls[2]["lastmod"], "2026-11-30");
+    assert_eq!(urls[3]["source"], "link");
+    assert_eq!(urls[3]["title"], "/b", "a link's text names it");
+    assert_eq!(site["skipped"]["robots"], 2, "{site:#}");
+    assert_eq!(site["skipped"]["off_host"], 1, "{site:#}");
+    assert_eq!(site["skipped"]["duplicate"], 2, "{site:#}");
+
+    let (addr, log) = start_site(ROBOTS, Duration::ZERO, "127.0.0.1:1").await;
+    let deeper = map(addr, &["--max-depth", "2", "--no-sitemap"]).await;
+    let read: BTreeSet<String> = log.pages().into_iter().map(|h| h.target).collect();
+    assert_eq!(
+        read,
+        expected(&["/", "/a", "/b", "/a-print", "/calendar?month=1"])
+    );
+    let all = listed(addr, &deeper);
+    assert!(
+        !all.contains(&"/a-print".to_owned()),
+        "a canonical duplicate: {all:?}"
+    );
+    assert!(all.contains(&"/b?page=2".to_owned()), "rel=next: {all:?}");
+    assert!(all.contains(&"/b/deep1".to_owned()), "{all:?}");
+    assert!(!all.contains(&"/b/deep2".to_owned()), "too deep: {all:?}");
+    assert!(!all.contains(&"/sitemap-only".to_owned()), "no sitemap: {all:?}");
+
+    let searched = map(addr, &["--max-depth", "2", "--no-sitemap", "--search", "DEEP"]).await;
+    assert_eq!(listed(addr, &searched), ["/b/deep1"]);
 }

@@ -31,6 +31,41 @@ pub struct CrawlCmd {
     /// Pages taken at most, start URLs included [default: 1000].
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    /// Pages with a query taken at most per path [default: 50].
+    #[arg(long, value_name = "N")]
+    pub max_query_variants: Option<usize>,
+    #[command(flatten)]
+    pub polite: PoliteArgs,
+    /// Seed the crawl with the start hosts' sitemaps too.
+    #[arg(long)]
+    pub sitemap: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+}
+
+impl CrawlCmd {
+    /// The crawl's options: the flags given over the defaults.
+    fn options(&self) -> CrawlOptions {
+        let defaults = CrawlOptions::default();
+        CrawlOptions {
+            max_depth: self.max_depth.unwrap_or(defaults.max_depth),
+            limit: self.limit.unwrap_or(defaults.limit),
+            max_query_variants: self.max_query_variants.unwrap_or(defaults.max_query_variants),
+            sitemap: self.sitemap,
+            ..self.scope.options(&self.polite)
+        }
+    }
+}
+
+/// What a crawl or a map follows: path patterns, hosts, robots.txt and
+/// query spellings.
+#[derive(Debug, Args)]
+pub struct ScopeArgs {
     /// Take only pages whose path (and query) matches: a glob (`/docs/**`)
     /// or `re:REGEX` (repeatable; any one matches).
     #[arg(long = "include-path", value_name = "PATTERN")]
@@ -51,49 +86,28 @@ pub struct CrawlCmd {
     /// Treat URLs that differ only in their query as one page.
     #[arg(long)]
     pub ignore_query: bool,
-    /// Pages with a query taken at most per path [default: 50].
-    #[arg(long, value_name = "N")]
-    pub max_query_variants: Option<usize>,
-    #[command(flatten)]
-    pub polite: PoliteArgs,
-    /// Seed the crawl with the start hosts' sitemaps too.
-    #[arg(long)]
-    pub sitemap: bool,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    pub json: bool,
-    #[command(flatten)]
-    pub fetch: FetchArgs,
 }
 
-impl CrawlCmd {
-    /// The crawl's options: the flags given over the defaults.
-    fn options(&self) -> CrawlOptions {
+impl ScopeArgs {
+    /// The default crawl options with these flags and `polite`'s pace.
+    pub fn options(&self, polite: &PoliteArgs) -> CrawlOptions {
         let defaults = CrawlOptions::default();
         let mut normalise = defaults.normalise.clone();
         normalise.ignore_query = self.ignore_query;
         CrawlOptions {
-            max_depth: self.max_depth.unwrap_or(defaults.max_depth),
-            limit: self.limit.unwrap_or(defaults.limit),
             include: self.include.clone(),
             exclude: self.exclude.clone(),
             allow_subdomains: self.allow_subdomains,
             allow_hosts: self.follow_hosts.clone(),
             ignore_robots: self.ignore_robots,
             normalise,
-            max_query_variants: self.max_query_variants.unwrap_or(defaults.max_query_variants),
-            max_url_len: defaults.max_url_len,
-            per_host_concurrency: self
-                .polite
+            per_host_concurrency: polite
                 .per_host_concurrency
                 .unwrap_or(defaults.per_host_concurrency),
-            per_host_delay_ms: self
-                .polite
-                .per_host_delay
-                .map_or(defaults.per_host_delay_ms, |d| {
-                    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-                }),
-            sitemap: self.sitemap,
+            per_host_delay_ms: polite.per_host_delay.map_or(defaults.per_host_delay_ms, |d| {
+                u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+            }),
+            ..defaults
         }
     }
 }

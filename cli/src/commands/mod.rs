@@ -13,6 +13,8 @@ pub mod dashboard;
 #[cfg(feature = "browser")]
 pub mod fetch;
 #[cfg(feature = "browser")]
+pub mod map;
+#[cfg(feature = "browser")]
 pub mod mcp;
 #[cfg(feature = "browser")]
 pub mod replay;

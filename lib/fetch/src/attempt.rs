@@ -126,6 +126,26 @@ async fn served_once(
     Ok(Some(out))
 }
 
+/// GETs `url` over the policy-judged client (every redirect hop judged)
+/// and reads its outline: the title, metadata and links, no Markdown.
+/// A document that is not HTML has an empty outline. Returns the URL the
+/// redirects ended at, with the outline.
+pub async fn outline_page(
+    url: &url::Url,
+    policy: &UrlPolicy,
+    shape: &oxwright_jobs::RequestShape,
+    timeout: Duration,
+) -> Result<(url::Url, crate::served::Outline), JobError> {
+    let req = DocumentRequest::new(url, policy, shape, timeout, HTML_MAX_BYTES);
+    let doc = HTTP.get(&req).await?;
+    if !doc.is_html() || doc.attachment().is_some() {
+        return Ok((doc.url, crate::served::Outline::default()));
+    }
+    let html = oxwright_http::decode_html(&doc.body, doc.content_type()).0;
+    let outline = crate::served::read_outline(&html, &doc.url);
+    Ok((doc.url, outline))
+}
+
 /// GETs the spec's URL over the policy-judged client, shaped as the spec asks.
 async fn get_served(
     spec: &FetchSpec,

@@ -33,11 +33,12 @@ use oxwright_markdown::{count_tokens, trim_to_tokens};
 
 use oxwright_steps::{StepsError, StructuredStep};
 
+pub use attempt::outline_page;
 pub use cache::{fetch_cached, fresh_from_cache};
 pub use extract::{
     EXTRACT_JS, ExtractOptions, Extracted, extract, extract_script, extract_with, parse_extracted,
 };
-pub use served::read_served;
+pub use served::{Outline, read_outline, read_served};
 
 /// A fetch result plus the bulky outputs stored beside it.
 #[derive(Debug, Clone)]

@@ -33,12 +33,7 @@ pub fn read_served(html: &str, url: &Url, opts: &ExtractOptions) -> Result<Extra
     let doc = Document::from(oxwright_markdown::open_shadow_roots(html).as_ref());
     let base = base_url(&doc, url);
     let page_html = html.to_owned();
-    let title = doc
-        .select("title")
-        .nodes()
-        .first()
-        .map(|t| one_line(&t.text()))
-        .unwrap_or_default();
+    let title = title(&doc);
     let metadata = metadata(&doc, &base);
     let links = links(&doc, url, &base);
     let images = images(&doc, &base);
@@ -79,6 +74,29 @@ pub fn read_served(html: &str, url: &Url, opts: &ExtractOptions) -> Result<Extra
         included,
         overlays_removed: 0,
     })
+}
+
+/// What a site map reads of a served page: no Markdown, only what leads
+/// elsewhere and names the page.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outline {
+    /// The `<title>`, on one line.
+    pub title: String,
+    /// The metadata (`canonical`, `next`, `description`, …).
+    pub metadata: PageMetadata,
+    /// Every link, absolute, as [`read_served`] lists them.
+    pub links: PageLinks,
+}
+
+/// Reads the title, metadata and links of `html`, served at `url`.
+pub fn read_outline(html: &str, url: &Url) -> Outline {
+    let doc = Document::from(html);
+    let base = base_url(&doc, url);
+    Outline {
+        title: title(&doc),
+        metadata: metadata(&doc, &base),
+        links: links(&doc, url, &base),
+    }
 }
 
 /// Removes what the document's own `<style>` elements hide outright
@@ -163,6 +181,15 @@ fn base_url(doc: &Document, url: &Url) -> Url {
         .and_then(|b| b.attr("href"))
         .and_then(|h| url.join(h.trim()).ok())
         .unwrap_or_else(|| url.clone())
+}
+
+/// The document's `<title>`, on one line.
+fn title(doc: &Document) -> String {
+    doc.select("title")
+        .nodes()
+        .first()
+        .map(|t| one_line(&t.text()))
+        .unwrap_or_default()
 }
 
 fn one_line(s: &str) -> String {

@@ -203,6 +203,34 @@ impl Frontier {
         parent: Option<&str>,
         now: Instant,
     ) -> Option<SkippedUrl> {
+        match self.admit(found, &url, depth, parent) {
+            Ok(true) => {
+                let key = host_key(&url);
+                let taken = Taken {
+                    url,
+                    depth,
+                    parent: parent.map(str::to_owned),
+                };
+                self.hosts.push(&key, taken, now);
+                None
+            }
+            Ok(false) => None,
+            Err(line) => line,
+        }
+    }
+
+    /// Counts `url` (a [`Judged::Candidate`], found spelt `found`) as
+    /// taken, without queueing it, unless the limit is reached or it looks
+    /// like a trap. `Ok(false)`: it was taken already. `Err`: not taken,
+    /// with the skip line to record (`None` when this spelling was
+    /// recorded already).
+    pub fn admit(
+        &mut self,
+        found: &Url,
+        url: &Url,
+        depth: u32,
+        parent: Option<&str>,
+    ) -> Result<bool, Option<SkippedUrl>> {
         let mut found = found.clone();
         found.set_fragment(None);
         let path = url.query().map(|_| {
@@ -221,29 +249,19 @@ impl Frontier {
             None
         };
         if let Some(reason) = reason {
-            return match self.skip(found.as_str(), reason, depth, parent) {
+            return Err(match self.skip(found.as_str(), reason, depth, parent) {
                 Judged::Skipped(line) => Some(line),
                 _ => None,
-            };
+            });
         }
         if !self.seen.insert(url_hash(url.as_str())) {
-            return None;
+            return Ok(false);
         }
         if let Some(path) = path {
             *self.variants.entry(path).or_default() += 1;
         }
         self.taken += 1;
-        let key = host_key(&url);
-        self.hosts.push(
-            &key,
-            Taken {
-                url,
-                depth,
-                parent: parent.map(str::to_owned),
-            },
-            now,
-        );
-        None
+        Ok(true)
     }
 
     /// Marks `url` (normalised: a redirect's target or a page's

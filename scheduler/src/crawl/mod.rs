@@ -3,9 +3,11 @@
 //! robots.txt, and releases what it takes host by host, politely.
 
 pub mod frontier;
+pub mod map;
 pub mod run;
 pub mod scope;
 
 pub use frontier::{Frontier, Judged, Taken};
+pub use map::{MapPage, MapRequest, MapSource, MappedUrl, PageReader, SiteMap, SitemapEntry, map_site};
 pub use run::{CrawlError, CrawlRequest, CrawlSummary, run_crawl};
 pub use scope::{PatternError, Scope};
