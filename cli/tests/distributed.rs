@@ -28,6 +28,8 @@ use support::{members, wait_until};
 mod cluster;
 #[path = "distributed/dashboard.rs"]
 mod dashboard;
+#[path = "distributed/politeness.rs"]
+mod politeness;
 #[path = "distributed/resume.rs"]
 mod resume;
 #[path = "distributed/stores.rs"]

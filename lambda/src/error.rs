@@ -15,8 +15,8 @@ pub enum FunctionError {
     Job {
         /// The job.
         job_id: String,
-        /// The typed failure.
-        error: JobError,
+        /// The typed failure (boxed: it is the largest variant by far).
+        error: Box<JobError>,
     },
     /// The broker could not take a report, a retry or a dead letter.
     #[error("broker: {0}")]
@@ -89,7 +89,7 @@ mod tests {
     fn error_types_name_the_class_and_the_kind() {
         let job = |kind| FunctionError::Job {
             job_id: "j".into(),
-            error: JobError::new(kind, "x"),
+            error: Box::new(JobError::new(kind, "x")),
         };
         assert_eq!(error_type(&job(ErrorKind::NonHtml)), "Permanent.non_html");
         assert_eq!(error_type(&job(ErrorKind::Timeout)), "Retryable.timeout");

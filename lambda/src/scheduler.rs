@@ -75,12 +75,12 @@ impl LambdaScheduler {
         .await
         .map_err(|error| FunctionError::Job {
             job_id: batch_id.clone(),
-            error,
+            error: Box::new(error),
         })?;
         tracing::info!(%tick, batch_id = %receipt.batch_id, jobs = receipt.published, "schedule fired");
         serde_json::to_value(receipt).map_err(|e| FunctionError::Job {
             job_id: batch_id,
-            error: JobError::new(ErrorKind::Internal, e.to_string()),
+            error: Box::new(JobError::new(ErrorKind::Internal, e.to_string())),
         })
     }
 

@@ -213,10 +213,12 @@ impl LambdaWorker {
         let (settled, report) = self.run_one(ctx, message, Source::Direct, deadline).await?;
         let failure = |fallback: ErrorKind| FunctionError::Job {
             job_id: job_id.to_owned(),
-            error: report
-                .as_ref()
-                .and_then(|r| r.error.clone())
-                .unwrap_or_else(|| JobError::new(fallback, "the job did not finish")),
+            error: Box::new(
+                report
+                    .as_ref()
+                    .and_then(|r| r.error.clone())
+                    .unwrap_or_else(|| JobError::new(fallback, "the job did not finish")),
+            ),
         };
         match settled {
             Settled::Ack => Ok(json!({ "report": report, "browsers_launched": self.browsers_launched() })),

@@ -36,6 +36,9 @@ pub enum SchedulerError {
     /// A webhook does nothing or names a check not loaded.
     #[error("{0}")]
     Webhook(String),
+    /// robots.txt could not be set up.
+    #[error("robots.txt: {0}")]
+    Robots(String),
     /// The HTTP server failed.
     #[error("HTTP API: {0}")]
     Http(#[from] std::io::Error),
@@ -74,11 +77,13 @@ pub async fn run_scheduler(
         opts.api.signing_secret.clone(),
     ));
     checks.recover().await;
+    let gate = Arc::new(crate::batch::Gate::new(robots_cache(&opts)?));
     let state = Arc::new(AppState {
         tracker: Mutex::new(BatchTracker::new(store.clone())),
         queue: queue.clone(),
         store,
         checks: checks.clone(),
+        gate: gate.clone(),
         hooks: crate::hooks::Hooks::new(opts.api.signing_secret.clone()),
         waiters: Waiters::default(),
         ui: UiAuth::new(opts.api.token.as_deref()),
@@ -89,6 +94,12 @@ pub async fn run_scheduler(
         tasks.spawn(run_schedule(state.clone(), config, cron, shutdown.clone()));
     }
     crate::checks::run_schedules(&checks, &tasks, &shutdown);
+    tasks.spawn(crate::batch::gate::run_gate(
+        gate,
+        state.queue.clone(),
+        state.store.clone(),
+        shutdown.clone(),
+    ));
     if let Some(listener) = listener {
         let app = router(state.clone());
         let stop = shutdown.clone();
@@ -102,6 +113,9 @@ pub async fn run_scheduler(
         });
     }
     tasks.close();
+    // Before any report is read: a report of a batch the gate takes up
+    // frees its host's slot only once the gate counts the job in flight.
+    recover_gate(&state, &shutdown).await;
     let result = report_loop(&state, &shutdown).await;
     shutdown.cancel();
     tasks.wait().await;
@@ -112,6 +126,36 @@ pub async fn run_scheduler(
     result?;
     flushed.map_err(BatchError::from)?;
     Ok(())
+}
+
+/// Takes up the batches released host by host that an earlier scheduler
+/// left running, trying again while the store or the queue fails.
+async fn recover_gate(state: &AppState, shutdown: &CancellationToken) {
+    loop {
+        match crate::batch::gate::recover(&state.gate, state.queue.as_ref(), &state.store).await {
+            Ok(0) => return,
+            Ok(n) => {
+                tracing::info!(batches = n, "batches released host by host taken up again");
+                return;
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "batches released host by host not taken up yet; trying again")
+            }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+    }
+}
+
+/// robots.txt for the batches that respect it, read over the
+/// policy-judged client with the default token.
+fn robots_cache(opts: &SchedulerOptions) -> Result<oxwright_robots::RobotsCache, SchedulerError> {
+    let fetcher =
+        oxwright_robots::HttpRobotsFetcher::new(oxwright_http::HttpClient::new(), opts.policy.clone());
+    oxwright_robots::RobotsCache::new(Arc::new(fetcher), oxwright_robots::RobotsConfig::default())
+        .map_err(|e| SchedulerError::Robots(e.to_string()))
 }
 
 /// Reports held unacked (recorded, their manifests not yet written) that
@@ -176,6 +220,7 @@ async fn take_report(
         }
     };
     let job_id = report.job_id;
+    state.gate.finished(&report);
     // A check's run: its record, state and alert are stored before the ack.
     if state.checks.take(&report).await {
         if let Err(err) = ack.ack().await {
@@ -229,6 +274,13 @@ async fn flush(state: &AppState) -> bool {
 /// Sends the last webhook event of every batch just completed.
 async fn finished(state: &AppState, summaries: &[crate::batch::BatchSummary]) {
     for summary in summaries {
+        if state.gate.holds(&summary.batch_id) {
+            state.gate.forget(&summary.batch_id);
+            let key = oxwright_jobs::keys::gated_batch(&summary.batch_id);
+            if let Err(err) = state.store.delete(&key).await {
+                tracing::warn!(batch_id = %summary.batch_id, error = %err, "a completed batch stays listed under gated/");
+            }
+        }
         if !state.hooks.has_webhook(&summary.batch_id) {
             state.hooks.forget(&summary.batch_id);
             continue;

@@ -24,6 +24,38 @@ pub fn slow_answer(report: &oxwright_jobs::JobReport) -> bool {
         .is_some_and(|e| matches!(e.status, Some(429 | 503)) || e.kind == oxwright_jobs::ErrorKind::Timeout)
 }
 
+/// Asks `robots` whether a job may load `url`: a `policy_denied` error
+/// when robots.txt disallows it (or cannot be asked); the host's
+/// `Crawl-delay` is applied to `hosts` either way.
+pub async fn robots_allow<T>(
+    robots: &oxwright_robots::RobotsCache,
+    hosts: &mut Hosts<T>,
+    url: &Url,
+) -> Result<(), oxwright_jobs::JobError> {
+    let refuse = |why: String| {
+        Err(
+            oxwright_jobs::JobError::new(oxwright_jobs::ErrorKind::PolicyDenied, why)
+                .with_url(url.to_string()),
+        )
+    };
+    match robots.robots_for(url).await {
+        Ok(rules) => {
+            if let Some(delay) = rules.crawl_delay() {
+                hosts.set_crawl_delay(&host_key(url), delay, Instant::now());
+            }
+            if rules.allowed(url) {
+                Ok(())
+            } else {
+                refuse(format!(
+                    "robots.txt disallows it for the token {:?}",
+                    robots.config().user_agent
+                ))
+            }
+        }
+        Err(err) => refuse(format!("robots.txt could not be asked: {err}")),
+    }
+}
+
 /// The key politeness counts by: host and port (`example.com:443`).
 pub fn host_key(url: &Url) -> String {
     format!(
@@ -141,20 +173,37 @@ impl<T> Hosts<T> {
 
     /// Releases the next item whose host may start a page at `now`, with its host key.
     pub fn release(&mut self, now: Instant) -> Option<(String, T)> {
-        let Reverse((at, _, _)) = self.ready.peek()?;
-        if *at > now {
-            return None;
+        loop {
+            let Reverse((at, _, _)) = self.ready.peek()?;
+            if *at > now {
+                return None;
+            }
+            let Reverse((_, _, key)) = self.ready.pop().expect("peeked");
+            let host = self.hosts.get_mut(&key).expect("a ready host is known");
+            host.queued = false;
+            // Slowed down, or filled, since it was queued: queued again
+            // for when it may start (or when a page of it ends).
+            if host.next_start > now || host.in_flight >= host.concurrency {
+                self.schedule(&key);
+                continue;
+            }
+            let item = host.waiting.pop_front().expect("a ready host has an item");
+            host.in_flight += 1;
+            host.next_start = now + host.current;
+            self.waiting -= 1;
+            self.in_flight += 1;
+            self.schedule(&key);
+            return Some((key, item));
         }
-        let Reverse((_, _, key)) = self.ready.pop().expect("peeked");
-        let host = self.hosts.get_mut(&key).expect("a ready host is known");
-        host.queued = false;
-        let item = host.waiting.pop_front().expect("a ready host has an item");
+    }
+
+    /// Counts a page at `key` in flight that was released before this
+    /// gate existed (by a scheduler before a restart).
+    pub fn occupy(&mut self, key: &str, now: Instant) {
+        let host = self.host(key, now);
         host.in_flight += 1;
         host.next_start = now + host.current;
-        self.waiting -= 1;
         self.in_flight += 1;
-        self.schedule(&key);
-        Some((key, item))
     }
 
     /// Notes that a page at `key` ended: `slow` when the host answered
@@ -185,6 +234,17 @@ impl<T> Hosts<T> {
             host.next_start = host.next_start.max(now + host.current);
         }
         self.schedule(key);
+    }
+
+    /// Notes that the page `report` is about ended at `key`, as
+    /// [`Self::finished`] does; a `Retry-After` it carries (with a 429 or
+    /// 503) also keeps the host from starting another page until then.
+    pub fn answered(&mut self, key: &str, report: &oxwright_jobs::JobReport, now: Instant) {
+        self.finished(key, slow_answer(report), now);
+        let wait = report.error.as_ref().and_then(|e| e.retry_after_s);
+        if let (Some(secs), Some(host)) = (wait, self.hosts.get_mut(key)) {
+            host.next_start = host.next_start.max(now + Duration::from_secs(secs));
+        }
     }
 
     /// Takes every item still waiting, host by host.
@@ -287,5 +347,34 @@ mod tests {
         assert!(hosts.release(t1).is_some());
         hosts.finished("h:80", true, t1);
         assert_eq!(hosts.next_release(), Some(t1 + Duration::from_secs(4)));
+    }
+
+    #[test]
+    fn a_retry_after_holds_its_host_alone_until_then() {
+        let t0 = Instant::now();
+        let mut hosts = Hosts::new(2, Duration::ZERO);
+        for i in 0..4 {
+            hosts.push("busy:443", i, t0);
+        }
+        hosts.push("calm:443", 9, t0);
+        let first = hosts.release(t0).unwrap();
+        assert_eq!(first.0, "busy:443");
+        let error = oxwright_jobs::JobError::new(oxwright_jobs::ErrorKind::HttpStatus, "HTTP 429")
+            .with_status(429)
+            .with_retry_after(30);
+        let report =
+            crate::batch::input::failed_report(oxwright_jobs::JobId::new(), "b", "https://busy/", error);
+        hosts.answered("busy:443", &report, t0);
+        // The host was queued before the answer: it is not released early.
+        let mut now_released = Vec::new();
+        while let Some((key, _)) = hosts.release(t0) {
+            now_released.push(key);
+        }
+        assert_eq!(now_released, ["calm:443"], "only the other host goes on");
+        assert_eq!(hosts.release(t0 + Duration::from_secs(29)), None);
+        assert_eq!(
+            hosts.release(t0 + Duration::from_secs(30)).map(|(k, _)| k),
+            Some("busy:443".into())
+        );
     }
 }

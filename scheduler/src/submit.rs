@@ -34,6 +34,10 @@ pub struct BatchRecord {
     /// The batch whose failed jobs this one submits again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resubmit_of: Option<String>,
+    /// Per-host limits the scheduler releases the jobs under (none: all
+    /// published at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_host: Option<crate::batch::HostLimits>,
 }
 
 impl BatchRecord {
@@ -122,6 +126,90 @@ pub async fn submit_batch_with(
     source: &str,
     webhook: Option<crate::hooks::BatchWebhook>,
 ) -> Result<SubmitReceipt, BatchError> {
+    let submission = Submission {
+        batch_id,
+        source,
+        webhook,
+        per_host: None,
+    };
+    let (jobs, refused, record) = record_batch(queue, store, submission, jobs, refused).await?;
+    for job in &jobs {
+        publish_job(queue, job).await?;
+    }
+    publish_refused(queue, batch_id, &refused).await?;
+    tracing::info!(
+        batch_id,
+        jobs = jobs.len(),
+        refused = refused.len(),
+        source,
+        "batch submitted"
+    );
+    Ok(receipt(&record, jobs.len()))
+}
+
+/// Submits a batch whose jobs the scheduler's `gate` releases host by
+/// host under `limits`, rather than publishing them all now: the record
+/// and `jobs.jsonl` are written, the batch listed under `gated/`, and the
+/// jobs handed to the gate. Lines robots.txt disallows (when `limits`
+/// respects it) get failed reports.
+#[allow(clippy::too_many_arguments)]
+pub async fn submit_gated(
+    queue: &dyn JobQueue,
+    store: &dyn ArtifactStore,
+    gate: &crate::batch::Gate,
+    batch_id: &str,
+    jobs: Vec<Job>,
+    refused: Vec<(String, JobError)>,
+    source: &str,
+    webhook: Option<crate::hooks::BatchWebhook>,
+    limits: crate::batch::HostLimits,
+) -> Result<SubmitReceipt, BatchError> {
+    let submission = Submission {
+        batch_id,
+        source,
+        webhook,
+        per_host: Some(limits),
+    };
+    let (jobs, refused, record) = record_batch(queue, store, submission, jobs, refused).await?;
+    let held = jobs.len();
+    let mut screened = gate.screen(limits, jobs).await;
+    let disallowed = std::mem::take(&mut screened.refused);
+    for (job, error) in &disallowed {
+        let report = crate::batch::input::failed_report(job.id, batch_id, job.url(), error.clone());
+        queue.publish_report(&report).await?;
+    }
+    publish_refused(queue, batch_id, &refused).await?;
+    gate.admit(batch_id, screened, Vec::new(), 0);
+    tracing::info!(
+        batch_id,
+        jobs = held,
+        refused = refused.len(),
+        disallowed = disallowed.len(),
+        source,
+        "batch submitted, released host by host"
+    );
+    Ok(receipt(&record, held - disallowed.len()))
+}
+
+/// Who submits a batch, and how it is to be released.
+struct Submission<'a> {
+    batch_id: &'a str,
+    source: &'a str,
+    webhook: Option<crate::hooks::BatchWebhook>,
+    per_host: Option<crate::batch::HostLimits>,
+}
+
+/// Writes a batch's `jobs.jsonl` and its record (and, when it is released
+/// host by host, its `gated/` entry between the two); returns the jobs
+/// the queue takes, every refused line, and the record.
+async fn record_batch(
+    queue: &dyn JobQueue,
+    store: &dyn ArtifactStore,
+    submission: Submission<'_>,
+    jobs: Vec<Job>,
+    refused: Vec<(String, JobError)>,
+) -> Result<(Vec<Job>, Vec<(String, JobError)>, BatchRecord), BatchError> {
+    let batch_id = submission.batch_id;
     // Every job names the store its results must reach: a worker writing
     // to another refuses it rather than lose them there.
     let store_id = oxwright_artifacts::store_id(store).await?;
@@ -158,9 +246,10 @@ pub async fn submit_batch_with(
             })
             .collect(),
         refused: refused.len(),
-        source: source.to_owned(),
-        webhook,
-        resubmit_of: source.strip_prefix(RESUBMIT_SOURCE).map(str::to_owned),
+        source: submission.source.to_owned(),
+        webhook: submission.webhook,
+        resubmit_of: submission.source.strip_prefix(RESUBMIT_SOURCE).map(str::to_owned),
+        per_host: submission.per_host,
     };
     store
         .put(
@@ -169,29 +258,34 @@ pub async fn submit_batch_with(
             "application/x-ndjson",
         )
         .await?;
-    record.put(store).await?;
-    for job in &jobs {
-        publish_job(queue, job).await?;
+    if let Some(limits) = submission.per_host {
+        crate::batch::gate::list_gated(store, batch_id, limits).await?;
     }
+    record.put(store).await?;
+    Ok((jobs, refused, record))
+}
+
+async fn publish_refused(
+    queue: &dyn JobQueue,
+    batch_id: &str,
+    refused: &[(String, JobError)],
+) -> Result<(), BatchError> {
     for (text, error) in refused.iter().cloned() {
         queue
             .publish_report(&refused_report(batch_id, &text, error))
             .await?;
     }
-    tracing::info!(
-        batch_id,
-        jobs = jobs.len(),
-        refused = refused.len(),
-        source,
-        "batch submitted"
-    );
-    Ok(SubmitReceipt {
-        batch_id: batch_id.to_owned(),
+    Ok(())
+}
+
+fn receipt(record: &BatchRecord, published: usize) -> SubmitReceipt {
+    SubmitReceipt {
+        batch_id: record.batch_id.clone(),
         total: record.total,
-        published: jobs.len(),
-        refused: refused.len(),
-        manifest: keys::batch_manifest(batch_id),
-    })
+        published,
+        refused: record.refused,
+        manifest: keys::batch_manifest(&record.batch_id),
+    }
 }
 
 /// Publishes one job, waiting for the broker's confirm, inside a

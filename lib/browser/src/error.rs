@@ -47,6 +47,8 @@ pub enum BrowserError {
         status: u16,
         /// The URL that answered it.
         url: String,
+        /// Its `Retry-After`, in seconds, when it gave one.
+        retry_after_s: Option<u64>,
     },
     /// The main document is not HTML.
     #[error("{url} is {content_type}, not HTML")]
@@ -130,8 +132,15 @@ impl From<BrowserError> for JobError {
     fn from(err: BrowserError) -> JobError {
         let mut out = JobError::new(err.kind(), err.to_string());
         match &err {
-            BrowserError::HttpStatus { status, url } => {
+            BrowserError::HttpStatus {
+                status,
+                url,
+                retry_after_s,
+            } => {
                 out = out.with_status(*status).with_url(url.clone());
+                if let Some(secs) = retry_after_s {
+                    out = out.with_retry_after(*secs);
+                }
             }
             BrowserError::NonHtml { content_type, url }
             | BrowserError::Download {

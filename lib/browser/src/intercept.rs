@@ -361,15 +361,22 @@ impl Shared {
             return None;
         }
         if status >= 400 {
-            return Some(
-                self.egress_error(ev, &url)
-                    .unwrap_or(BrowserError::HttpStatus { status, url }),
-            );
+            let retry_after_s = response_header(ev, "retry-after")
+                .and_then(|v| oxwright_jobs::parse_retry_after(&v, chrono::Utc::now()));
+            return Some(self.egress_error(ev, &url).unwrap_or(BrowserError::HttpStatus {
+                status,
+                url,
+                retry_after_s,
+            }));
         }
         // No content: Chromium keeps the page it had and commits nothing,
         // so nothing would ever be read.
         if status == 204 || status == 205 {
-            return Some(BrowserError::HttpStatus { status, url });
+            return Some(BrowserError::HttpStatus {
+                status,
+                url,
+                retry_after_s: None,
+            });
         }
         let header = |name: &str| response_header(ev, name);
         let content_type = header("content-type");

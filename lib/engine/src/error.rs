@@ -118,6 +118,9 @@ pub struct EngineError {
     pub content_type: Option<String>,
     /// How many elements matched (`NotUnique`, `NotFound`).
     pub count: Option<usize>,
+    /// How long the server asked to be left alone, in seconds (its
+    /// `Retry-After` with an error status).
+    pub retry_after_s: Option<u64>,
 }
 
 impl EngineError {
@@ -130,6 +133,7 @@ impl EngineError {
             status: None,
             content_type: None,
             count: None,
+            retry_after_s: None,
         }
     }
 
@@ -237,6 +241,9 @@ impl From<EngineError> for JobError {
         }
         if let Some(url) = err.url {
             out = out.with_url(url);
+        }
+        if let Some(secs) = err.retry_after_s {
+            out = out.with_retry_after(secs);
         }
         out
     }

@@ -94,6 +94,8 @@ pub enum HttpError {
         url: String,
         /// The status.
         status: u16,
+        /// Its `Retry-After`, in seconds, when it gave one.
+        retry_after_s: Option<u64>,
     },
     /// The connection failed, or the server's answer was not HTTP.
     #[error("reading {url} failed: {message}")]
@@ -136,8 +138,16 @@ impl From<HttpError> for JobError {
             HttpError::Status { .. } => ErrorKind::HttpStatus,
         };
         let mut out = JobError::new(kind, err.to_string()).with_url(err.url());
-        if let HttpError::Status { status, .. } = err {
+        if let HttpError::Status {
+            status,
+            retry_after_s,
+            ..
+        } = err
+        {
             out = out.with_status(status);
+            if let Some(secs) = retry_after_s {
+                out = out.with_retry_after(secs);
+            }
         }
         out
     }
@@ -415,9 +425,15 @@ impl HttpClient {
                 continue;
             }
             if status >= 400 || status == 204 || status == 205 {
+                let retry_after_s = resp
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| oxwright_jobs::parse_retry_after(v, chrono::Utc::now()));
                 return Err(HttpError::Status {
                     url: current.to_string(),
                     status,
+                    retry_after_s,
                 });
             }
             let headers = header_list(resp.headers());

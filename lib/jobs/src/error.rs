@@ -120,6 +120,28 @@ pub struct JobError {
     /// The URL that failed (may be a redirect target).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// How long the server asked to be left alone, in seconds: its
+    /// `Retry-After` with a 429 or 503 (capped at [`MAX_RETRY_AFTER_S`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_s: Option<u64>,
+}
+
+/// The longest `Retry-After` taken from a server: one hour.
+pub const MAX_RETRY_AFTER_S: u64 = 3_600;
+
+/// Reads a `Retry-After` header value, delay-seconds or an HTTP date
+/// (RFC 9110 section 10.2.3), as seconds from `now`, capped at
+/// [`MAX_RETRY_AFTER_S`]; `None` when it is neither.
+pub fn parse_retry_after(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<u64> {
+    let value = value.trim();
+    let secs = match value.parse::<u64>() {
+        Ok(secs) => secs,
+        Err(_) => {
+            let at = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+            u64::try_from((at.with_timezone(&chrono::Utc) - now).num_seconds()).unwrap_or(0)
+        }
+    };
+    Some(secs.min(MAX_RETRY_AFTER_S))
 }
 
 impl JobError {
@@ -132,12 +154,19 @@ impl JobError {
             status: None,
             content_type: None,
             url: None,
+            retry_after_s: None,
         }
     }
 
     /// Sets the HTTP status.
     pub fn with_status(mut self, status: u16) -> Self {
         self.status = Some(status);
+        self
+    }
+
+    /// Sets how long the server asked to be left alone, in seconds.
+    pub fn with_retry_after(mut self, secs: u64) -> Self {
+        self.retry_after_s = Some(secs);
         self
     }
 
@@ -227,6 +256,14 @@ mod tests {
 
     #[test]
     fn retryable_statuses() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T10:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        assert_eq!(parse_retry_after(" 120 ", now), Some(120));
+        assert_eq!(parse_retry_after("Wed, 02 Dec 2026 10:01:30 GMT", now), Some(90));
+        assert_eq!(parse_retry_after("Wed, 02 Dec 2026 09:00:00 GMT", now), Some(0));
+        assert_eq!(parse_retry_after("86400", now), Some(MAX_RETRY_AFTER_S));
+        assert_eq!(parse_retry_after("soon", now), None);
         let status = |s| JobError::new(ErrorKind::HttpStatus, "x").with_status(s);
         assert!(status(503).is_retryable());
         assert!(status(429).is_retryable());

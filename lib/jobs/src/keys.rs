@@ -47,6 +47,30 @@ pub fn batch_cancelled(batch_id: &str) -> String {
     format!("batches/{batch_id}/cancelled.json")
 }
 
+/// Returns `batches/<batch-id>/released/`: where a batch released host by
+/// host by the scheduler logs the jobs it has published.
+pub fn batch_released_prefix(batch_id: &str) -> String {
+    format!("batches/{batch_id}/released/")
+}
+
+/// Returns `batches/<batch-id>/released/<seq>.jsonl`: one round of jobs
+/// the scheduler published for a batch it releases host by host, one job
+/// id a line, written after the broker confirmed them.
+pub fn batch_released(batch_id: &str, seq: u64) -> String {
+    format!("{}{seq:012}.jsonl", batch_released_prefix(batch_id))
+}
+
+/// Where the batches the scheduler releases host by host are listed
+/// while they run.
+pub const GATED_PREFIX: &str = "gated/";
+
+/// Returns `gated/<batch-id>.json`: a batch the scheduler releases host by
+/// host, with its per-host limits, kept until the batch completes so a
+/// restarted scheduler takes it up again.
+pub fn gated_batch(batch_id: &str) -> String {
+    format!("{GATED_PREFIX}{batch_id}.json")
+}
+
 /// Returns `orphans/<batch-id>/<job-id>.json`: a report the scheduler
 /// received for a batch its store has no record of (submitted to another
 /// store), kept there instead of dropped. Characters of the batch id other

@@ -25,7 +25,7 @@ pub use crawl::{
     DEFAULT_CRAWL_PER_HOST_DELAY_MS, SkipReason, SkippedUrl,
 };
 pub use defaults::{FetchDefaults, NOT_IN_CONFIG};
-pub use error::{ErrorKind, JobError};
+pub use error::{ErrorKind, JobError, MAX_RETRY_AFTER_S, parse_retry_after};
 pub use fetch::{
     BlockResource, CacheStatus, ContentMode, DialogAction, FetchResult, FetchSpec, FetchTimings, Format,
     Frames, LinkStyle, Render, TokenCounts, WaitUntil,

@@ -135,7 +135,7 @@ fn sitemap_error(err: HttpError) -> SitemapError {
         HttpError::TooLarge { url, limit } => SitemapError::TooLarge { url, limit },
         HttpError::Redirect { url, reason } => SitemapError::Redirect { url, reason },
         HttpError::Cycle { url, target } => SitemapError::Cycle { url, target },
-        HttpError::Status { url, status } => SitemapError::Http { url, status },
+        HttpError::Status { url, status, .. } => SitemapError::Http { url, status },
         HttpError::Connection { url, message } => SitemapError::Connection { url, message },
     }
 }

@@ -39,6 +39,35 @@ struct BatchRequest {
     /// Where the batch's events go.
     #[serde(default)]
     webhook: Option<BatchWebhook>,
+    /// Page loads in flight at once to one host (host and port); the
+    /// scheduler releases the jobs host by host when this, the delay or
+    /// `respect_robots` is given.
+    #[serde(default)]
+    per_host_concurrency: Option<usize>,
+    /// Least time between two page loads' starts at one host, in ms.
+    #[serde(default)]
+    per_host_delay_ms: Option<u64>,
+    /// Fail the pages robots.txt disallows (`policy_denied`) and honour
+    /// its `Crawl-delay`.
+    #[serde(default)]
+    respect_robots: bool,
+}
+
+impl BatchRequest {
+    /// The per-host limits asked for, if any.
+    fn host_limits(&self) -> Result<Option<crate::batch::HostLimits>, ApiError> {
+        if self.per_host_concurrency.is_none() && self.per_host_delay_ms.is_none() && !self.respect_robots {
+            return Ok(None);
+        }
+        if self.per_host_concurrency == Some(0) {
+            return Err(invalid("`per_host_concurrency` must be at least 1"));
+        }
+        Ok(Some(crate::batch::HostLimits {
+            concurrency: self.per_host_concurrency.unwrap_or(usize::MAX),
+            delay_ms: self.per_host_delay_ms.unwrap_or(0),
+            respect_robots: self.respect_robots,
+        }))
+    }
 }
 
 /// `POST /v1/batches` answer.
@@ -62,6 +91,7 @@ pub(crate) async fn post_batch(
     if let Some(hook) = &req.webhook {
         hook.validate(&state.opts.policy).map_err(invalid)?;
     }
+    let limits = req.host_limits()?;
     let urls = match (&req.sitemap, req.urls.is_empty()) {
         (Some(_), false) => return Err(invalid("give `urls` or `sitemap`, not both")),
         (None, true) => return Err(invalid("give `urls` (a list of page URLs) or `sitemap`")),
@@ -91,16 +121,34 @@ pub(crate) async fn post_batch(
     };
     let batch_id = new_batch_id();
     let (jobs, refused) = template.jobs(&batch_id, &state.opts.policy)?;
-    let receipt = crate::submit::submit_batch_with(
-        state.queue.as_ref(),
-        state.store.as_ref(),
-        &batch_id,
-        jobs,
-        refused,
-        "api:v1",
-        req.webhook.clone(),
-    )
-    .await
+    let receipt = match limits {
+        None => {
+            crate::submit::submit_batch_with(
+                state.queue.as_ref(),
+                state.store.as_ref(),
+                &batch_id,
+                jobs,
+                refused,
+                "api:v1",
+                req.webhook.clone(),
+            )
+            .await
+        }
+        Some(limits) => {
+            crate::submit::submit_gated(
+                state.queue.as_ref(),
+                state.store.as_ref(),
+                &state.gate,
+                &batch_id,
+                jobs,
+                refused,
+                "api:v1",
+                req.webhook.clone(),
+                limits,
+            )
+            .await
+        }
+    }
     .map_err(unavailable)?;
     state.hooks.register(&batch_id, req.webhook);
     state.hooks.started(&batch_id, receipt.total);
@@ -227,7 +275,7 @@ pub(crate) async fn delete_batch(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
-    state.batches().cancel(&id).await?;
+    state.cancel_batch(&id).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(serde_json::json!({

@@ -29,6 +29,8 @@ pub(crate) struct AppState {
     pub(crate) ui: super::UiAuth,
     /// The checks and their runs in flight.
     pub(crate) checks: Arc<crate::checks::CheckRunner>,
+    /// The batches released host by host.
+    pub(crate) gate: Arc<crate::batch::Gate>,
 }
 
 impl AppState {
@@ -58,6 +60,18 @@ impl AppState {
             source,
         )
         .await
+    }
+
+    /// Cancels batch `id`: jobs not yet started are skipped, and those
+    /// the gate still holds are published at once, for workers to skip.
+    pub(crate) async fn cancel_batch(&self, id: &str) -> Result<(), crate::batch::BatchFault> {
+        self.batches().cancel(id).await?;
+        for job in self.gate.cancel(id) {
+            crate::submit::publish_job(self.queue.as_ref(), &job)
+                .await
+                .map_err(|e| crate::batch::BatchFault::Unavailable(e.to_string()))?;
+        }
+        Ok(())
     }
 
     /// Submits `job` as the one job of batch `batch_id`.

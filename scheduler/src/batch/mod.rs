@@ -2,11 +2,13 @@
 //! what the API and the dashboard read of a batch and do to it.
 
 pub mod control;
+pub mod gate;
 pub mod input;
 pub mod manifest;
 pub mod run;
 
 pub use control::{BatchFault, Batches, check_batch_id};
+pub use gate::{Gate, HostLimits};
 pub use input::{BatchLine, parse_url_entry, parse_url_list, policy_error, shorten};
 pub use manifest::{BatchSummary, ManifestWriter, Place};
 pub use run::{BatchError, BatchRequest, PerHost, new_batch_id, run_batch};

@@ -19,7 +19,7 @@ use url::Url;
 
 use super::input::{BatchLine, failed_report, too_large_error};
 use super::manifest::{BatchSummary, ManifestWriter};
-use crate::politeness::{Hosts, host_key, slow_answer};
+use crate::politeness::{Hosts, host_key};
 
 /// Why a batch could not run.
 #[derive(Debug, thiserror::Error)]
@@ -83,9 +83,14 @@ impl Pending {
         }
     }
 
-    fn finished(&mut self, key: Option<&str>, slow: bool) {
+    /// Frees a host's slot; `report` (absent for a line that never ran)
+    /// says whether the host should slow down.
+    fn finished(&mut self, key: Option<&str>, report: Option<&JobReport>) {
         if let (Self::PerHost(hosts), Some(key)) = (self, key) {
-            hosts.finished(key, slow, Instant::now());
+            match report {
+                Some(report) => hosts.answered(key, report, Instant::now()),
+                None => hosts.finished(key, false, Instant::now()),
+            }
         }
     }
 
@@ -107,22 +112,10 @@ impl Pending {
 
 /// Says whether robots.txt lets the line `url` run; notes its host's `Crawl-delay`.
 async fn robots_allow(robots: &RobotsCache, pending: &mut Pending, url: &Url) -> Result<(), JobError> {
-    let refuse = |why: String| Err(JobError::new(ErrorKind::PolicyDenied, why).with_url(url.to_string()));
-    match robots.robots_for(url).await {
-        Ok(rules) => {
-            if let (Some(delay), Pending::PerHost(hosts)) = (rules.crawl_delay(), &mut *pending) {
-                hosts.set_crawl_delay(&host_key(url), delay, Instant::now());
-            }
-            if rules.allowed(url) {
-                Ok(())
-            } else {
-                refuse(format!(
-                    "robots.txt disallows it for the token {:?}",
-                    robots.config().user_agent
-                ))
-            }
-        }
-        Err(err) => refuse(format!("robots.txt could not be asked: {err}")),
+    match pending {
+        Pending::PerHost(hosts) => crate::politeness::robots_allow(robots, hosts, url).await,
+        // robots.txt comes with per-host limits, which release per host.
+        Pending::InOrder(_) => Ok(()),
     }
 }
 
@@ -153,6 +146,7 @@ async fn write_record(store: &dyn ArtifactStore, req: &BatchRequest) -> Result<(
         source: "batch".to_owned(),
         webhook: None,
         resubmit_of: None,
+        per_host: None,
     };
     record.put(store).await?;
     Ok(())
@@ -244,7 +238,7 @@ pub async fn run_batch(
                 }
                 // A job the queue refuses as too large is this line's failure, not the batch's.
                 Err(err @ QueueError::TooLarge { .. }) => {
-                    pending.finished(key.as_deref(), false);
+                    pending.finished(key.as_deref(), None);
                     let error = too_large_error(job.url(), &err);
                     let report = failed_report(job.id, &req.batch_id, job.url(), error);
                     manifest.record(&report).await?;
@@ -268,7 +262,7 @@ pub async fn run_batch(
                 Some(Ok(report)) => {
                     if report.batch_id.as_deref() == Some(req.batch_id.as_str()) && manifest.record(&report).await? {
                         if let Some((_, _, key)) = in_flight.remove(&report.job_id) {
-                            pending.finished(key.as_deref(), slow_answer(&report));
+                            pending.finished(key.as_deref(), Some(&report));
                         }
                         on_report(&report, manifest.done(), total);
                     }

@@ -28,7 +28,7 @@ use super::frontier::{Frontier, Judged, Taken};
 use super::scope::PatternError;
 use crate::batch::input::{failed_report, too_large_error};
 use crate::batch::{BatchError, BatchSummary, ManifestWriter, Place};
-use crate::politeness::{host_key, slow_answer};
+use crate::politeness::host_key;
 
 /// Why a crawl could not run.
 #[derive(Debug, thiserror::Error)]
@@ -358,7 +358,7 @@ pub async fn run_crawl(
                     if report.batch_id.as_deref() == Some(req.batch_id.as_str())
                         && let Some((key, taken)) = in_flight.remove(&report.job_id)
                     {
-                        crawl.frontier.hosts().finished(&key, slow_answer(&report), Instant::now());
+                        crawl.frontier.hosts().answered(&key, &report, Instant::now());
                         crawl.record(&report, &taken, &mut on_report).await?;
                         if report.status == ReportStatus::Ok {
                             crawl.discover(report.job_id, &taken).await?;
@@ -423,6 +423,7 @@ async fn write_record(
         source: "crawl".to_owned(),
         webhook: None,
         resubmit_of: None,
+        per_host: None,
     }
     .put(store)
     .await

@@ -57,9 +57,17 @@ pub(crate) fn engine_error(err: BrowserError) -> EngineError {
         BrowserError::Timeout { .. } => EngineError::new(EngineErrorKind::Timeout, message),
         BrowserError::WaitFor { .. } => EngineError::new(EngineErrorKind::WaitForTimeout, message),
         BrowserError::Policy { url, source } => EngineError::policy(&url, &source),
-        BrowserError::HttpStatus { status, url } => EngineError::new(EngineErrorKind::HttpStatus, message)
-            .with_status(status)
-            .with_url(url),
+        BrowserError::HttpStatus {
+            status,
+            url,
+            retry_after_s,
+        } => {
+            let mut out = EngineError::new(EngineErrorKind::HttpStatus, message)
+                .with_status(status)
+                .with_url(url);
+            out.retry_after_s = retry_after_s;
+            out
+        }
         BrowserError::NonHtml { content_type, url }
         | BrowserError::Download {
             content_type, url, ..

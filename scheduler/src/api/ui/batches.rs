@@ -531,7 +531,7 @@ pub(super) async fn cancel(
     if let Some(refused) = refusal(&state, &form(&body)) {
         return refused;
     }
-    match state.batches().cancel(&id).await.map_err(ApiError::from) {
+    match state.cancel_batch(&id).await.map_err(ApiError::from) {
         Ok(()) => Redirect::to(&format!("/ui/batches/{}", enc(&id))).into_response(),
         Err(err) => err.page(&state),
     }

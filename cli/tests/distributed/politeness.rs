@@ -1,0 +1,183 @@
+//! Per-host politeness across a fleet: a batch submitted to the scheduler
+//! with `per_host_concurrency` is released host by host by the scheduler,
+//! so three workers with twelve pages between them never have more than
+//! the limit in flight at a host (measured at the server), another host of
+//! the same batch runs beside it rather than after it, robots.txt is
+//! obeyed, and a scheduler killed mid-batch is replaced by one that takes
+//! the batch up where it was, losing no page.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use oxwright_artifacts::ArtifactStore;
+use oxwright_jobs::keys;
+
+use crate::cluster::{Cluster, eventually};
+
+/// What one host's server saw: each page's start and end, and the most
+/// pages in flight at once.
+#[derive(Clone, Default)]
+struct Host {
+    hits: Arc<Mutex<Vec<(String, Instant, Instant)>>>,
+    in_flight: Arc<Mutex<(usize, usize)>>,
+}
+
+impl Host {
+    fn pages(&self) -> Vec<(String, Instant, Instant)> {
+        self.hits
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(t, _, _)| t != "/robots.txt")
+            .cloned()
+            .collect()
+    }
+
+    fn max_in_flight(&self) -> usize {
+        self.in_flight.lock().unwrap().1
+    }
+
+    fn last_end(&self) -> Instant {
+        self.pages().iter().map(|(_, _, end)| *end).max().unwrap()
+    }
+}
+
+/// Counts a request in flight until it ends, however it ends.
+struct Counted(Host, String, Instant);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.in_flight.lock().unwrap().0 -= 1;
+        let target = std::mem::take(&mut self.1);
+        self.0.hits.lock().unwrap().push((target, self.2, Instant::now()));
+    }
+}
+
+async fn serve(State(host): State<Host>, req: Request) -> Response {
+    let target = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.to_string())
+        .unwrap_or_default();
+    {
+        let mut f = host.in_flight.lock().unwrap();
+        f.0 += 1;
+        f.1 = f.1.max(f.0);
+    }
+    let _counted = Counted(host.clone(), target.clone(), Instant::now());
+    if target == "/robots.txt" {
+        return (
+            [(header::CONTENT_TYPE, "text/plain")],
+            "User-agent: *\nDisallow: /private/\n",
+        )
+            .into_response();
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let html = format!(
+        "<!doctype html><html><head><title>{target}</title></head><body><main><h1>Page {target}</h1>\
+         <p>A page of the politeness site, with enough words in it to be read as its content.</p></main></body></html>"
+    );
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response()
+}
+
+async fn start_host() -> (SocketAddr, Host) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let host = Host::default();
+    let app = axum::Router::new().fallback(serve).with_state(host.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (addr, host)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_released_host_by_host_keeps_each_hosts_limit_across_three_workers() {
+    let (a, a_host) = start_host().await;
+    let (b, b_host) = start_host().await;
+    let mut cluster = Cluster::start().await;
+    cluster.with_env("OXWRIGHT_ALLOW_HOSTS", &format!("{a},{b}"));
+    let (scheduler, base) = cluster.scheduler_api();
+    for _ in 0..3 {
+        cluster.worker(4, &[]);
+    }
+    let mut urls: Vec<String> = (0..300).map(|n| format!("http://{a}/page/{n}")).collect();
+    urls.extend((0..60).map(|n| format!("http://{b}/page/{n}")));
+    urls.push(format!("http://{a}/private/secret"));
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let body = serde_json::json!({
+        "urls": urls,
+        "options": { "render": "never" },
+        "per_host_concurrency": 2,
+        "respect_robots": true,
+    });
+    let answer = reqwest::Client::new()
+        .post(format!("{base}/v1/batches"))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 202);
+    let accepted: serde_json::Value = serde_json::from_str(&answer.text().await.unwrap()).unwrap();
+    let batch = accepted["batch_id"].as_str().unwrap().to_owned();
+    assert!(
+        cluster.store.exists(&keys::gated_batch(&batch)).await.unwrap(),
+        "the batch is listed for a restarted scheduler"
+    );
+
+    // Killed mid-batch, the scheduler is replaced by one that takes the
+    // batch up again from the store.
+    eventually("a third of host A's pages done", Duration::from_secs(120), || {
+        let n = a_host.pages().len();
+        async move { n >= 100 }
+    })
+    .await;
+    cluster.signal(scheduler, libc::SIGKILL);
+    cluster.wait(scheduler);
+    let served_at_kill = a_host.pages().len();
+    cluster.scheduler_logged("scheduler-2");
+
+    let lines = cluster.manifest(&batch, Duration::from_secs(300)).await;
+    assert_eq!(lines.len(), 361, "one line per URL");
+    let mut by_status: BTreeMap<String, usize> = BTreeMap::new();
+    for line in &lines {
+        *by_status
+            .entry(line["status"].as_str().unwrap().to_owned())
+            .or_default() += 1;
+    }
+    assert_eq!(by_status.get("ok"), Some(&360), "{by_status:?}");
+    let denied = lines.iter().find(|l| l["status"] == "failed").unwrap();
+    assert_eq!(denied["error"]["kind"], "policy_denied", "{denied}");
+    assert!(a_host.pages().iter().all(|(t, _, _)| !t.starts_with("/private/")));
+
+    // The limit held at each host, at the server's clock, through the restart.
+    assert_eq!(a_host.max_in_flight(), 2, "host A");
+    assert_eq!(b_host.max_in_flight(), 2, "host B");
+    // Each page loaded once; a page published in the instant between the
+    // broker's confirm and the release log's write may be loaded again.
+    let mut loads: BTreeMap<String, usize> = BTreeMap::new();
+    for (host, server) in [("a", &a_host), ("b", &b_host)] {
+        for (target, _, _) in server.pages() {
+            *loads.entry(format!("{host}{target}")).or_default() += 1;
+        }
+    }
+    assert_eq!(loads.len(), 360);
+    let again: Vec<_> = loads.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(again.len() <= 1, "pages loaded twice: {again:?}");
+    assert!(served_at_kill < 300, "the batch ended before the kill");
+    // Host B ran beside host A, not after it.
+    assert!(
+        b_host.last_end() + Duration::from_secs(5) < a_host.last_end(),
+        "host B's pages waited for host A's"
+    );
+    let log = cluster.log("scheduler-2");
+    assert!(log.contains("taken up again"), "{log}");
+    assert!(
+        !cluster.store.exists(&keys::gated_batch(&batch)).await.unwrap(),
+        "a completed batch is no longer listed"
+    );
+}
