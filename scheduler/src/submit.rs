@@ -7,7 +7,7 @@
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use oxwright_artifacts::ArtifactStore;
-use oxwright_jobs::{FetchSpec, Job, JobError, JobId, JobKind, JobReport, JobSpec, keys};
+use oxwright_jobs::{FetchSpec, HostLimits, Job, JobError, JobId, JobKind, JobReport, JobSpec, keys};
 use oxwright_queue::{Headers, JobQueue};
 use serde::{Deserialize, Serialize};
 
@@ -37,7 +37,7 @@ pub struct BatchRecord {
     /// Per-host limits the scheduler releases the jobs under (none: all
     /// published at once).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub per_host: Option<crate::batch::HostLimits>,
+    pub per_host: Option<HostLimits>,
 }
 
 impl BatchRecord {
@@ -147,62 +147,18 @@ pub async fn submit_batch_with(
     Ok(receipt(&record, jobs.len()))
 }
 
-/// Submits a batch whose jobs the scheduler's `gate` releases host by
-/// host under `limits`, rather than publishing them all now: the record
-/// and `jobs.jsonl` are written, the batch listed under `gated/`, and the
-/// jobs handed to the gate. Lines robots.txt disallows (when `limits`
-/// respects it) get failed reports.
-#[allow(clippy::too_many_arguments)]
-pub async fn submit_gated(
-    queue: &dyn JobQueue,
-    store: &dyn ArtifactStore,
-    gate: &crate::batch::Gate,
-    batch_id: &str,
-    jobs: Vec<Job>,
-    refused: Vec<(String, JobError)>,
-    source: &str,
-    webhook: Option<crate::hooks::BatchWebhook>,
-    limits: crate::batch::HostLimits,
-) -> Result<SubmitReceipt, BatchError> {
-    let submission = Submission {
-        batch_id,
-        source,
-        webhook,
-        per_host: Some(limits),
-    };
-    let (jobs, refused, record) = record_batch(queue, store, submission, jobs, refused).await?;
-    let held = jobs.len();
-    let mut screened = gate.screen(limits, jobs).await;
-    let disallowed = std::mem::take(&mut screened.refused);
-    for (job, error) in &disallowed {
-        let report = crate::batch::input::failed_report(job.id, batch_id, job.url(), error.clone());
-        queue.publish_report(&report).await?;
-    }
-    publish_refused(queue, batch_id, &refused).await?;
-    gate.admit(batch_id, screened, Vec::new(), 0);
-    tracing::info!(
-        batch_id,
-        jobs = held,
-        refused = refused.len(),
-        disallowed = disallowed.len(),
-        source,
-        "batch submitted, released host by host"
-    );
-    Ok(receipt(&record, held - disallowed.len()))
-}
-
 /// Who submits a batch, and how it is to be released.
-struct Submission<'a> {
-    batch_id: &'a str,
-    source: &'a str,
-    webhook: Option<crate::hooks::BatchWebhook>,
-    per_host: Option<crate::batch::HostLimits>,
+pub(crate) struct Submission<'a> {
+    pub(crate) batch_id: &'a str,
+    pub(crate) source: &'a str,
+    pub(crate) webhook: Option<crate::hooks::BatchWebhook>,
+    pub(crate) per_host: Option<HostLimits>,
 }
 
 /// Writes a batch's `jobs.jsonl` and its record (and, when it is released
 /// host by host, its `gated/` entry between the two); returns the jobs
 /// the queue takes, every refused line, and the record.
-async fn record_batch(
+pub(crate) async fn record_batch(
     queue: &dyn JobQueue,
     store: &dyn ArtifactStore,
     submission: Submission<'_>,
@@ -259,13 +215,13 @@ async fn record_batch(
         )
         .await?;
     if let Some(limits) = submission.per_host {
-        crate::batch::gate::list_gated(store, batch_id, limits).await?;
+        list_gated(store, batch_id, limits).await?;
     }
     record.put(store).await?;
     Ok((jobs, refused, record))
 }
 
-async fn publish_refused(
+pub(crate) async fn publish_refused(
     queue: &dyn JobQueue,
     batch_id: &str,
     refused: &[(String, JobError)],
@@ -278,7 +234,7 @@ async fn publish_refused(
     Ok(())
 }
 
-fn receipt(record: &BatchRecord, published: usize) -> SubmitReceipt {
+pub(crate) fn receipt(record: &BatchRecord, published: usize) -> SubmitReceipt {
     SubmitReceipt {
         batch_id: record.batch_id.clone(),
         total: record.total,
@@ -286,6 +242,23 @@ fn receipt(record: &BatchRecord, published: usize) -> SubmitReceipt {
         refused: record.refused,
         manifest: keys::batch_manifest(&record.batch_id),
     }
+}
+
+/// Writes `gated/<id>.json`: the batch is released by the scheduler, and
+/// a restarted one takes it up again.
+pub async fn list_gated(
+    store: &dyn ArtifactStore,
+    batch_id: &str,
+    limits: HostLimits,
+) -> Result<(), oxwright_artifacts::ArtifactError> {
+    let body = serde_json::to_vec(&limits).expect("limits serialise");
+    store
+        .put(
+            &keys::gated_batch(batch_id),
+            Bytes::from(body),
+            "application/json",
+        )
+        .await
 }
 
 /// Publishes one job, waiting for the broker's confirm, inside a

@@ -93,6 +93,19 @@ impl CrawlOptions {
     }
 }
 
+/// A batch's per-host limits, as a batch's record and `gated/<id>.json` keep them: the scheduler releases its jobs host by host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostLimits {
+    /// Page loads in flight at once to one host (host and port).
+    pub concurrency: usize,
+    /// Least time between two page loads' starts at one host, in ms.
+    pub delay_ms: u64,
+    /// Whether lines robots.txt disallows fail (`policy_denied`) and a
+    /// host's `Crawl-delay` is honoured.
+    #[serde(default)]
+    pub respect_robots: bool,
+}
+
 /// Why a crawl did not take a URL it found: one line of its `skipped.jsonl`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -22,7 +22,7 @@ mod workflow;
 
 pub use crawl::{
     CrawlOptions, DEFAULT_CRAWL_LIMIT, DEFAULT_CRAWL_MAX_DEPTH, DEFAULT_CRAWL_PER_HOST_CONCURRENCY,
-    DEFAULT_CRAWL_PER_HOST_DELAY_MS, SkipReason, SkippedUrl,
+    DEFAULT_CRAWL_PER_HOST_DELAY_MS, HostLimits, SkipReason, SkippedUrl,
 };
 pub use defaults::{FetchDefaults, NOT_IN_CONFIG};
 pub use error::{ErrorKind, JobError, MAX_RETRY_AFTER_S, parse_retry_after};

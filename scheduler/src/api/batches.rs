@@ -135,7 +135,7 @@ pub(crate) async fn post_batch(
             .await
         }
         Some(limits) => {
-            crate::submit::submit_gated(
+            crate::batch::submit_gated(
                 state.queue.as_ref(),
                 state.store.as_ref(),
                 &state.gate,

@@ -19,10 +19,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use oxwright_artifacts::{ArtifactError, ArtifactStore};
-use oxwright_jobs::{ErrorKind, Job, JobError, JobId, JobReport, JobSpec, keys};
+use oxwright_jobs::{ErrorKind, HostLimits, Job, JobError, JobId, JobReport, JobSpec, keys};
 use oxwright_queue::JobQueue;
 use oxwright_robots::RobotsCache;
-use serde::{Deserialize, Serialize};
+
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -31,20 +31,7 @@ use url::Url;
 use super::ManifestWriter;
 use super::input::failed_report;
 use crate::politeness::{Hosts, host_key, robots_allow};
-use crate::submit::{StoredJob, publish_job, read_batch_record};
-
-/// A batch's per-host limits, as its record and `gated/<id>.json` keep them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostLimits {
-    /// Page loads in flight at once to one host (host and port).
-    pub concurrency: usize,
-    /// Least time between two page loads' starts at one host, in ms.
-    pub delay_ms: u64,
-    /// Whether lines robots.txt disallows fail (`policy_denied`) and a
-    /// host's `Crawl-delay` is honoured.
-    #[serde(default)]
-    pub respect_robots: bool,
-}
+use crate::submit::{StoredJob, SubmitReceipt, publish_job, read_batch_record};
 
 struct Gated {
     hosts: Hosts<Job>,
@@ -288,21 +275,49 @@ async fn log_released(store: &dyn ArtifactStore, batch_id: &str, seq: u64, publi
     }
 }
 
-/// Writes `gated/<id>.json`: the batch is released by the scheduler, and
-/// a restarted one takes it up again.
-pub async fn list_gated(
+/// Submits a batch whose jobs the scheduler's `gate` releases host by
+/// host under `limits`, rather than publishing them all now: the record
+/// and `jobs.jsonl` are written, the batch listed under `gated/`, and the
+/// jobs handed to the gate. Lines robots.txt disallows (when `limits`
+/// respects it) get failed reports.
+#[allow(clippy::too_many_arguments)]
+pub async fn submit_gated(
+    queue: &dyn JobQueue,
     store: &dyn ArtifactStore,
+    gate: &Gate,
     batch_id: &str,
+    jobs: Vec<Job>,
+    refused: Vec<(String, JobError)>,
+    source: &str,
+    webhook: Option<crate::hooks::BatchWebhook>,
     limits: HostLimits,
-) -> Result<(), ArtifactError> {
-    let body = serde_json::to_vec(&limits).expect("limits serialise");
-    store
-        .put(
-            &keys::gated_batch(batch_id),
-            Bytes::from(body),
-            "application/json",
-        )
-        .await
+) -> Result<SubmitReceipt, super::BatchError> {
+    let submission = crate::submit::Submission {
+        batch_id,
+        source,
+        webhook,
+        per_host: Some(limits),
+    };
+    let (jobs, refused, record) =
+        crate::submit::record_batch(queue, store, submission, jobs, refused).await?;
+    let held = jobs.len();
+    let mut screened = gate.screen(limits, jobs).await;
+    let disallowed = std::mem::take(&mut screened.refused);
+    for (job, error) in &disallowed {
+        let report = failed_report(job.id, batch_id, job.url(), error.clone());
+        queue.publish_report(&report).await?;
+    }
+    crate::submit::publish_refused(queue, batch_id, &refused).await?;
+    gate.admit(batch_id, screened, Vec::new(), 0);
+    tracing::info!(
+        batch_id,
+        jobs = held,
+        refused = refused.len(),
+        disallowed = disallowed.len(),
+        source,
+        "batch submitted, released host by host"
+    );
+    Ok(crate::submit::receipt(&record, held - disallowed.len()))
 }
 
 /// Takes up again every batch listed under `gated/` that has not

@@ -8,7 +8,8 @@ pub mod manifest;
 pub mod run;
 
 pub use control::{BatchFault, Batches, check_batch_id};
-pub use gate::{Gate, HostLimits};
+pub use gate::{Gate, submit_gated};
 pub use input::{BatchLine, parse_url_entry, parse_url_list, policy_error, shorten};
 pub use manifest::{BatchSummary, ManifestWriter, Place};
+pub use oxwright_jobs::HostLimits;
 pub use run::{BatchError, BatchRequest, PerHost, new_batch_id, run_batch};
