@@ -115,24 +115,7 @@ impl ScopeArgs {
 /// Runs the command; returns the process exit code.
 pub async fn run(setup: Setup, cmd: CrawlCmd) -> anyhow::Result<i32> {
     let options = cmd.options();
-    let mut starts = Vec::new();
-    for raw in &cmd.urls {
-        match parse_url_entry(raw, &setup.policy) {
-            BatchLine::Url(url) => starts.push(url),
-            BatchLine::Invalid { error, .. } => {
-                return Err(crate::exit::usage(format!(
-                    "start URL {raw:?}: {}",
-                    error.message
-                )));
-            }
-        }
-    }
-    oxwright_scheduler::crawl::Scope::new(&starts, &options).map_err(crate::exit::usage)?;
-    let robots = if options.ignore_robots {
-        None
-    } else {
-        Some(cmd.polite.robots(&setup)?)
-    };
+    let (starts, robots) = starts_and_robots(&setup, &cmd.urls, &options, &cmd.polite)?;
     let seeds = if options.sitemap {
         sitemap_seeds(&setup, &starts).await
     } else {
@@ -180,6 +163,35 @@ pub async fn run(setup: Setup, cmd: CrawlCmd) -> anyhow::Result<i32> {
         summary.batch.failed,
         summary.batch.interrupted,
     ))
+}
+
+/// The start URLs of a crawl or a map, checked by the URL policy and
+/// the scope's patterns, and robots.txt unless `options` ignore it.
+pub fn starts_and_robots(
+    setup: &Setup,
+    urls: &[String],
+    options: &CrawlOptions,
+    polite: &PoliteArgs,
+) -> anyhow::Result<(Vec<Url>, Option<oxwright_robots::RobotsCache>)> {
+    let mut starts = Vec::new();
+    for raw in urls {
+        match parse_url_entry(raw, &setup.policy) {
+            BatchLine::Url(url) => starts.push(url),
+            BatchLine::Invalid { error, .. } => {
+                return Err(crate::exit::usage(format!(
+                    "start URL {raw:?}: {}",
+                    error.message
+                )));
+            }
+        }
+    }
+    oxwright_scheduler::crawl::Scope::new(&starts, options).map_err(crate::exit::usage)?;
+    let robots = if options.ignore_robots {
+        None
+    } else {
+        Some(polite.robots(setup)?)
+    };
+    Ok((starts, robots))
 }
 
 /// The URLs of the start hosts' sitemaps; a host without one adds none.

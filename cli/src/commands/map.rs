@@ -9,7 +9,6 @@ use clap::Args;
 use oxwright_config::Setup;
 use oxwright_jobs::{CrawlOptions, FetchSpec, RequestShape};
 use oxwright_policy::UrlPolicy;
-use oxwright_scheduler::batch::{BatchLine, parse_url_entry};
 use oxwright_scheduler::crawl::map::MAP_PAGE_TIMEOUT;
 use oxwright_scheduler::crawl::{MapPage, MapRequest, PageReader, SiteMap, SitemapEntry, map_site};
 use oxwright_sitemap::{SitemapLoader, SitemapOptions};
@@ -17,7 +16,7 @@ use oxwright_telemetry::printable;
 use url::Url;
 
 use super::batch::PoliteArgs;
-use super::crawl::ScopeArgs;
+use super::crawl::{ScopeArgs, starts_and_robots};
 use crate::signals::shutdown_on_signals;
 
 /// Arguments of `oxwright map`.
@@ -100,24 +99,7 @@ impl PageReader for HttpReader {
 /// Runs the command; returns the process exit code.
 pub async fn run(setup: Setup, cmd: MapCmd) -> anyhow::Result<i32> {
     let options = cmd.options();
-    let mut starts = Vec::new();
-    for raw in &cmd.urls {
-        match parse_url_entry(raw, &setup.policy) {
-            BatchLine::Url(url) => starts.push(url),
-            BatchLine::Invalid { error, .. } => {
-                return Err(crate::exit::usage(format!(
-                    "start URL {raw:?}: {}",
-                    error.message
-                )));
-            }
-        }
-    }
-    oxwright_scheduler::crawl::Scope::new(&starts, &options).map_err(crate::exit::usage)?;
-    let robots = if options.ignore_robots {
-        None
-    } else {
-        Some(cmd.polite.robots(&setup)?)
-    };
+    let (starts, robots) = starts_and_robots(&setup, &cmd.urls, &options, &cmd.polite)?;
     let sitemap = if cmd.no_sitemap {
         Vec::new()
     } else {
