@@ -1,7 +1,8 @@
 //! Clicks that land: on the fixture app's pointer pages (a link pushed down
 //! on its first mouseover, an accordion still animating, a veil that goes
-//! away, a wall that does not) a pointer action reaches the element it
-//! names, or fails naming what took the pointer instead.
+//! away, a wall that does not, a message a press makes appear above it) a
+//! pointer action reaches the element it names, or fails naming what took
+//! the pointer instead.
 
 use std::time::Duration;
 
@@ -117,6 +118,20 @@ async fn pointer_actions_land_on_their_target_or_name_what_is_in_the_way() {
         .await
         .expect("publish once the veil is gone");
     assert_eq!(log(page.as_ref()).await, "Clicked Publish");
+    drop(page);
+
+    // A field checked as it loses focus puts its message above Send when
+    // the press on Send takes the focus: the release lands below Send, and
+    // the click, which would reach only the form, is made again.
+    let page = open(&env, "/app/pointer/blur").await;
+    page.act(&button("Send"), &Act::Click, &opts)
+        .await
+        .expect("send is clicked");
+    assert_eq!(
+        log(page.as_ref()).await,
+        "Clicked Send",
+        "the release landed elsewhere"
+    );
     drop(page);
 
     // A wall that never goes away: a typed error naming the wall, and no

@@ -91,10 +91,12 @@ pub(crate) fn watch(pgid: i32, ceiling_mib: u64, alive: Arc<AtomicBool>, killed:
                 continue;
             };
             for (pid, kib) in over {
+                // Noted before the kill, so the crash it causes always finds
+                // its cause.
+                killed.mib.store(kib / 1024, Ordering::SeqCst);
+                killed.at_ms.store(crate::process::unix_ms(), Ordering::SeqCst);
                 // SAFETY: a renderer of the browser this pool launched.
                 if unsafe { libc::kill(pid, libc::SIGKILL) } == 0 {
-                    killed.mib.store(kib / 1024, Ordering::SeqCst);
-                    killed.at_ms.store(crate::process::unix_ms(), Ordering::SeqCst);
                     tracing::warn!(
                         pid,
                         mib = kib / 1024,

@@ -107,6 +107,8 @@ pub(crate) struct JobDoc {
 /// How long before a renderer's crash a recorded cause (V8 out of heap,
 /// a kill over the memory ceiling) counts as that crash's.
 const CRASH_WINDOW: Duration = Duration::from_secs(5);
+/// How long a crash waits for its cause to be read from Chromium's output.
+const CAUSE_TRAIL: Duration = Duration::from_millis(1500);
 
 impl Tab {
     /// Opens a page in a fresh browser context of `browser`, or in its
@@ -415,25 +417,33 @@ impl Tab {
 
     /// The size (MiB) of this page's renderer when the pool killed it for
     /// its memory: after a crash, a renderer of the browser was killed over
-    /// the ceiling within the last few seconds.
+    /// the ceiling within the last few seconds. The kill is noted before it
+    /// is made, so nothing is waited for.
     pub async fn killed_for_memory(&self) -> Option<u64> {
-        self.after_crash(|b| b.renderer_killed_within(CRASH_WINDOW)).await
+        if !self.crashed() {
+            return None;
+        }
+        self.browser.renderer_killed_within(CRASH_WINDOW)
     }
 
     /// After this page's renderer crashed, what `why` finds of the cause
-    /// on its browser, asked for ~300 ms (the cause's record can trail the
-    /// crash a little); `None` when the renderer did not crash.
+    /// on its browser, asked for up to [`CAUSE_TRAIL`] (a cause read from
+    /// Chromium's output trails the crash's event, by more on a loaded
+    /// machine); `None` when the renderer did not crash.
     async fn after_crash<T>(&self, why: impl Fn(&BrowserHandle) -> Option<T>) -> Option<T> {
         if !self.crashed() {
             return None;
         }
-        for _ in 0..10 {
+        let until = std::time::Instant::now() + CAUSE_TRAIL;
+        loop {
             if let Some(found) = why(&self.browser) {
                 return Some(found);
             }
+            if std::time::Instant::now() >= until {
+                return None;
+            }
             tokio::time::sleep(Duration::from_millis(30)).await;
         }
-        None
     }
 
     /// What one job's page may use (the pool's settings).

@@ -218,6 +218,9 @@ where
     let Err(err) = done else {
         return done;
     };
+    // How long the renderer was silent when the work ended, before the
+    // cause of a crash is looked for.
+    let silent = since_answer();
     let seen = *last.lock().expect("memory");
     if err.kind == ErrorKind::BrowserCrashed
         && let Some(mib) = page.renderer_killed_for_memory().await
@@ -246,7 +249,6 @@ where
             ),
         ));
     }
-    let silent = since_answer();
     if err.kind == ErrorKind::BrowserCrashed && silent >= STUCK_BEFORE_CRASH {
         return Err(JobError::new(
             ErrorKind::ResourceLimit,

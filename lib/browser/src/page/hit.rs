@@ -1,8 +1,9 @@
 //! Whether a pointer action reaches its element, as Playwright checks it:
 //! before the events, the element under the point (through shadow roots)
 //! must be the target or inside it; while the events are dispatched, a
-//! capture listener checks the first one's own point the same way and
-//! swallows every event of the action when it landed elsewhere (an element
+//! capture listener checks the first one's own point the same way, and
+//! each press and release up to the first click, and swallows every event
+//! of the action from the one that landed elsewhere (an element
 //! that moved as the pointer arrived, a veil that came up), so the page
 //! never sees a click meant for another element and the action is tried
 //! again. What took the pointer is described as Playwright does
@@ -95,11 +96,20 @@ const INTERCEPT_JS: &str = concat!(
     hit_target_js!(),
     r#"  const el = this, win = this.ownerDocument.defaultView;
   const kinds = hover ? ['mousemove'] : ['mousedown', 'mouseup', 'pointerdown', 'pointerup', 'click', 'auxclick', 'dblclick', 'contextmenu'];
-  let result;
+  // The first event is judged, and each press and release until a click
+  // has passed while the element is still shown: one that moved between
+  // the press and the release (an accordion's step) would take the click
+  // to an ancestor, while one the press removed or hid (a suggestion
+  // picked on mousedown) has done its work.
+  let result, clicked = false;
+  const judged = (e) => result === undefined
+    || (result === null && !clicked && /(down|up)$/.test(e.type)
+        && el.isConnected && el.getClientRects().length > 0);
   const listener = (e) => {
     if (!e.isTrusted) return;
-    if (result === undefined) result = hitTarget(el, e.clientX, e.clientY);
-    if (result !== null) { e.preventDefault(); e.stopPropagation(); e.stopImmediatePropagation(); }
+    if (judged(e)) result = hitTarget(el, e.clientX, e.clientY);
+    if (result !== null) { e.preventDefault(); e.stopPropagation(); e.stopImmediatePropagation(); return; }
+    if (e.type === 'click' || e.type === 'auxclick' || e.type === 'contextmenu') clicked = true;
   };
   for (const k of kinds) win.addEventListener(k, listener, { capture: true, passive: false });
   return () => {
