@@ -112,10 +112,16 @@ pub async fn run_scheduler(
             }
         });
     }
-    tasks.close();
     // Before any report is read: a report of a batch the gate takes up
     // frees its host's slot only once the gate counts the job in flight.
     recover_gate(&state, &shutdown).await;
+    tasks.spawn(take_up_listed(
+        state.gate.clone(),
+        state.queue.clone(),
+        state.store.clone(),
+        shutdown.clone(),
+    ));
+    tasks.close();
     let result = report_loop(&state, &shutdown).await;
     shutdown.cancel();
     tasks.wait().await;
@@ -145,6 +151,31 @@ async fn recover_gate(state: &AppState, shutdown: &CancellationToken) {
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+    }
+}
+
+/// How often the store is looked at for batches listed for release that
+/// the gate does not hold (submitted from outside the daemon).
+const TAKE_UP_EVERY: Duration = Duration::from_secs(2);
+
+/// Takes up, every [`TAKE_UP_EVERY`], the batches listed under `gated/`
+/// since the daemon started (`oxwright submit` with per-host limits).
+async fn take_up_listed(
+    gate: Arc<crate::batch::Gate>,
+    queue: Arc<dyn JobQueue>,
+    store: Arc<dyn ArtifactStore>,
+    shutdown: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(TAKE_UP_EVERY) => {}
+        }
+        match crate::batch::gate::recover(&gate, queue.as_ref(), &store).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(batches = n, "batches listed for release taken up"),
+            Err(err) => tracing::warn!(error = %err, "batches listed for release not taken up yet"),
         }
     }
 }

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use oxwright_jobs::JobKind;
+use oxwright_jobs::{HostLimits, JobKind};
+use oxwright_scheduler::batch::submit_for_release;
 use oxwright_scheduler::{JobTemplate, fetch_jobs, new_batch_id, parse_url_list, submit_batch};
 
 use crate::fetch_flags::FetchArgs;
@@ -18,7 +19,8 @@ use oxwright_config::Setup;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   oxwright --amqp amqp://127.0.0.1:5672/%2f --s3 s3://bucket/oxwright submit fetch --file urls.txt --wait
-  oxwright --amqp amqp://127.0.0.1:5672/%2f submit sitemap example.com --json")]
+  oxwright --amqp amqp://127.0.0.1:5672/%2f submit sitemap example.com --json
+  oxwright submit fetch --file urls.txt --per-host-concurrency 2 --respect-robots --wait")]
 pub struct SubmitCmd {
     #[command(subcommand)]
     pub what: SubmitWhat,
@@ -39,6 +41,34 @@ pub struct SubmitCmd {
     #[arg(long, global = true, value_name = "SECONDS",
         value_parser = clap::value_parser!(u64).range(1..=MAX_DEADLINE_S))]
     pub deadline_s: Option<u64>,
+    /// Page loads in flight at once to one host (host and port): the
+    /// scheduler daemon releases the jobs host by host when this, the delay
+    /// or --respect-robots is given (it must be running to start them).
+    #[arg(long, global = true, value_name = "N",
+        value_parser = clap::value_parser!(u64).range(1..))]
+    pub per_host_concurrency: Option<u64>,
+    /// Least time between two page loads' starts at one host, in ms.
+    #[arg(long, global = true, value_name = "MS")]
+    pub per_host_delay_ms: Option<u64>,
+    /// Fail the pages robots.txt disallows (`policy_denied`) and honour its
+    /// `Crawl-delay`.
+    #[arg(long, global = true)]
+    pub respect_robots: bool,
+}
+
+impl SubmitCmd {
+    /// The per-host limits asked for, if any.
+    fn host_limits(&self) -> Option<HostLimits> {
+        (self.per_host_concurrency.is_some() || self.per_host_delay_ms.is_some() || self.respect_robots).then(
+            || HostLimits {
+                concurrency: self
+                    .per_host_concurrency
+                    .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+                delay_ms: self.per_host_delay_ms.unwrap_or(0),
+                respect_robots: self.respect_robots,
+            },
+        )
+    }
 }
 
 /// The longest `--deadline-s`: 30 days.
@@ -114,15 +144,26 @@ pub async fn run(setup: Setup, cmd: SubmitCmd) -> anyhow::Result<i32> {
     }
     let store = setup.store().await?;
     let queue = setup.queue().await?;
-    let receipt = submit_batch(&queue, store.as_ref(), &batch_id, jobs, refused, "cli").await;
+    let limits = cmd.host_limits();
+    let receipt = match limits {
+        Some(limits) => {
+            submit_for_release(&queue, store.as_ref(), &batch_id, jobs, refused, "cli", limits).await
+        }
+        None => submit_batch(&queue, store.as_ref(), &batch_id, jobs, refused, "cli").await,
+    };
     queue.close().await;
     let receipt = receipt?;
     if cmd.json && !cmd.wait {
         println!("{}", serde_json::to_string_pretty(&receipt)?);
     } else if !cmd.json {
         println!("{}", receipt.batch_id);
+        let how = if limits.is_some() {
+            "listed for the scheduler daemon to release host by host"
+        } else {
+            "submitted"
+        };
         eprintln!(
-            "submitted {} jobs ({} refused) to {}; manifest: {}",
+            "{how}: {} jobs ({} refused) to {}; manifest: {}",
             receipt.published,
             receipt.refused,
             store.describe(),

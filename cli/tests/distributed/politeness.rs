@@ -4,7 +4,8 @@
 //! the limit in flight at a host (measured at the server), another host of
 //! the same batch runs beside it rather than after it, robots.txt is
 //! obeyed, and a scheduler killed mid-batch is replaced by one that takes
-//! the batch up where it was, losing no page.
+//! the batch up where it was, losing no page. A batch `oxwright submit`
+//! lists with host limits is taken up by the scheduler already running.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -180,4 +181,70 @@ async fn a_batch_released_host_by_host_keeps_each_hosts_limit_across_three_worke
         !cluster.store.exists(&keys::gated_batch(&batch)).await.unwrap(),
         "a completed batch is no longer listed"
     );
+}
+
+/// A batch `oxwright submit` lists with per-host limits while the scheduler
+/// runs is taken up by it and released under them: one page at a time at
+/// the host, starts the delay apart, robots.txt obeyed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_submitted_with_host_limits_is_taken_up_by_the_running_scheduler() {
+    let (a, a_host) = start_host().await;
+    let mut cluster = Cluster::start().await;
+    cluster.with_env("OXWRIGHT_ALLOW_HOSTS", &a.to_string());
+    cluster.scheduler();
+    cluster.worker(4, &[]);
+    let mut urls: Vec<String> = (0..12).map(|n| format!("http://{a}/page/{n}")).collect();
+    urls.push(format!("http://{a}/private/secret"));
+    let file = std::env::temp_dir().join(format!("urls-{}.txt", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&file, urls.join("\n")).unwrap();
+    let file_arg = file.display().to_string();
+    let batch = cluster.submit_args(&[
+        "fetch",
+        "--file",
+        &file_arg,
+        "--render",
+        "never",
+        "--per-host-concurrency",
+        "1",
+        "--per-host-delay-ms",
+        "300",
+        "--respect-robots",
+    ]);
+    let _ = std::fs::remove_file(&file);
+    assert!(
+        cluster.store.exists(&keys::gated_batch(&batch)).await.unwrap(),
+        "the batch is listed for the scheduler"
+    );
+
+    let lines = cluster.manifest(&batch, Duration::from_secs(120)).await;
+    assert_eq!(lines.len(), 13, "one line per URL");
+    assert_eq!(lines.iter().filter(|l| l["status"] == "ok").count(), 12);
+    let denied = lines.iter().find(|l| l["status"] == "failed").unwrap();
+    assert_eq!(denied["error"]["kind"], "policy_denied", "{denied}");
+    assert_eq!(a_host.max_in_flight(), 1, "one page at a time");
+    let mut starts: Vec<Instant> = a_host.pages().iter().map(|(_, start, _)| *start).collect();
+    starts.sort();
+    assert_eq!(starts.len(), 12, "each page loaded once");
+    // The delay is kept between releases; at the server each gap moves by
+    // the difference of two deliveries' latencies, and the sum by one.
+    let span = *starts.last().unwrap() - starts[0];
+    assert!(
+        span >= Duration::from_millis(11 * 300 - 100),
+        "12 starts over {span:?}"
+    );
+    for pair in starts.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(gap >= Duration::from_millis(150), "two starts {gap:?} apart");
+    }
+    assert!(cluster.log("scheduler").contains("taken up"));
+    eventually(
+        "a completed batch is no longer listed",
+        Duration::from_secs(10),
+        || {
+            let store = cluster.store.clone();
+            let key = keys::gated_batch(&batch);
+            async move { !store.exists(&key).await.unwrap() }
+        },
+    )
+    .await;
 }

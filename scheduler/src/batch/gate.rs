@@ -42,6 +42,9 @@ struct Gated {
 #[derive(Default)]
 struct State {
     batches: HashMap<String, Gated>,
+    /// Batches being submitted or taken up, not yet held: no one else
+    /// takes them up meanwhile.
+    claimed: HashSet<String>,
     /// Jobs published and not yet reported: their batch and host key.
     in_flight: HashMap<JobId, (String, String)>,
 }
@@ -52,6 +55,18 @@ pub struct Screened {
     held: Vec<(String, Job)>,
     /// The jobs robots.txt disallows, with their errors: not held.
     pub refused: Vec<(Job, JobError)>,
+}
+
+/// A batch claimed by one submission or take-up ([`Gate::claim`]).
+struct Claim<'a> {
+    gate: &'a Gate,
+    batch_id: String,
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.gate.lock().claimed.remove(&self.batch_id);
+    }
 }
 
 /// One round of jobs of one batch that may be published now.
@@ -154,6 +169,16 @@ impl Gate {
         self.lock().batches.contains_key(batch_id)
     }
 
+    /// Claims `batch_id` for one submission or take-up until the claim is
+    /// dropped; `None` when the gate holds it or another has claimed it.
+    fn claim(&self, batch_id: &str) -> Option<Claim<'_>> {
+        let mut state = self.lock();
+        (!state.batches.contains_key(batch_id) && state.claimed.insert(batch_id.to_owned())).then(|| Claim {
+            gate: self,
+            batch_id: batch_id.to_owned(),
+        })
+    }
+
     /// Lets go of a completed batch.
     pub fn forget(&self, batch_id: &str) {
         let mut state = self.lock();
@@ -175,7 +200,9 @@ impl Gate {
     /// the next may.
     fn take_ready(&self, now: Instant) -> (Vec<Round>, Option<Instant>) {
         let mut state = self.lock();
-        let State { batches, in_flight } = &mut *state;
+        let State {
+            batches, in_flight, ..
+        } = &mut *state;
         let mut rounds = Vec::new();
         let mut wake: Option<Instant> = None;
         for (batch_id, batch) in batches.iter_mut() {
@@ -292,6 +319,11 @@ pub async fn submit_gated(
     webhook: Option<crate::hooks::BatchWebhook>,
     limits: HostLimits,
 ) -> Result<SubmitReceipt, super::BatchError> {
+    // Listed under `gated/` before it is held: a take-up pass meanwhile
+    // leaves it alone.
+    let _claim = gate
+        .claim(batch_id)
+        .ok_or_else(|| super::BatchError::Duplicate(batch_id.to_owned()))?;
     let submission = crate::submit::Submission {
         batch_id,
         source,
@@ -320,9 +352,43 @@ pub async fn submit_gated(
     Ok(crate::submit::receipt(&record, held - disallowed.len()))
 }
 
-/// Takes up again every batch listed under `gated/` that has not
-/// completed: its waiting jobs are held, its released jobs without a
-/// manifest line counted in flight. Jobs that cannot be rebuilt from
+/// Submits a batch for the scheduler daemon to release host by host under
+/// `limits`, from outside it (`oxwright submit`): the record and
+/// `jobs.jsonl` are written and the batch listed under `gated/`, where the
+/// daemon's next take-up pass finds it; only the refused lines' reports
+/// are published. robots.txt is read by the daemon as it takes it up.
+pub async fn submit_for_release(
+    queue: &dyn JobQueue,
+    store: &dyn ArtifactStore,
+    batch_id: &str,
+    jobs: Vec<Job>,
+    refused: Vec<(String, JobError)>,
+    source: &str,
+    limits: HostLimits,
+) -> Result<SubmitReceipt, super::BatchError> {
+    let submission = crate::submit::Submission {
+        batch_id,
+        source,
+        webhook: None,
+        per_host: Some(limits),
+    };
+    let (jobs, refused, record) =
+        crate::submit::record_batch(queue, store, submission, jobs, refused).await?;
+    crate::submit::publish_refused(queue, batch_id, &refused).await?;
+    tracing::info!(
+        batch_id,
+        jobs = jobs.len(),
+        refused = refused.len(),
+        source,
+        "batch listed for the scheduler to release host by host"
+    );
+    Ok(crate::submit::receipt(&record, jobs.len()))
+}
+
+/// Takes up every batch listed under `gated/` that the gate does not hold
+/// and that has not completed: one an earlier scheduler left running, or
+/// one submitted from outside ([`submit_for_release`]). Its waiting jobs
+/// are held, its released jobs without a manifest line counted in flight. Jobs that cannot be rebuilt from
 /// `jobs.jsonl` (their credentials were withheld) and jobs robots.txt
 /// disallows get failed reports on `queue`.
 pub async fn recover(
@@ -339,9 +405,9 @@ pub async fn recover(
         else {
             continue;
         };
-        if gate.holds(&batch_id) {
+        let Some(_claim) = gate.claim(&batch_id) else {
             continue;
-        }
+        };
         let limits: HostLimits = match store.get(&key).await.map(|b| serde_json::from_slice(&b)) {
             Ok(Ok(limits)) => limits,
             Ok(Err(err)) => {
@@ -351,12 +417,13 @@ pub async fn recover(
             Err(ArtifactError::NotFound { .. }) => continue,
             Err(err) => return Err(err.into()),
         };
-        let done = store.exists(&keys::batch_summary(&batch_id)).await?;
-        let Some(record) = read_batch_record(store.as_ref(), &batch_id)
-            .await?
-            .filter(|_| !done)
-        else {
+        if store.exists(&keys::batch_summary(&batch_id)).await? {
             store.delete(&key).await?;
+            continue;
+        }
+        // Listed before its record is written: a submission still under
+        // way, taken up by a later pass.
+        let Some(record) = read_batch_record(store.as_ref(), &batch_id).await? else {
             continue;
         };
         let manifest = ManifestWriter::resume(store.clone(), &batch_id, record.total).await?;
@@ -401,7 +468,7 @@ pub async fn recover(
                 .await?;
         }
         gate.admit(&batch_id, screened, in_flight, seq);
-        tracing::info!(%batch_id, "a batch released host by host taken up again");
+        tracing::info!(%batch_id, "a batch released host by host taken up");
         taken += 1;
     }
     Ok(taken)

@@ -30,6 +30,9 @@ pub enum BatchError {
     /// The artefact store failed.
     #[error("artefact store: {0}")]
     Store(#[from] ArtifactError),
+    /// A batch of this id was submitted already.
+    #[error("batch {0} is submitted already")]
+    Duplicate(String),
 }
 
 /// A batch to run.
