@@ -275,6 +275,49 @@ async fn an_article_in_an_open_shadow_root_reaches_the_markdown() {
     }
 }
 
+/// What the browser paints of web components is what is read: a closed
+/// shadow root's content (and a closed one inside it), each slot's
+/// assigned light nodes in place of its fallback, an unfilled slot's
+/// fallback; not the light nodes no slot takes, which a browser does not
+/// paint. `auto` renders the page: its served HTML holds only the fallback.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closed_shadow_roots_are_read_and_light_nodes_no_slot_takes_are_not() {
+    let env = Env::start().await;
+    for render in [Render::Always, Render::Auto] {
+        // The whole page: the main content is the review alone.
+        let mut spec = with(&env, "/shadow-closed", render);
+        spec.content = oxwright_jobs::ContentMode::Full;
+        let r = fetch(&env, &spec).await.unwrap();
+        assert!(r.rendered, "{render:?}: {:?}", r.render_reason);
+        for painted in [
+            "CLOSED-SHADOW-TEXT",
+            "CLOSED-SLOTTED-AUTHOR",
+            "NESTED-CLOSED-TEXT",
+            "OPEN-SHADOW-TEXT",
+            "OPEN-SLOTTED-TITLE",
+            "OPEN-UNFILLED-SLOT-DEFAULT",
+        ] {
+            assert!(
+                r.markdown.contains(painted),
+                "{render:?}: {painted} missing: {}",
+                r.markdown
+            );
+        }
+        for unpainted in [
+            "SHADOW-UNPAINTED-FALLBACK",
+            "CLOSED-SLOT-DEFAULT",
+            "OPEN-UNPAINTED-FALLBACK",
+            "OPEN-SLOT-DEFAULT",
+        ] {
+            assert!(
+                !r.markdown.contains(unpainted),
+                "{render:?}: {unpainted} read: {}",
+                r.markdown
+            );
+        }
+    }
+}
+
 /// Content a page puts in after its `load` event, from a timer (800 ms)
 /// and from a request the server answers late (900 ms), reaches the
 /// Markdown: the `ready` wait waits for work the page has scheduled, not

@@ -422,6 +422,16 @@ pub trait Page: Send + Sync + std::fmt::Debug {
         Err(EngineError::unsupported("driving a tab a page opened"))
     }
 
+    /// Puts the shadow roots the page's components closed
+    /// (`attachShadow({ mode: "closed" })`), which no page script outside
+    /// them can reach, in an array at `globalThis[key]` of the main
+    /// document, so a reader of the page sees what the browser paints;
+    /// returns how many. An engine that cannot reach them puts none.
+    async fn expose_closed_shadow_roots(&self, key: &str) -> Result<usize, EngineError> {
+        let _ = key;
+        Ok(0)
+    }
+
     /// The page's memory now: JavaScript and DOM heap in use, DOM nodes.
     async fn memory(&self) -> Result<PageMemory, EngineError> {
         Err(EngineError::unsupported("reading a page's memory"))

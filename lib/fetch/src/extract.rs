@@ -94,6 +94,14 @@ macro_rules! extract_fn {
         r#"((o) => {
   const d = document;
   const root = d.documentElement;
+  // The closed shadow roots the engine handed over at `o.closed` (see
+  // `Page::expose_closed_shadow_roots`), by host; taken off the page at once.
+  const closedOf = new Map();
+  if (o.closed) {
+    const given = globalThis[o.closed];
+    delete globalThis[o.closed];
+    if (Array.isArray(given)) for (const r of given) if (r && r.host) closedOf.set(r.host, r);
+  }
   for (const sel of o.include.concat(o.exclude)) {
     try { d.createDocumentFragment().querySelector(sel); }
     catch (e) { return { error: 'selector ' + JSON.stringify(sel) + ' is not valid CSS' }; }
@@ -237,13 +245,15 @@ macro_rules! extract_fn {
     }
   };
   if (o.frames && d.body) inlineFrames(d, 1);
-  // Open shadow roots (web components), nested ones included: their
-  // content shows on the page, so it is walked and serialised too.
+  // Shadow roots (web components), open and handed-over closed ones,
+  // nested ones included: their content shows on the page, so it is
+  // walked and serialised too.
   const shadows = [];
   const findShadows = (r) => {
     const w = d.createTreeWalker(r, NodeFilter.SHOW_ELEMENT);
     for (let n = w.nextNode(); n && shadows.length < 1000; n = w.nextNode()) {
-      if (n.shadowRoot) { shadows.push(n.shadowRoot); findShadows(n.shadowRoot); }
+      const sr = n.shadowRoot || closedOf.get(n);
+      if (sr) { shadows.push(sr); findShadows(sr); }
     }
   };
   if (d.body) findShadows(d.body);
@@ -324,14 +334,19 @@ macro_rules! extract_fn {
       + kept.map((n) => n.outerHTML).join('\n') + '</body></html>';
   } else if (root && shadows.length && typeof root.getHTML === 'function') {
     // Shadow roots as declarative `<template shadowrootmode>`, which the
-    // conversion opens in place; each slot first takes the light nodes
-    // assigned to it, where the page shows them.
+    // conversion opens in place. Each slot first takes the light nodes
+    // assigned to it, where the page shows them, in place of its fallback
+    // (the assignments are all read before any node moves); a host's light
+    // nodes no slot took are not painted, and go.
+    const moves = [];
     for (const sr of shadows) {
       for (const slot of sr.querySelectorAll('slot')) {
         const assigned = slot.assignedNodes();
-        if (assigned.length) slot.replaceChildren(...assigned);
+        if (assigned.length) moves.push([slot, assigned]);
       }
     }
+    for (const [slot, assigned] of moves) slot.replaceChildren(...assigned);
+    for (const sr of shadows) if (sr.host) sr.host.replaceChildren();
     visible = '<html>' + root.getHTML({ shadowRoots: shadows }) + '</html>';
   } else {
     visible = root ? root.outerHTML : '';
@@ -406,13 +421,21 @@ pub async fn extract(page: &dyn Page, limit: Duration) -> Result<Extracted, Engi
     read(page, EXTRACT_JS, limit).await
 }
 
-/// Reads the page as `opts` asks; see [`Extracted`].
+/// Reads the page as `opts` asks; see [`Extracted`]. The shadow roots the
+/// page's components closed are read too, as the browser paints them.
 pub async fn extract_with(
     page: &dyn Page,
     opts: &ExtractOptions,
     limit: Duration,
 ) -> Result<Extracted, EngineError> {
-    read(page, &extract_script(opts), limit).await
+    let closed = format!("{}_shadow", slice_key());
+    if let Err(err) = page.expose_closed_shadow_roots(&closed).await {
+        // Read without them: what the page's scripts can see.
+        tracing::debug!(error = %err, "closed shadow roots not reached");
+    }
+    let mut args = serde_json::to_value(opts).expect("options serialise");
+    args["closed"] = serde_json::Value::String(closed);
+    read(page, &format!("{}({args})", extract_fn!()), limit).await
 }
 
 /// The most UTF-16 code units of the page's HTML one answer carries (at

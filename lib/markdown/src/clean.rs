@@ -33,30 +33,53 @@ pub(crate) fn parse_and_clean(html: &str, base_url: Option<&Url>) -> Document {
 /// Takes the tags of each `<template shadowrootmode>` out of the markup,
 /// leaving its content in place: a browser attaches it as the parent's
 /// shadow root and shows it (a parser keeps a template's content apart).
+/// Templates nest (a component's root holding another's): each closing
+/// tag goes with the opening tag it closes.
 pub fn open_shadow_roots(html: &str) -> std::borrow::Cow<'_, str> {
     let lower = html.to_ascii_lowercase();
     if !lower.contains("shadowroot") {
         return std::borrow::Cow::Borrowed(html);
     }
     let mut out = String::with_capacity(html.len());
+    // Whether each template open here is a shadow root's, innermost last.
+    let mut open: Vec<bool> = Vec::new();
     let mut at = 0;
-    while let Some(i) = lower[at..].find("<template") {
-        let start = at + i;
+    loop {
+        let next_open = lower[at..].find("<template").map(|i| at + i);
+        let next_close = lower[at..].find("</template").map(|i| at + i);
+        let (start, opening) = match (next_open, next_close) {
+            (Some(o), Some(c)) if o < c => (o, true),
+            (_, Some(c)) => (c, false),
+            (Some(o), None) => (o, true),
+            (None, None) => break,
+        };
         let Some(end) = lower[start..].find('>').map(|e| start + e + 1) else {
             break;
         };
-        if !lower[start..end].contains("shadowroot") {
+        let name_end = start
+            + if opening {
+                "<template".len()
+            } else {
+                "</template".len()
+            };
+        if !matches!(
+            lower.as_bytes()[name_end],
+            b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0c'
+        ) {
+            // Another element whose name starts so (`<template-card>`).
             out.push_str(&html[at..end]);
             at = end;
             continue;
         }
-        out.push_str(&html[at..start]);
-        let Some(close) = lower[end..].find("</template>").map(|c| end + c) else {
-            at = end;
-            break;
+        let shadow = if opening {
+            let shadow = lower[start..end].contains("shadowroot");
+            open.push(shadow);
+            shadow
+        } else {
+            open.pop().unwrap_or(false)
         };
-        out.push_str(&html[end..close]);
-        at = close + "</template>".len();
+        out.push_str(&html[at..if shadow { start } else { end }]);
+        at = end;
     }
     out.push_str(&html[at..]);
     std::borrow::Cow::Owned(out)
@@ -297,6 +320,18 @@ fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shadow_root_templates_open_in_place_however_they_nest() {
+        let html = "<x-a><template shadowrootmode=\"open\"><p>A</p><x-b><template shadowrootmode=\"closed\">\
+                    <em>B</em></template></x-b><template id=\"t\"><i>kept apart</i></template>\
+                    <template-card>C</template-card></template></x-a><p>D</p>";
+        assert_eq!(
+            open_shadow_roots(html),
+            "<x-a><p>A</p><x-b><em>B</em></x-b><template id=\"t\"><i>kept apart</i></template>\
+             <template-card>C</template-card></x-a><p>D</p>"
+        );
+    }
 
     #[test]
     fn reads_languages_from_classes() {

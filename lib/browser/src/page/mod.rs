@@ -13,6 +13,7 @@ mod pointer;
 pub(crate) mod raw;
 mod screenshot;
 mod settle;
+mod shadow;
 mod shape;
 mod snapshot;
 mod state;
@@ -525,6 +526,10 @@ impl Page for ChromiumPage {
 
     async fn memory(&self) -> Result<oxwright_engine::PageMemory, EngineError> {
         Ok(self.lease.memory().await?)
+    }
+
+    async fn expose_closed_shadow_roots(&self, key: &str) -> Result<usize, EngineError> {
+        Ok(shadow::expose_closed(&self.lease, key).await?)
     }
 
     async fn crashed_out_of_memory(&self) -> bool {
