@@ -120,3 +120,24 @@ async fn a_step_whose_element_is_missing_names_the_step() {
         "{err}"
     );
 }
+
+/// A section a page asks for only when it comes into view is read after a
+/// `scroll:` action: the scroll waits for what it set off, as a click
+/// waits for what it started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scroll_waits_for_the_section_it_brought_into_view() {
+    let env = Env::start().await;
+    let plain = fetch_page(&env.pool, &env.policy, &env.spec("/lazy-section"))
+        .await
+        .unwrap()
+        .result;
+    assert!(
+        !plain.markdown.contains("LAZY-SECTION-TEXT"),
+        "{}",
+        plain.markdown
+    );
+    let mut spec = env.spec("/lazy-section");
+    spec.actions = vec!["scroll: bottom".to_owned()];
+    let r = fetch_page(&env.pool, &env.policy, &spec).await.unwrap().result;
+    assert!(r.markdown.contains("LAZY-SECTION-TEXT"), "{}", r.markdown);
+}

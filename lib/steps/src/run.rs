@@ -170,8 +170,21 @@ pub async fn attempt_step(
             let t = Instant::now();
             let r = exec.page().evaluate(to.script(), exec.timeout()).await;
             trace.durations.action_ms = ms(t.elapsed());
+            // What the scroll set off (a section loaded as it comes into
+            // view) is waited for, as an action's settle waits for what it
+            // started: the page's pending work done, its text quiet.
+            let r = match r {
+                Ok(_) => {
+                    let t = Instant::now();
+                    let ready = oxwright_engine::WaitCondition::LoadState(oxwright_engine::WaitUntil::Ready);
+                    let settled = exec.page().wait_for(&ready, exec.timeout()).await;
+                    trace.durations.settle_ms += ms(t.elapsed());
+                    settled
+                }
+                Err(e) => Err(e),
+            };
             match r {
-                Ok(_) => Ok(()),
+                Ok(()) => Ok(()),
                 Err(e) if e.is_fatal() => return Err(e.into()),
                 Err(e) => Err(engine_attempt(&e)),
             }
