@@ -41,6 +41,9 @@ pub(crate) async fn expose_closed(tab: &Tab, key: &str) -> Result<usize, Browser
     let key_js = serde_json::to_string(key).expect("a string serialises");
     let mut exposed = 0;
     let mut asked = 0;
+    // Whether any object was kept in the group (a page with no candidate,
+    // the common case, costs one round trip).
+    let mut held = false;
     for _ in 0..ROUNDS {
         let script = HOSTS_JS
             .replace("%KEY%", &key_js)
@@ -54,6 +57,7 @@ pub(crate) async fn expose_closed(tab: &Tab, key: &str) -> Result<usize, Browser
         let Some(list) = out["result"]["objectId"].as_str() else {
             break;
         };
+        held = true;
         let hosts = array_items(tab, list).await?;
         if hosts.is_empty() {
             break;
@@ -83,12 +87,14 @@ pub(crate) async fn expose_closed(tab: &Tab, key: &str) -> Result<usize, Browser
             break;
         }
     }
-    let _ = call(
-        tab,
-        "Runtime.releaseObjectGroup",
-        json!({ "objectGroup": "oxwright-shadow" }),
-    )
-    .await;
+    if held {
+        let _ = call(
+            tab,
+            "Runtime.releaseObjectGroup",
+            json!({ "objectGroup": "oxwright-shadow" }),
+        )
+        .await;
+    }
     Ok(exposed)
 }
 
