@@ -184,7 +184,7 @@ fn flag(option: &'static FetchOption) -> Arg {
             None => arg.value_parser(checked),
         },
         Syntax::Header | Syntax::Cookie | Syntax::Step => arg.action(ArgAction::Append).value_parser(checked),
-        Syntax::Size | Syntax::Credentials | Syntax::Negated => arg.value_parser(checked),
+        Syntax::Size | Syntax::Credentials | Syntax::Negated | Syntax::JsonFile => arg.value_parser(checked),
     }
 }
 
@@ -248,6 +248,10 @@ fn value_of(option: &FetchOption, raw: &[String]) -> Result<Value, String> {
             })
             .collect::<Result<Vec<_>, String>>()
             .map(Value::Array),
+        Syntax::JsonFile => {
+            let text = std::fs::read_to_string(last).map_err(|e| format!("{last}: cannot be read: {e}"))?;
+            serde_json::from_str(&text).map_err(|e| format!("{last}: not JSON: {e}"))
+        }
         Syntax::Typed => typed(&option.schema, raw),
     }
 }

@@ -68,7 +68,8 @@ pub async fn run_scheduler(
         })
         .collect::<Result<Vec<_>, _>>()?;
     for hook in &opts.webhooks {
-        hook.validate(&opts.checks).map_err(SchedulerError::Webhook)?;
+        hook.validate(|name| opts.checks.iter().any(|c| c.name == name))
+            .map_err(SchedulerError::Webhook)?;
     }
     let checks = Arc::new(crate::checks::CheckRunner::new(
         opts.checks.clone(),

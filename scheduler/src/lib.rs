@@ -22,5 +22,5 @@ pub use submit::{
     BatchRecord, Expanded, SubmitReceipt, fetch_jobs, publish_job, read_batch_record, submit_batch,
     submit_batch_with,
 };
-pub use template::{JobTemplate, submit_template};
+pub use template::{ExpandTemplate, JobTemplate, submit_template};
 pub use tracker::{BatchStatus, BatchTracker, Recorded};

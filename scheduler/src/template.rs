@@ -1,68 +1,21 @@
-//! Job templates: the work a schedule tick, a webhook call or an API
-//! request turns into a batch — a kind, targets, and fetch options.
+//! Expanding a job template into the jobs of a batch, and submitting it.
 
-use oxwright_jobs::{ErrorKind, FetchSpec, Job, JobError, JobKind, JobSpec, SitemapSpec};
+pub use oxwright_jobs::JobTemplate;
+use oxwright_jobs::{ErrorKind, Job, JobError, JobKind, JobSpec, SitemapSpec};
 use oxwright_policy::UrlPolicy;
-use serde::{Deserialize, Serialize};
 
 use crate::batch::{BatchLine, parse_url_entry};
 use crate::submit::Expanded;
 
-/// A batch to create: what kind of job, for which targets, with which
-/// options (the `FetchSpec` fields but `url`, for fetches).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct JobTemplate {
-    /// `fetch` (default) or `sitemap`.
-    #[serde(default = "default_kind")]
-    pub kind: JobKind,
-    /// Page URLs (fetch) or domains / sitemap URLs (sitemap).
-    pub urls: Vec<String>,
-    /// Fetch options, as in a `FetchSpec` without `url`.
-    #[serde(default)]
-    pub options: serde_json::Map<String, serde_json::Value>,
-}
-
-fn default_kind() -> JobKind {
-    JobKind::Fetch
-}
-
-impl JobTemplate {
-    /// The template of one fetch job: its URL, and every other field of
-    /// `spec` as options (the inverse of [`JobTemplate::fetch_template`]).
-    pub fn for_fetch(spec: &FetchSpec) -> Self {
-        let mut options = match serde_json::to_value(spec) {
-            Ok(serde_json::Value::Object(map)) => map,
-            _ => serde_json::Map::new(),
-        };
-        options.remove("url");
-        JobTemplate {
-            kind: JobKind::Fetch,
-            urls: vec![spec.url.to_string()],
-            options,
-        }
-    }
-
-    /// Returns the fetch options as a spec with a placeholder URL, or a
-    /// typed error naming the bad option.
-    pub fn fetch_template(&self) -> Result<FetchSpec, JobError> {
-        let mut options = self.options.clone();
-        if options.contains_key("url") {
-            return Err(JobError::new(
-                ErrorKind::InvalidInput,
-                "options must not contain `url`: give URLs in `urls`",
-            ));
-        }
-        options.insert("url".into(), "http://template.invalid/".into());
-        let spec: FetchSpec = serde_json::from_value(serde_json::Value::Object(options))
-            .map_err(|e| JobError::new(ErrorKind::InvalidInput, format!("bad fetch options: {e}")))?;
-        spec.validate()?;
-        Ok(spec)
-    }
-
+/// What a template turns into under a URL policy.
+pub trait ExpandTemplate {
     /// Expands the template into jobs of `batch_id`, with a typed refusal
     /// for every target the policy refuses statically.
-    pub fn jobs(&self, batch_id: &str, policy: &UrlPolicy) -> Result<Expanded, JobError> {
+    fn jobs(&self, batch_id: &str, policy: &UrlPolicy) -> Result<Expanded, JobError>;
+}
+
+impl ExpandTemplate for JobTemplate {
+    fn jobs(&self, batch_id: &str, policy: &UrlPolicy) -> Result<Expanded, JobError> {
         if self.urls.is_empty() {
             return Err(JobError::new(ErrorKind::InvalidInput, "no urls given"));
         }
@@ -130,6 +83,7 @@ pub async fn submit_template(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use oxwright_jobs::FetchSpec;
 
     #[test]
     fn fetch_options_and_refusals() {

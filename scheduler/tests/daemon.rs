@@ -12,7 +12,9 @@ use oxwright_artifacts::{ArtifactStore, MemoryStore};
 use oxwright_jobs::{JobKind, JobReport, ReportStatus, keys};
 use oxwright_policy::UrlPolicy;
 use oxwright_queue::{JobQueue, MemoryQueue};
-use oxwright_scheduler::{JobTemplate, ScheduleConfig, SchedulerOptions, WebhookConfig, run_scheduler};
+use oxwright_scheduler::{
+    ExpandTemplate, JobTemplate, ScheduleConfig, SchedulerOptions, WebhookConfig, run_scheduler,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 

@@ -252,6 +252,10 @@ fn print_outcome(
             if cmd.json {
                 serde_json::to_writer(&mut *out, r)?;
                 writeln!(out)?;
+            } else if let Some(records) = &r.extract {
+                // Asked for records, the page's records are the output.
+                serde_json::to_writer_pretty(&mut *out, records)?;
+                writeln!(out)?;
             } else {
                 if cmd.urls.len() > 1 {
                     writeln!(out, "<!-- {} -->", r.final_url)?;

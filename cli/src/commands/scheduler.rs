@@ -61,7 +61,8 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         None => Vec::new(),
     };
     for hook in &section.webhooks {
-        hook.validate(&checks).map_err(crate::exit::usage)?;
+        hook.validate(|name| checks.iter().any(|c| c.name == name))
+            .map_err(crate::exit::usage)?;
     }
     let store = setup.store().await?;
     let listener = if cmd.no_api {

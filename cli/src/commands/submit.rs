@@ -10,7 +10,9 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 use oxwright_jobs::{HostLimits, JobKind};
 use oxwright_scheduler::batch::submit_for_release;
-use oxwright_scheduler::{JobTemplate, fetch_jobs, new_batch_id, parse_url_list, submit_batch};
+use oxwright_scheduler::{
+    ExpandTemplate, JobTemplate, fetch_jobs, new_batch_id, parse_url_list, submit_batch,
+};
 
 use crate::fetch_flags::FetchArgs;
 use oxwright_config::Setup;

@@ -61,7 +61,7 @@ pub struct Config {
     /// The scheduler daemon's API, schedules and webhooks (the scheduler
     /// crate owns the section).
     #[serde(default)]
-    pub scheduler: oxwright_scheduler::SchedulerSection,
+    pub scheduler: oxwright_jobs::schedule::SchedulerSection,
 }
 
 impl Default for Config {

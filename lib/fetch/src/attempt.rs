@@ -502,6 +502,8 @@ pub(crate) struct Converted {
     /// Words of the main content, before any token budget.
     main_words: usize,
     signs: decide::Signs,
+    /// What `extract_css` read, when the spec has one.
+    records: Option<oxwright_extract::Records>,
 }
 
 /// Converts `read` to Markdown off the async threads; with `served`, also
@@ -522,6 +524,11 @@ async fn convert(
     // Counting the raw HTML's tokens (4–8 ms, more than the conversion) runs
     // beside the conversion rather than after it.
     let html_tokens = tokio::task::spawn_blocking(move || count_tokens(&page_html));
+    // Records are read from the whole page, beside the conversion.
+    let records = spec.extract_css.clone().map(|schema| {
+        let page_html = read.html.clone();
+        tokio::task::spawn_blocking(move || oxwright_extract::extract_css(&schema, &page_html))
+    });
     let visible = read.visible_html.clone();
     let raw = served.then(|| read.html.clone());
     let base = base.clone();
@@ -554,6 +561,10 @@ async fn convert(
         .map_err(task_err)?
         .map_err(|e| JobError::new(ErrorKind::Extraction, e.to_string()))?;
     let html_tokens = html_tokens.await.map_err(task_err)?;
+    let records = match records {
+        Some(task) => Some(task.await.map_err(task_err)?),
+        None => None,
+    };
     Ok(Converted {
         conv,
         mode,
@@ -562,6 +573,7 @@ async fn convert(
         html_tokens,
         main_words,
         signs,
+        records,
     })
 }
 
@@ -582,6 +594,7 @@ fn assemble(
         markdown_tokens,
         trimmed,
         html_tokens,
+        records,
         ..
     } = converted;
     let raw_html = spec.formats.contains(&Format::RawHtml).then(|| page.html.clone());
@@ -603,6 +616,10 @@ fn assemble(
         ));
     }
     warnings.extend(page_warnings);
+    let extract = records.map(|r| {
+        warnings.extend(r.warnings);
+        r.records
+    });
     let html = spec.include_html.then_some(page.html);
     FetchOutput {
         result: FetchResult {
@@ -629,6 +646,7 @@ fn assemble(
             timings,
             attempts: 1,
             warnings,
+            extract,
             artifacts: Vec::new(),
             cache: Some(CacheStatus::Miss),
         },

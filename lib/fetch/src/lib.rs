@@ -316,6 +316,7 @@ pub(crate) async fn pdf_output(
             "include/exclude",
         ),
         (!spec.actions.is_empty(), "actions"),
+        (spec.extract_css.is_some(), "extract_css"),
     ]
     .into_iter()
     .filter_map(|(asked, name)| asked.then_some(name))
@@ -362,6 +363,7 @@ pub(crate) async fn pdf_output(
             },
             attempts: 1,
             warnings,
+            extract: None,
             artifacts: Vec::new(),
             cache: Some(CacheStatus::Miss),
         },

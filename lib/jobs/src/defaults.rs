@@ -22,6 +22,7 @@ pub const NOT_IN_CONFIG: &[(&str, &str)] = &[
     ("include", "selectors of one page"),
     ("exclude", "selectors of one page"),
     ("actions", "steps on one page"),
+    ("extract_css", "a schema of one page template"),
     ("headers", "credentials: per request"),
     ("cookies", "credentials: per request"),
     ("basic_auth", "credentials: per request, or OXWRIGHT_BASIC_AUTH"),

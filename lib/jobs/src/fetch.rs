@@ -405,6 +405,21 @@ pub struct FetchSpec {
     // Not written out at its default, so specs (and cache keys) without it stay as they were.
     #[serde(default, skip_serializing_if = "LinkStyle::is_default")]
     pub link_style: LinkStyle,
+    /// Records to read out of the page by CSS selectors, no model asked:
+    /// a schema in crawl4ai's `JsonCssExtractionStrategy` shape
+    /// (`baseSelector`, `baseFields`, `fields` of type `text`,
+    /// `attribute`, `html`, `regex`, `nested`, `list`, `nested_list`, with
+    /// `default` and `transform`). On the command line, the path of the
+    /// schema's JSON file.
+    ///
+    /// It reads the page the Markdown comes from (served or rendered),
+    /// whole; the records are the result's `extract` and the job's
+    /// `extract.json`. A selector that matches nothing gives no records
+    /// and a warning. A schema with an unknown key or type, or a selector
+    /// or pattern that does not compile, is refused with the key's path
+    /// before any page is fetched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extract_css: Option<crate::CssSchema>,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -474,6 +489,7 @@ impl FetchSpec {
             actions: Vec::new(),
             max_age_ms: 0,
             link_style: LinkStyle::default(),
+            extract_css: None,
         }
     }
 
@@ -583,6 +599,10 @@ pub struct FetchResult {
     /// Things worth knowing that did not fail the fetch.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The records `extract_css` read, in page order (absent when the spec
+    /// asked for none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extract: Option<Vec<serde_json::Value>>,
     /// Artefact keys written for this job (page.md, page.html, screenshot.png).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,

@@ -3,6 +3,7 @@
 //! artefact key layout. Serde only, no I/O.
 
 mod crawl;
+pub mod css_schema;
 mod defaults;
 mod error;
 mod fetch;
@@ -14,16 +15,19 @@ pub mod normalise;
 pub mod options;
 mod page_info;
 pub mod patch;
+pub mod schedule;
 pub mod schema;
 mod shape;
 mod sites;
 mod step;
+mod template;
 mod workflow;
 
 pub use crawl::{
     CrawlOptions, DEFAULT_CRAWL_LIMIT, DEFAULT_CRAWL_MAX_DEPTH, DEFAULT_CRAWL_PER_HOST_CONCURRENCY,
     DEFAULT_CRAWL_PER_HOST_DELAY_MS, HostLimits, SkipReason, SkippedUrl,
 };
+pub use css_schema::{CssField, CssFieldKind, CssSchema, SchemaError, Transform};
 pub use defaults::{FetchDefaults, NOT_IN_CONFIG};
 pub use error::{ErrorKind, JobError, MAX_RETRY_AFTER_S, parse_retry_after};
 pub use fetch::{
@@ -42,6 +46,7 @@ pub use sites::{MAX_SITE_PROFILES, SiteProfile, SiteProfiles};
 pub use step::{
     StepAttemptResult, StepDecision, StepDurations, StepEmergency, StepRecord, StepTokens, StepValue,
 };
+pub use template::JobTemplate;
 pub use workflow::{
     LlmSpec, ResumeMark, RunStatus, StepOutcome, StepSource, WorkflowMode, WorkflowResult, WorkflowSpec,
     WorkflowTotals, step_text,

@@ -31,6 +31,8 @@ pub enum Syntax {
     /// A structured workflow step, repeatable, checked by the step parser
     /// when the command line is read.
     Step,
+    /// The path of a JSON file whose content is the value.
+    JsonFile,
 }
 
 /// A fetch option's flag, where it is not the option's name in kebab
@@ -136,6 +138,10 @@ pub const FORMS: &[FlagForm] = &[
     FlagForm {
         value_name: Some("STEP"),
         ..form("actions", "action", Syntax::Step)
+    },
+    FlagForm {
+        value_name: Some("SCHEMA.json"),
+        ..form("extract_css", "extract-css", Syntax::JsonFile)
     },
 ];
 

@@ -15,7 +15,7 @@ use super::state::AppState;
 use crate::batch::{check_batch_id, new_batch_id};
 use crate::hooks::BatchWebhook;
 use crate::links::{ArtifactLink, artifact_links};
-use crate::template::JobTemplate;
+use crate::template::{ExpandTemplate, JobTemplate};
 
 /// Most results one `GET /v1/batches/{id}` page returns.
 pub const MAX_PAGE: usize = 1_000;

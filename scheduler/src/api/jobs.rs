@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::batch::new_batch_id;
-use crate::template::JobTemplate;
+use crate::template::{ExpandTemplate, JobTemplate};
 
 /// `POST /v1/jobs` body: one job spec (`{"kind": "fetch", "spec": {...}}`),
 /// nothing else beside it.

@@ -255,6 +255,16 @@ async fn run_fetch(
             .map_err(store_err)?;
         written.push(key);
     }
+    if let Some(records) = &out.result.extract {
+        let key = keys::job_artifact(kind, job.id, "extract.json");
+        let body = serde_json::to_vec_pretty(records)
+            .map_err(|e| JobError::new(ErrorKind::Internal, e.to_string()))?;
+        ctx.store
+            .put(&key, Bytes::from(body), "application/json")
+            .await
+            .map_err(store_err)?;
+        written.push(key);
+    }
     let result_key = keys::job_result(kind, job.id);
     written.push(result_key.clone());
     out.result.artifacts = written.clone();
