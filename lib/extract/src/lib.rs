@@ -28,10 +28,12 @@ pub struct Records {
 /// Reads `schema`'s records out of `html`.
 pub fn extract_css(schema: &CssSchema, html: &str) -> Records {
     let doc = Document::from(html);
-    let mut reader = Reader::default();
-    let Some(base) = reader.matcher(&schema.base_selector) else {
+    let Ok(base) = Matcher::new(&schema.base_selector) else {
         return Records::default();
     };
+    let mut reader = Reader::default();
+    reader.compile(&schema.base_fields);
+    reader.compile(&schema.fields);
     let bases = doc.select_matcher(&base);
     let mut records = Vec::new();
     for element in bases.nodes() {
@@ -54,7 +56,7 @@ pub fn extract_css(schema: &CssSchema, html: &str) -> Records {
         ));
     } else {
         let mut missed: Vec<(&String, &String)> = reader
-            .misses
+            .seen
             .iter()
             .filter(|(_, (_, hit))| !hit)
             .map(|(path, (sel, _))| (path, sel))
@@ -70,28 +72,37 @@ pub fn extract_css(schema: &CssSchema, html: &str) -> Records {
     Records { records, warnings }
 }
 
-/// Compiled selectors and patterns, and which field selectors ever matched.
+/// Compiled selectors and patterns, each once a page, and which field
+/// selectors ever matched.
 #[derive(Default)]
 struct Reader {
-    matchers: HashMap<String, Option<Matcher>>,
-    patterns: HashMap<String, Option<regex::Regex>>,
+    matchers: HashMap<String, Matcher>,
+    patterns: HashMap<String, regex::Regex>,
     /// Field path → (its selector, whether it matched in any record).
-    misses: HashMap<String, (String, bool)>,
+    seen: HashMap<String, (String, bool)>,
 }
 
 impl Reader {
-    fn matcher(&mut self, selector: &str) -> Option<Matcher> {
-        self.matchers
-            .entry(selector.to_string())
-            .or_insert_with(|| Matcher::new(selector).ok())
-            .clone()
-    }
-
-    fn pattern(&mut self, pattern: &str) -> Option<regex::Regex> {
-        self.patterns
-            .entry(pattern.to_string())
-            .or_insert_with(|| regex::Regex::new(pattern).ok())
-            .clone()
+    /// Compiles every selector and pattern of `fields` (the schema was
+    /// checked when it was read: one that does not compile matches nothing).
+    fn compile(&mut self, fields: &[CssField]) {
+        for field in fields {
+            if let Some(sel) = &field.selector
+                && !self.matchers.contains_key(sel)
+                && let Ok(m) = Matcher::new(sel)
+            {
+                self.matchers.insert(sel.clone(), m);
+            }
+            if let CssFieldKind::Regex(p) = &field.kind
+                && !self.patterns.contains_key(p)
+                && let Ok(re) = regex::Regex::new(p)
+            {
+                self.patterns.insert(p.clone(), re);
+            }
+            if let Some(inner) = field.kind.fields() {
+                self.compile(inner);
+            }
+        }
     }
 
     /// The elements inside `element` that `field`'s selector matches,
@@ -100,12 +111,12 @@ impl Reader {
         let Some(selector) = &field.selector else {
             return Selection::from(*element);
         };
-        let found = match self.matcher(selector) {
-            Some(m) => Selection::from(*element).select_matcher(&m),
+        let found = match self.matchers.get(selector) {
+            Some(m) => Selection::from(*element).select_matcher(m),
             None => Selection::default(),
         };
         let seen = self
-            .misses
+            .seen
             .entry(path.to_string())
             .or_insert_with(|| (selector.clone(), false));
         seen.1 |= !found.is_empty();
@@ -171,7 +182,7 @@ impl Reader {
             CssFieldKind::Text => Some(text_of(target)),
             CssFieldKind::Attribute(name) => target.attr(name).map(|v| v.to_string()),
             CssFieldKind::Html => Some(target.html().to_string()),
-            CssFieldKind::Regex(pattern) => self.pattern(pattern).and_then(|re| {
+            CssFieldKind::Regex(pattern) => self.patterns.get(pattern).and_then(|re| {
                 let text = text_of(target);
                 re.captures(&text).map(|c| {
                     c.get(1)
