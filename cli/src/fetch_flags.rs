@@ -123,6 +123,11 @@ impl FromArgMatches for FetchArgs {
             object.insert(option.name.clone(), value);
         }
         let patch = FetchPatch::from_object(object, &[]).map_err(|e| invalid(e.to_string()))?;
+        // Each flag was checked alone; what holds between flags is checked here.
+        let mut spec =
+            FetchSpec::new(url::Url::parse("https://example.invalid/").expect("a fixed URL parses"));
+        patch.apply(&mut spec).map_err(|e| invalid(e.to_string()))?;
+        spec.validate_together().map_err(|e| invalid(e.message))?;
         Ok(Self { patch })
     }
 
@@ -143,7 +148,7 @@ fn check(option: &FetchOption, raw: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let mut spec = FetchSpec::new(url::Url::parse("https://example.invalid/").expect("a fixed URL parses"));
     patch.apply(&mut spec).map_err(|e| e.to_string())?;
-    spec.validate().map_err(|e| e.message)
+    spec.validate_each().map_err(|e| e.message)
 }
 
 /// The flag of `option`, shaped by its form and its schema.

@@ -116,36 +116,15 @@ impl LlmArgs {
         env: &std::collections::BTreeMap<String, String>,
         section: &oxwright_llm::LlmSection,
     ) -> anyhow::Result<Option<std::sync::Arc<dyn oxwright_llm::ChatModel>>> {
-        let base = self.llm_base_url.clone().or_else(|| section.base_url.clone());
-        let model = self.model.clone().or_else(|| section.model.clone());
-        match (base, model) {
-            (Some(base), Some(model)) => {
-                let mut cfg = oxwright_llm::LlmConfig::new(base, model);
-                // A named variable must be set; the default one only when it is.
-                cfg.model.api_key_env = self
-                    .api_key_env
-                    .clone()
-                    .or_else(|| section.api_key_env.clone())
-                    .or_else(|| {
-                        let default = oxwright_llm::DEFAULT_API_KEY_ENV;
-                        env.get(default)
-                            .is_some_and(|v| !v.is_empty())
-                            .then(|| default.to_string())
-                    });
-                cfg.timeout_ms = self.llm_timeout_ms.unwrap_or(section.timeout_ms);
-                let large = self.large_model.clone().or_else(|| section.large_model.clone());
-                let cfg = cfg.with_large_model(large);
-                let client = oxwright_llm::LlmClient::new(cfg, env).map_err(crate::exit::usage)?;
-                Ok(Some(std::sync::Arc::new(client)))
-            }
-            (None, None) => Ok(None),
-            (Some(_), None) => Err(crate::exit::usage(
-                "an LLM base URL needs a model too: --model NAME (or [llm] model, OXWRIGHT_LLM_MODEL)",
-            )),
-            (None, Some(_)) => Err(crate::exit::usage(
-                "an LLM model needs a base URL too: --llm-base-url URL (or [llm] base_url, OXWRIGHT_LLM_BASE_URL)",
-            )),
-        }
+        let merged = oxwright_llm::LlmSection {
+            base_url: self.llm_base_url.clone().or_else(|| section.base_url.clone()),
+            model: self.model.clone().or_else(|| section.model.clone()),
+            large_model: self.large_model.clone().or_else(|| section.large_model.clone()),
+            api_key_env: self.api_key_env.clone().or_else(|| section.api_key_env.clone()),
+            timeout_ms: self.llm_timeout_ms.unwrap_or(section.timeout_ms),
+        };
+        let client = merged.client(env).map_err(crate::exit::usage)?;
+        Ok(client.map(|c| std::sync::Arc::new(c) as std::sync::Arc<dyn oxwright_llm::ChatModel>))
     }
 }
 

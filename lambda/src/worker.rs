@@ -108,6 +108,10 @@ impl LambdaWorker {
                 ctx.workflow =
                     oxwright_worker::handlers::workflow::WorkflowContext::from_env(&self.setup.env)
                         .map_err(FunctionError::Config)?;
+                ctx.extract_model = oxwright_worker::handlers::ExtractModel::from_section(
+                    &self.setup.config.llm,
+                    &self.setup.env,
+                );
                 Ok(ctx)
             })
             .await

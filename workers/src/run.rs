@@ -122,6 +122,7 @@ pub async fn run_consumers(
     let mut ctx = HandlerContext::new(pool.clone(), setup.policy.clone(), store.clone());
     ctx.workflow =
         crate::handlers::workflow::WorkflowContext::from_env(&setup.env).map_err(anyhow::Error::msg)?;
+    ctx.extract_model = crate::handlers::ExtractModel::from_section(&setup.config.llm, &setup.env);
     let queue_config = &setup.config.queue;
     let mut consumers = tokio::task::JoinSet::new();
     for (kinds, concurrency) in consumer_plan(&opts.kinds, pool.capacity(), opts.sitemap_concurrency) {

@@ -74,6 +74,7 @@ impl BrowserSetup for Setup {
         let mut ctx = HandlerContext::new(pool, self.policy.clone(), self.store().await?);
         ctx.workflow =
             crate::handlers::workflow::WorkflowContext::from_env(&self.env).map_err(anyhow::Error::msg)?;
+        ctx.extract_model = crate::handlers::ExtractModel::from_section(&self.config.llm, &self.env);
         Ok(ctx)
     }
 }

@@ -159,6 +159,7 @@ impl Embedded {
         template: &oxwright_jobs::FetchSpec,
         shutdown: CancellationToken,
     ) -> anyhow::Result<Self> {
+        model_for(setup, template)?;
         let pool = if template.render == oxwright_jobs::Render::Always {
             setup.pool().await?
         } else {
@@ -280,4 +281,18 @@ fn print_summary(s: &BatchSummary, store: &str) {
     println!("store:    {store}");
     println!("manifest: {}", s.manifest);
     println!("markdown: jobs/fetch/<job-id>/page.md (one folder per job; see the manifest)");
+}
+
+/// Refuses, before any page is fetched, a fetch whose `extract` schema
+/// finds no LLM endpoint here (a usage error, exit 2).
+pub(crate) fn model_for(
+    setup: &oxwright_config::Setup,
+    spec: &oxwright_jobs::FetchSpec,
+) -> anyhow::Result<()> {
+    if spec.extract.is_some() {
+        oxwright_worker::handlers::ExtractModel::from_section(&setup.config.llm, &setup.env)
+            .get()
+            .map_err(|e| crate::exit::usage(e.message))?;
+    }
+    Ok(())
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use clap::Args;
 use futures::StreamExt;
-use oxwright_fetch::{fetch_cached, fresh_from_cache};
+use oxwright_fetch::fresh_from_cache;
 use oxwright_jobs::{FetchSpec, Job, JobError, JobReport, JobSpec, ReportStatus};
 use oxwright_scheduler::batch::{BatchLine, parse_url_entry, shorten};
 use oxwright_worker::run_job;
@@ -77,6 +77,11 @@ pub async fn run(setup: Setup, cmd: FetchCmd) -> anyhow::Result<i32> {
             }
         }
         return Ok(crate::exit::USAGE);
+    }
+    for input in &inputs {
+        if let Input::Page(spec) = input {
+            super::batch::model_for(&setup, spec)?;
+        }
     }
     // Where the pages go: a file (created before any browser starts, so a
     // bad path fails at once) or standard output.
@@ -177,7 +182,10 @@ async fn cache_hits(
     }
     let store = setup.store().await?;
     for (hit, input) in hits.iter_mut().zip(inputs) {
-        if let Input::Page(spec) = input {
+        // A model's extraction is not cached: that page goes the whole way.
+        if let Input::Page(spec) = input
+            && spec.extract.is_none()
+        {
             *hit = fresh_from_cache(&setup.policy, store.as_ref(), spec)
                 .await
                 .map(|o| o.result);
@@ -221,8 +229,7 @@ async fn fetch_one(
     }
     let ctx = ctx.expect("a page the cache did not answer has a browser");
     if !keep {
-        let store = Some(ctx.store.as_ref());
-        let result = fetch_cached(&ctx.pool, &ctx.policy, store, &spec)
+        let result = oxwright_worker::handlers::fetch_page(&ctx, &spec)
             .await
             .map(|o| o.result);
         return Ok(Outcome::Ran(Box::new((spec, result, None))));

@@ -9,6 +9,13 @@
 //! matches nothing, or whose read gives nothing, takes its `default` or
 //! is left out; a record with no field is left out. The schema was
 //! checked when it was read: nothing here fails.
+//!
+//! [`llm`] reads a page into a JSON Schema's shape through a chat model
+//! instead, checking and repairing the answers; [`learn`] has the model
+//! write the CSS schema that reads the same, once per URL pattern.
+
+pub mod learn;
+pub mod llm;
 
 use std::collections::HashMap;
 

@@ -618,9 +618,11 @@ fn assemble(
     warnings.extend(page_warnings);
     let extract = records.map(|r| {
         warnings.extend(r.warnings);
-        r.records
+        serde_json::Value::Array(r.records)
     });
-    let html = spec.include_html.then_some(page.html);
+    let extraction = extract.as_ref().map(|_| oxwright_jobs::Extraction::css());
+    // A learned extraction reads the page's HTML after the fetch.
+    let html = (spec.include_html || spec.learn).then_some(page.html);
     FetchOutput {
         result: FetchResult {
             url: spec.url.to_string(),
@@ -647,6 +649,7 @@ fn assemble(
             attempts: 1,
             warnings,
             extract,
+            extraction,
             artifacts: Vec::new(),
             cache: Some(CacheStatus::Miss),
         },

@@ -45,7 +45,7 @@ pub use served::{Outline, read_outline, read_served};
 pub struct FetchOutput {
     /// The result.
     pub result: FetchResult,
-    /// The rendered HTML, when `include_html` was asked for.
+    /// The rendered HTML, when `include_html` or `learn` was asked for.
     pub html: Option<String>,
     /// A PNG screenshot, when asked for.
     pub screenshot: Option<Vec<u8>>,
@@ -364,6 +364,7 @@ pub(crate) async fn pdf_output(
             attempts: 1,
             warnings,
             extract: None,
+            extraction: None,
             artifacts: Vec::new(),
             cache: Some(CacheStatus::Miss),
         },

@@ -34,6 +34,10 @@ pub enum ErrorKind {
     BrowserMisconfigured,
     /// Reading the page's content failed.
     Extraction,
+    /// The model's answers to an `extract` schema never fitted it (or
+    /// never parsed) within their calls; the last answer and its errors
+    /// are in the error.
+    ExtractionFailed,
     /// The job was cancelled by shutdown.
     Cancelled,
     /// The job's deadline passed before it ran; it was not run.
@@ -81,6 +85,7 @@ impl ErrorKind {
             ErrorKind::BrowserUnavailable => "browser_unavailable",
             ErrorKind::BrowserMisconfigured => "browser_misconfigured",
             ErrorKind::Extraction => "extraction",
+            ErrorKind::ExtractionFailed => "extraction_failed",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Expired => "expired",
             ErrorKind::StoreMismatch => "store_mismatch",
@@ -215,6 +220,7 @@ impl JobError {
             ErrorKind::NonHtml => Some("the document is not HTML"),
             ErrorKind::BrowserMisconfigured => Some("the browser setup has to change first"),
             ErrorKind::Extraction => Some("the page's content cannot be read"),
+            ErrorKind::ExtractionFailed => Some("the model's answers did not fit the schema in their calls"),
             ErrorKind::Cancelled => Some("the job was cancelled"),
             ErrorKind::Expired => Some("the job's deadline has passed"),
             ErrorKind::StoreMismatch => {

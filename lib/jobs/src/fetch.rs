@@ -420,6 +420,38 @@ pub struct FetchSpec {
     /// before any page is fetched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extract_css: Option<crate::CssSchema>,
+    /// Data to read out of the page through the LLM: a JSON Schema whose
+    /// root is an object or an array. On the command line, the path of
+    /// the schema's JSON file.
+    ///
+    /// The page's Markdown (cut into parts of at most 6,000 tokens, the
+    /// parts' answers merged) goes to the `[llm]` endpoint of whoever
+    /// fetches it, with the schema. The answer is checked against the
+    /// schema; a broken one is asked again with the errors, at most 3
+    /// calls a part. The value is the result's `extract` and the job's
+    /// `extract.json`; calls and tokens are in `extraction`. Answers that
+    /// never fit end the fetch with `extraction_failed`. A schema that is
+    /// not valid JSON Schema is refused with the key's path before any
+    /// page is fetched. Not with `extract_css`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extract: Option<crate::JsonSchema>,
+    /// What to tell the model beside `extract`'s schema (which records,
+    /// which currency, what to leave out), at most 4,000 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extract_prompt: Option<String>,
+    /// With `extract`: learns from the model's reading of a page a CSS
+    /// schema that reads the same value out of its HTML, keeps it in the
+    /// artefact store under the page's URL pattern (shared by every
+    /// worker), and reads later pages of the pattern by its selectors with
+    /// no model call.
+    ///
+    /// A page a kept schema reads wrongly (the value does not fit the
+    /// JSON Schema, or a required field is empty) is read by the model and
+    /// a schema is learned for its template beside the others (at most 4
+    /// a pattern). The result's `extraction.method` says which way each
+    /// page was read (`learned` or `llm`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub learn: bool,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -490,6 +522,9 @@ impl FetchSpec {
             max_age_ms: 0,
             link_style: LinkStyle::default(),
             extract_css: None,
+            extract: None,
+            extract_prompt: None,
+            learn: false,
         }
     }
 
@@ -599,10 +634,14 @@ pub struct FetchResult {
     /// Things worth knowing that did not fail the fetch.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-    /// The records `extract_css` read, in page order (absent when the spec
-    /// asked for none).
+    /// What the page gave: the records `extract_css` read, in page
+    /// order, or the value the model read by `extract`'s schema (absent
+    /// when the spec asked for neither).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extract: Option<Vec<serde_json::Value>>,
+    pub extract: Option<serde_json::Value>,
+    /// How `extract` was read, and what the model cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extraction: Option<Extraction>,
     /// Artefact keys written for this job (page.md, page.html, screenshot.png).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,
@@ -612,6 +651,56 @@ pub struct FetchResult {
     /// results written before the cache existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheStatus>,
+}
+
+/// How a page's `extract` was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExtractionMethod {
+    /// By the CSS selectors of `extract_css`; no model was asked.
+    Css,
+    /// By the model, under `extract`'s JSON Schema.
+    Llm,
+    /// By the selectors of a CSS schema learned from the model's reading
+    /// of an earlier page of the same URL pattern; no model was asked.
+    Learned,
+}
+
+/// How a page's `extract` was read, and what it cost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Extraction {
+    /// Selectors or the model.
+    pub method: ExtractionMethod,
+    /// Parts of the page sent to the model, one or more (0 for CSS).
+    #[serde(default)]
+    pub parts: u32,
+    /// Model calls made, repairs included.
+    #[serde(default)]
+    pub llm_calls: u32,
+    /// Prompt tokens of those calls, as the endpoint reported them.
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    /// Completion tokens of those calls.
+    #[serde(default)]
+    pub completion_tokens: u64,
+    /// The store key of the learned CSS schemas that read the page
+    /// (`learned`), or that its reading by the model was kept under (`llm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learned_schema: Option<String>,
+}
+
+impl Extraction {
+    /// A reading by selectors: no model call.
+    pub fn css() -> Self {
+        Self {
+            method: ExtractionMethod::Css,
+            parts: 0,
+            llm_calls: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            learned_schema: None,
+        }
+    }
 }
 
 /// Where a fetch result came from (see [`FetchResult::cache`]).

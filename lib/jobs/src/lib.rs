@@ -8,6 +8,7 @@ mod defaults;
 mod error;
 mod fetch;
 mod job;
+pub mod json_schema;
 pub mod keys;
 pub mod limits;
 mod locator;
@@ -31,12 +32,13 @@ pub use css_schema::{CssField, CssFieldKind, CssSchema, SchemaError, Transform};
 pub use defaults::{FetchDefaults, NOT_IN_CONFIG};
 pub use error::{ErrorKind, JobError, MAX_RETRY_AFTER_S, parse_retry_after};
 pub use fetch::{
-    BlockResource, CacheStatus, ContentMode, DialogAction, FetchResult, FetchSpec, FetchTimings, Format,
-    Frames, LinkStyle, Render, TokenCounts, WaitUntil,
+    BlockResource, CacheStatus, ContentMode, DialogAction, Extraction, ExtractionMethod, FetchResult,
+    FetchSpec, FetchTimings, Format, Frames, LinkStyle, Render, TokenCounts, WaitUntil,
 };
 pub use job::{
     Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION, SitemapSpec,
 };
+pub use json_schema::{JsonSchema, JsonSchemaError, MAX_JSON_SCHEMA_BYTES};
 pub use locator::Locator;
 pub use normalise::{NormaliseRules, TrapGuard, TrapLimits, normalise, normalise_escapes};
 pub use page_info::{PageImage, PageLink, PageLinks, PageMetadata};

@@ -18,6 +18,8 @@ pub const MAX_RETRY_COUNT: u32 = 10;
 pub const MAX_SELECTORS: usize = 50;
 /// Most `actions` of one fetch.
 pub const MAX_ACTIONS: usize = 50;
+/// The longest `extract_prompt`, in characters.
+pub const MAX_EXTRACT_PROMPT: usize = 4_000;
 /// Longest `actions` step of one fetch, in bytes.
 pub const MAX_ACTION_LEN: usize = 2_000;
 /// Longest cache age a fetch may accept (`max_age_ms`): 30 days.
@@ -42,8 +44,42 @@ pub fn check_range(name: &str, value: u64, min: u64, max: u64) -> Result<(), Job
 }
 
 impl FetchSpec {
-    /// Refuses durations and counts outside the bounds of this module.
+    /// Refuses durations and counts outside the bounds of this module,
+    /// and options that do not go together.
     pub fn validate(&self) -> Result<(), JobError> {
+        self.validate_each()?;
+        self.validate_together()
+    }
+
+    /// Refuses options that need another, or exclude one.
+    pub fn validate_together(&self) -> Result<(), JobError> {
+        if self.extract.is_some() && self.extract_css.is_some() {
+            return Err(JobError::new(
+                ErrorKind::InvalidInput,
+                "extract (a JSON Schema the model fills) and extract_css (selectors) are two ways to one \
+                 `extract`: give one",
+            ));
+        }
+        for (asked, name) in [
+            (
+                self.extract_prompt.is_some(),
+                "extract_prompt instructs the model reading",
+            ),
+            (self.learn, "learn learns selectors for"),
+        ] {
+            if asked && self.extract.is_none() {
+                return Err(JobError::new(
+                    ErrorKind::InvalidInput,
+                    format!("{name} extract's JSON Schema: give extract too"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses durations and counts outside the bounds of this module,
+    /// one option at a time.
+    pub fn validate_each(&self) -> Result<(), JobError> {
         check_range("timeout_ms", self.timeout_ms, 1, MAX_TIMEOUT_MS)?;
         check_range("retry_delay_ms", self.retry_delay_ms, 0, MAX_RETRY_DELAY_MS)?;
         check_range("wait_ms", self.wait_ms, 0, MAX_WAIT_MS)?;
@@ -99,6 +135,14 @@ impl FetchSpec {
             ));
         }
         check_range("max_age_ms", self.max_age_ms, 0, MAX_AGE_MS)?;
+        if let Some(prompt) = &self.extract_prompt {
+            check_range(
+                "extract_prompt length",
+                prompt.chars().count() as u64,
+                1,
+                MAX_EXTRACT_PROMPT as u64,
+            )?;
+        }
         self.shape().validate()
     }
 }

@@ -143,6 +143,14 @@ pub const FORMS: &[FlagForm] = &[
         value_name: Some("SCHEMA.json"),
         ..form("extract_css", "extract-css", Syntax::JsonFile)
     },
+    FlagForm {
+        value_name: Some("SCHEMA.json"),
+        ..form("extract", "extract", Syntax::JsonFile)
+    },
+    FlagForm {
+        value_name: Some("TEXT"),
+        ..form("extract_prompt", "extract-prompt", Syntax::Typed)
+    },
 ];
 
 /// The host a [`Syntax::Credentials`] flag's companion names.

@@ -71,6 +71,9 @@ pub struct LlmClient {
     endpoint: reqwest::Url,
     api_key: Option<String>,
     large: Option<(ModelConfig, reqwest::Url, Option<String>)>,
+    /// Set once the endpoint refused a `response_format`: later calls ask
+    /// for JSON in the prompt alone.
+    no_structured_output: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 #[derive(Serialize)]
@@ -80,6 +83,8 @@ struct Request<'a> {
     max_tokens: u32,
     temperature: f32,
     stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -131,6 +136,7 @@ impl LlmClient {
             endpoint,
             api_key,
             large,
+            no_structured_output: std::sync::Arc::default(),
         })
     }
 
@@ -149,6 +155,38 @@ impl LlmClient {
             max_tokens,
         )
         .await
+    }
+
+    /// Sends `messages` to the small model asking for one JSON value
+    /// under `schema` as the endpoint's structured output (`response_format`
+    /// of type `json_schema`, not strict). An endpoint that refuses it with
+    /// 400 is asked again without it, and never with it again.
+    pub async fn chat_json(
+        &self,
+        messages: &[Message],
+        max_tokens: u32,
+        schema: &serde_json::Value,
+    ) -> Result<Completion, LlmError> {
+        use std::sync::atomic::Ordering;
+        if !self.no_structured_output.load(Ordering::Relaxed) {
+            let format = serde_json::json!({
+                "type": "json_schema",
+                "json_schema": { "name": "extract", "schema": schema, "strict": false },
+            });
+            let model = &self.cfg.model.model;
+            let key = self.api_key.as_deref();
+            match self
+                .send(model, &self.endpoint, key, messages, max_tokens, Some(format))
+                .await
+            {
+                Err(LlmError::Status { status: 400, body }) => {
+                    tracing::debug!(%body, "the endpoint refused response_format; asking without it");
+                    self.no_structured_output.store(true, Ordering::Relaxed);
+                }
+                other => return other,
+            }
+        }
+        self.chat(messages, max_tokens).await
     }
 
     /// Sends `messages` to the large model (the small one when none is configured).
@@ -170,6 +208,18 @@ impl LlmClient {
         messages: &[Message],
         max_tokens: u32,
     ) -> Result<Completion, LlmError> {
+        self.send(model, url, key, messages, max_tokens, None).await
+    }
+
+    async fn send(
+        &self,
+        model: &str,
+        url: &reqwest::Url,
+        key: Option<&str>,
+        messages: &[Message],
+        max_tokens: u32,
+        response_format: Option<serde_json::Value>,
+    ) -> Result<Completion, LlmError> {
         let started = Instant::now();
         let body = serde_json::to_vec(&Request {
             model,
@@ -177,6 +227,7 @@ impl LlmClient {
             max_tokens,
             temperature: self.cfg.temperature,
             stream: false,
+            response_format,
         })
         .map_err(|e| LlmError::Config(format!("request encoding: {e}")))?;
         let mut attempt = 0u32;
@@ -291,6 +342,19 @@ pub trait ChatModel: Send + Sync {
         self.chat(messages, max_tokens).await
     }
 
+    /// Sends `messages` to the small model asking for one JSON value
+    /// under `schema`, as the endpoint's structured output where it has
+    /// one (the prompt must ask for it too).
+    async fn chat_json(
+        &self,
+        messages: &[Message],
+        max_tokens: u32,
+        schema: &serde_json::Value,
+    ) -> Result<Completion, LlmError> {
+        let _ = schema;
+        self.chat(messages, max_tokens).await
+    }
+
     /// Names the model [`ChatModel::chat`] (or, with `large`, [`ChatModel::chat_large`]) talks to.
     fn model_name(&self, large: bool) -> String {
         if large { "large" } else { "small" }.to_string()
@@ -305,6 +369,15 @@ impl ChatModel for LlmClient {
 
     async fn chat_large(&self, messages: &[Message], max_tokens: u32) -> Result<Completion, LlmError> {
         LlmClient::chat_large(self, messages, max_tokens).await
+    }
+
+    async fn chat_json(
+        &self,
+        messages: &[Message],
+        max_tokens: u32,
+        schema: &serde_json::Value,
+    ) -> Result<Completion, LlmError> {
+        LlmClient::chat_json(self, messages, max_tokens, schema).await
     }
 
     fn model_name(&self, large: bool) -> String {

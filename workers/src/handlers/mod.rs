@@ -32,6 +32,47 @@ pub struct HandlerContext {
     /// Batches seen cancelled (for good) or running (re-read after
     /// [`CANCEL_RECHECK`]), so a batch's jobs cost one store read a second.
     pub cancelled: Arc<std::sync::Mutex<std::collections::HashMap<String, (bool, Instant)>>>,
+    /// The `[llm]` endpoint a fetch's `extract` schema is read through.
+    pub extract_model: ExtractModel,
+}
+
+/// The chat model fetches with an `extract` schema are read through:
+/// this worker's `[llm]` endpoint. A section that names none, or names
+/// one badly, fails only the fetches that ask for it.
+#[derive(Clone, Default)]
+pub struct ExtractModel(pub Option<Arc<dyn oxwright_llm::ChatModel>>, pub Option<String>);
+
+impl ExtractModel {
+    /// The endpoint `section`, with the `OXWRIGHT_LLM_*` variables of
+    /// `env` on top, names.
+    pub fn from_section(
+        section: &oxwright_llm::LlmSection,
+        env: &std::collections::BTreeMap<String, String>,
+    ) -> Self {
+        match section.clone().with_env(env).client(env) {
+            Ok(client) => Self(
+                client.map(|c| Arc::new(c) as Arc<dyn oxwright_llm::ChatModel>),
+                None,
+            ),
+            Err(why) => Self(None, Some(why)),
+        }
+    }
+
+    /// The model, or the error of a fetch that needs one.
+    pub fn get(&self) -> Result<&dyn oxwright_llm::ChatModel, JobError> {
+        self.0
+            .as_deref()
+            .ok_or_else(|| oxwright_extract::llm::no_model(self.1.as_deref()))
+    }
+}
+
+impl std::fmt::Debug for ExtractModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(m) => write!(f, "ExtractModel({})", m.model_name(false)),
+            None => f.write_str("ExtractModel(none)"),
+        }
+    }
 }
 
 /// How long a batch seen running is taken as running before its
@@ -50,6 +91,7 @@ impl HandlerContext {
             workflow: workflow::WorkflowContext::default(),
             store_id: Arc::default(),
             cancelled: Arc::default(),
+            extract_model: ExtractModel::default(),
         }
     }
 }
@@ -227,14 +269,35 @@ async fn store_refusal(ctx: &HandlerContext, job: &Job) -> Option<JobError> {
     ))
 }
 
+/// Fetches `spec`'s page (the store's fetch cache answers when the
+/// spec's `max_age_ms` allows) and reads its `extract` schema, if any,
+/// through the `[llm]` endpoint, or by selectors learned from it.
+pub async fn fetch_page(
+    ctx: &HandlerContext,
+    spec: &oxwright_jobs::FetchSpec,
+) -> Result<oxwright_fetch::FetchOutput, JobError> {
+    let mut out =
+        oxwright_fetch::fetch_cached(&ctx.pool, &ctx.policy, Some(ctx.store.as_ref()), spec).await?;
+    let model = ctx.extract_model.get();
+    // `learn` kept the page's HTML for its selectors; a cached result has none.
+    let html = if spec.include_html {
+        out.html.clone()
+    } else {
+        out.html.take()
+    };
+    let store = ctx.store.as_ref();
+    oxwright_extract::learn::fill(model, store, spec, html.as_deref(), &mut out.result).await?;
+    Ok(out)
+}
+
 async fn run_fetch(
     ctx: &HandlerContext,
     job: &Job,
     spec: &oxwright_jobs::FetchSpec,
 ) -> Result<Vec<String>, JobError> {
-    // The store's fetch cache answers when the spec's max_age_ms allows.
-    let mut out =
-        oxwright_fetch::fetch_cached(&ctx.pool, &ctx.policy, Some(ctx.store.as_ref()), spec).await?;
+    // Boxed: a fetch and a model's calls nest too deep for the layout of
+    // the futures that await a job.
+    let mut out = Box::pin(fetch_page(ctx, spec)).await?;
     let kind = job.kind();
     let store_err = |e: ArtifactError| store_error(&e);
     let md_key = keys::job_artifact(kind, job.id, "page.md");

@@ -27,6 +27,16 @@ impl OxwrightMcp {
         )
         .await
         .map_err(|e: JobError| explain_job(&e))?;
+        let mut out = out;
+        let model = services
+            .llm
+            .as_deref()
+            .ok_or_else(|| oxwright_extract::llm::no_model(None));
+        let html = out.html.take();
+        let store = services.store.as_ref();
+        oxwright_extract::learn::fill(model, store, &spec, html.as_deref(), &mut out.result)
+            .await
+            .map_err(|e| explain_job(&e))?;
         let r = &out.result;
         let mut text = format!(
             "- URL: {}\n- Status: {}\n- Title: {}\n- Tokens: {} (HTML {})\n",
@@ -52,7 +62,13 @@ impl OxwrightMcp {
         for w in &r.warnings {
             text.push_str(&format!("- Warning: {w}\n"));
         }
-        text.push_str(&format!("\n{}", r.markdown));
+        match &r.extract {
+            Some(extract) => text.push_str(&format!(
+                "\n{}",
+                serde_json::to_string_pretty(extract).unwrap_or_default()
+            )),
+            None => text.push_str(&format!("\n{}", r.markdown)),
+        }
         Ok(Reply {
             text,
             images: Vec::new(),

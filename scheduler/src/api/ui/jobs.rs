@@ -257,6 +257,9 @@ pub(crate) fn hint(kind: ErrorKind) -> &'static str {
         ErrorKind::Extraction => {
             "The page loaded but could not be read: try content full or an include selector."
         }
+        ErrorKind::ExtractionFailed => {
+            "The model's answers never fitted the extract schema: its error shows the last answer and why."
+        }
         ErrorKind::Cancelled => "The batch was cancelled before this job started.",
         ErrorKind::Expired => {
             "The job's deadline passed before a worker took it: add workers or a longer deadline."
