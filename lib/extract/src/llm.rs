@@ -123,7 +123,13 @@ pub async fn extract_llm(model: &dyn ChatModel, req: LlmRequest<'_>) -> Result<L
         ),
         None => None,
     };
-    let check = part_check.as_ref().unwrap_or(&full);
+    // The part's schema is also the structured output asked for: an
+    // endpoint that enforces it would otherwise make a part invent what
+    // another part holds.
+    let check = (
+        relaxed.as_ref().unwrap_or(req.schema),
+        part_check.as_ref().unwrap_or(&full),
+    );
     let mut merged: Option<Value> = None;
     for (i, part) in parts.iter().enumerate() {
         let which = (parts.len() > 1).then_some((i + 1, parts.len()));
@@ -156,7 +162,7 @@ async fn read_part(
     req: &LlmRequest<'_>,
     part: &str,
     which: Option<(usize, usize)>,
-    check: &jsonschema::Validator,
+    (schema, check): (&Value, &jsonschema::Validator),
     cost: &mut LlmCost,
 ) -> Result<Value, LlmExtractError> {
     let mut messages = vec![
@@ -166,7 +172,7 @@ async fn read_part(
     let mut last = (String::new(), Vec::new());
     for call in 1..=CALLS_PER_PART {
         let answer = model
-            .chat_json(&messages, ANSWER_TOKENS, req.schema)
+            .chat_json(&messages, ANSWER_TOKENS, schema)
             .await
             .map_err(|error| LlmExtractError::Model { error, cost: *cost })?;
         cost.calls += 1;

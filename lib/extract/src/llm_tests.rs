@@ -9,6 +9,7 @@ use super::*;
 struct Scripted {
     answers: Mutex<Vec<String>>,
     prompts: Mutex<Vec<Vec<Message>>>,
+    schemas: Mutex<Vec<Value>>,
 }
 
 impl Scripted {
@@ -16,6 +17,7 @@ impl Scripted {
         Self {
             answers: Mutex::new(answers.iter().rev().map(|a| a.to_string()).collect()),
             prompts: Mutex::new(Vec::new()),
+            schemas: Mutex::new(Vec::new()),
         }
     }
 
@@ -37,6 +39,16 @@ impl ChatModel for Scripted {
                 ..Usage::default()
             },
         })
+    }
+
+    async fn chat_json(
+        &self,
+        messages: &[Message],
+        max_tokens: u32,
+        schema: &Value,
+    ) -> Result<Completion, LlmError> {
+        self.schemas.lock().unwrap().push(schema.clone());
+        self.chat(messages, max_tokens).await
     }
 }
 
@@ -151,6 +163,12 @@ async fn a_long_page_is_read_in_parts_and_merged() {
     );
     assert_eq!(read.value, json!({"shop": "Lamps", "items": ["a", "b", "c"]}));
     assert!(model.calls()[1][1].content.contains("part 2 of 3"));
+    let asked = model.schemas.lock().unwrap().clone();
+    assert_eq!(asked.len(), 3);
+    assert!(
+        asked.iter().all(|s| s.get("required").is_none()),
+        "a part is asked without required: {asked:?}"
+    );
 }
 
 #[test]
