@@ -388,3 +388,48 @@ async fn a_page_flooding_push_state_is_read() {
         r.markdown
     );
 }
+
+/// A server that trickles its answer one byte at a time is a slow host:
+/// the fetch ends as `timeout` at its deadline and says how much the
+/// server had sent in that time, in every render mode; it is never blamed
+/// on the page's renderer (which waits on the network, not on the page).
+/// The browser's deadline here is past the renderer-silence limit, so a
+/// navigation still waiting for its response is seen not to trip it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_trickling_its_answer_is_a_named_timeout() {
+    use oxwright_fixtures::{HandServer, Trickle};
+    let env = Env::start().await;
+    for what in [Trickle::Head, Trickle::Body] {
+        let server = HandServer::trickle(what, Duration::from_millis(200))
+            .await
+            .unwrap();
+        let policy = policy_allowing(&[server.addr()]);
+        for render in [oxwright_jobs::Render::Always, oxwright_jobs::Render::Never] {
+            let mut spec = oxwright_jobs::FetchSpec::new(server.url("/page").parse().unwrap());
+            spec.retry_count = 0;
+            spec.render = render;
+            spec.timeout_ms = match (what, render) {
+                (Trickle::Head, oxwright_jobs::Render::Always) => 10_000,
+                _ => 3_000,
+            };
+            let started = Instant::now();
+            let err = fetch_page(&env.pool, &policy, &spec)
+                .await
+                .expect_err("no page came in time");
+            let case = format!("{what:?} {render:?}: {err}");
+            assert_eq!(err.kind, ErrorKind::Timeout, "{case}");
+            assert!(err.message.contains("the server had sent"), "{case}");
+            assert!(!err.message.contains("renderer"), "{case}");
+            let said = match what {
+                Trickle::Head => "response head",
+                Trickle::Body => "of its body",
+            };
+            assert!(err.message.contains(said), "{case}");
+            assert!(
+                started.elapsed() < Duration::from_millis(spec.timeout_ms) + Duration::from_secs(5),
+                "{case}: took {:?}",
+                started.elapsed()
+            );
+        }
+    }
+}

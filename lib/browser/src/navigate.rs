@@ -41,6 +41,8 @@ impl Tab {
             // The network stack caches credentials per context; no reset clears them.
             self.taint();
         }
+        self.navigating.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _done = Navigating(&self.navigating);
         let result = self.navigate_inner(url, opts).await;
         self.note(result)
     }
@@ -66,7 +68,7 @@ impl Tab {
         let what = format!("{} of {url}", watch.event_name);
         let watched = self.watch_events(&mut events, answer, &mut watch, &mut hints, opts);
         if let Err(err) = self.guard(&what, opts.goto.timeout, watched).await {
-            return self.salvage(url, &doc, err);
+            return self.salvage(url, &doc, err, started);
         }
         let remaining = opts.goto.timeout.saturating_sub(started.elapsed());
         if opts.goto.wait_until == WaitUntil::Ready {
@@ -226,6 +228,7 @@ impl Tab {
         url: &url::Url,
         doc: &SharedDoc,
         err: BrowserError,
+        started: Instant,
     ) -> Result<Navigation, BrowserError> {
         let mut d = doc.lock().expect("doc");
         if let Some(bytes) = d.document.take() {
@@ -239,9 +242,52 @@ impl Tab {
         let recorded = d.error.clone();
         let redirects = d.redirects.clone();
         drop(d);
+        let err = match err {
+            BrowserError::Timeout { what, ms } => {
+                let slow = self.server_progress(url, &redirects, started);
+                BrowserError::Timeout {
+                    what: slow.map_or_else(|| what.clone(), |slow| format!("{what}: {slow}")),
+                    ms,
+                }
+            }
+            err => err,
+        };
         Err(recorded
             .or_else(|| self.egress_refusal_of(url, &redirects))
             .unwrap_or(err))
+    }
+
+    /// What the server of the navigation's document (its last redirect's)
+    /// had sent when the navigation ran out of time, if it was still
+    /// sending: a slow host is named as one, not the page.
+    fn server_progress(&self, url: &url::Url, redirects: &[String], since: Instant) -> Option<String> {
+        let egress = self.egress.as_ref()?;
+        let last = redirects
+            .last()
+            .and_then(|r| url::Url::parse(r).ok())
+            .unwrap_or_else(|| url.clone());
+        let seen = egress.progress(&last, since)?;
+        if seen.ended {
+            return None;
+        }
+        let secs = seen.elapsed.as_secs_f64();
+        Some(match seen.head_bytes {
+            _ if seen.tunnel => format!(
+                "the server had sent {} bytes through its TLS connection in {secs:.1} s, and the page was \
+                 not yet whole",
+                seen.received
+            ),
+            None => format!(
+                "the server had sent {} bytes of its response head in {secs:.1} s, and the head was not \
+                 yet whole",
+                seen.received
+            ),
+            Some(head) => format!(
+                "the server had sent its response head and {} bytes of its body in {secs:.1} s, and the \
+                 body was not yet whole",
+                seen.received.saturating_sub(head)
+            ),
+        })
     }
 
     /// Waits until `selector` matches, within `remaining`; a timeout is
@@ -422,6 +468,15 @@ impl Tab {
             url: r.target.clone(),
             source: r.error.clone(),
         })
+    }
+}
+
+/// Clears a tab's `navigating` flag when its navigation ends, however it ends.
+struct Navigating<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for Navigating<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

@@ -85,6 +85,8 @@ pub struct Tab {
         std::sync::Mutex<Option<chromiumoxide::cdp::browser_protocol::page::ScriptIdentifier>>,
     /// Whether [`Tab::prepare`] ran.
     pub(crate) prepared: AtomicBool,
+    /// Set while [`Tab::navigate`] runs.
+    pub(crate) navigating: AtomicBool,
     /// Set when a frame of another site rendered in a process of its own
     /// (site isolation) during this tab's life: its storage is partitioned
     /// under the page's site and the reset does not reach it, so the
@@ -166,6 +168,7 @@ impl Tab {
             job_doc: std::sync::Mutex::new(None),
             frames_script: std::sync::Mutex::new(None),
             prepared: AtomicBool::new(false),
+            navigating: AtomicBool::new(false),
             other_site_frames: Arc::new(AtomicBool::new(false)),
             frames_watch: std::sync::Mutex::new(None),
             frame_link: tokio::sync::Mutex::new(None),
@@ -454,8 +457,15 @@ impl Tab {
     /// The page's JavaScript and DOM heap in use and its DOM nodes. Both
     /// are answered by the renderer even while a script keeps it busy. A
     /// page found over [`Tab::memory_limit`] is not reused.
+    ///
+    /// While a navigation waits for its document's response, DevTools
+    /// holds commands to the page until the new document commits: the
+    /// network is slow, not the renderer, and nothing is read.
     pub async fn memory(&self) -> Result<oxwright_engine::PageMemory, BrowserError> {
         use chromiumoxide::cdp::browser_protocol::memory::GetDomCountersParams;
+        if self.awaiting_response() {
+            return Ok(oxwright_engine::PageMemory::default());
+        }
         let heap = self.call_unnoted(GetHeapUsageParams::default()).await?;
         let dom = self.call_unnoted(GetDomCountersParams::default()).await?;
         let heap_bytes = heap.used_size + heap.embedder_heap_used_size + heap.backing_storage_size;
@@ -467,6 +477,19 @@ impl Tab {
             self.taint();
         }
         Ok(memory)
+    }
+
+    /// Whether a navigation is under way with no answer to its document
+    /// yet (no status, no error, nothing taken).
+    fn awaiting_response(&self) -> bool {
+        if !self.navigating.load(Ordering::Relaxed) {
+            return false;
+        }
+        let job = self.job_doc.lock().expect("job doc");
+        job.as_ref().is_some_and(|job| {
+            let doc = job.doc.lock().expect("doc");
+            doc.status.is_none() && doc.error.is_none() && !doc.taken()
+        })
     }
 
     /// Runs one DevTools command under the call deadline, failing fast on a

@@ -12,6 +12,7 @@ use url::Url;
 
 use std::sync::Arc;
 
+use crate::progress::{Counted, Ending, Exchange};
 use crate::pump::{Activity, pump};
 use crate::{Shared, Upstream};
 
@@ -41,6 +42,15 @@ impl RequestHead {
                     .any(|t| t.trim().eq_ignore_ascii_case(token))
             })
     }
+}
+
+/// What the relay of one request needs to know of it.
+struct Request<'a> {
+    body: Body,
+    /// Request body bytes already sent up with the head.
+    sent: u64,
+    head_only: bool,
+    exchange: &'a Exchange,
 }
 
 /// How the request body is delimited.
@@ -332,14 +342,21 @@ async fn tunnel(mut client: TcpStream, shared: &Shared, head: &RequestHead, left
     if !leftover.is_empty() && upstream.write_all(&leftover).await.is_err() {
         return;
     }
-    splice(client, upstream, shared.limits.idle_timeout).await;
+    let key = crate::progress::key_of(&url).unwrap_or_else(|| head.target.to_ascii_lowercase());
+    let exchange = shared.exchanges.begin(key, true);
+    let _ending = Ending(exchange.clone());
+    splice(client, upstream, shared.limits.idle_timeout, &exchange).await;
 }
 
 /// Relays both ways until both sides finished or the connection idles.
-async fn splice(client: TcpStream, upstream: TcpStream, idle: Duration) {
+async fn splice(client: TcpStream, upstream: TcpStream, idle: Duration, exchange: &Exchange) {
     let activity = Activity::new();
     let (mut cr, mut cw) = client.into_split();
     let (mut ur, mut uw) = upstream.into_split();
+    let mut ur = Counted {
+        inner: &mut ur,
+        exchange,
+    };
     let up = async {
         let _ = pump(&mut cr, &mut uw, &activity, idle, None).await;
         let _ = uw.shutdown().await;
@@ -462,16 +479,16 @@ async fn forward(mut client: TcpStream, shared: &Shared, head: RequestHead, left
         return respond(&mut client, 502, "Bad Gateway", "upstream closed").await;
     }
     let head_only = head.method.eq_ignore_ascii_case("HEAD");
-    relay(
-        client,
-        upstream,
-        shared,
+    let key = crate::progress::key_of(&url).unwrap_or_else(|| url.to_string());
+    let exchange = shared.exchanges.begin(key, false);
+    let _ending = Ending(exchange.clone());
+    let request = Request {
         body,
-        sent_body as u64,
+        sent: sent_body as u64,
         head_only,
-        proxy.as_deref(),
-    )
-    .await;
+        exchange: &exchange,
+    };
+    relay(client, upstream, shared, request, proxy.as_deref()).await;
 }
 
 /// Sends the rest of the request body up and the response down, rewriting
@@ -480,15 +497,23 @@ async fn relay(
     client: TcpStream,
     upstream: TcpStream,
     shared: &Shared,
-    body: Body,
-    sent: u64,
-    head_only: bool,
+    request: Request<'_>,
     proxy: Option<&Upstream>,
 ) {
+    let Request {
+        body,
+        sent,
+        head_only,
+        exchange,
+    } = request;
     let limits = &shared.limits;
     let activity = Activity::new();
     let (mut cr, mut cw) = client.into_split();
     let (mut ur, mut uw) = upstream.into_split();
+    let mut ur = Counted {
+        inner: &mut ur,
+        exchange,
+    };
     let up = async {
         match &body {
             Body::None => {}
@@ -549,6 +574,9 @@ async fn relay(
             }
             if cw.write_all(&rewritten).await.is_err() {
                 return;
+            }
+            if !(100..200).contains(&code) || code == 101 {
+                exchange.head_done(len);
             }
             buf.drain(..len);
             // Interim answers (100, 103) come before the real one.

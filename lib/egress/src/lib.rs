@@ -9,10 +9,12 @@
 //! `lib/browser` for how the browser uses it.
 
 mod conn;
+mod progress;
 mod pump;
 mod upstream;
 
 pub use conn::NET_ERROR_HEADER;
+pub use progress::Progress;
 pub use upstream::{Upstream, UpstreamKind};
 
 use std::net::SocketAddr;
@@ -87,6 +89,8 @@ pub(crate) struct Shared {
     /// Origins let through since the last drain (at most
     /// [`MAX_REACHED`]; past that, new ones are not kept).
     reached: Mutex<std::collections::BTreeSet<String>>,
+    /// How far the newest exchanges' answers have come.
+    pub(crate) exchanges: progress::Exchanges,
     accepted: AtomicU64,
     pub(crate) forwarded: AtomicU64,
     refused: AtomicU64,
@@ -150,6 +154,7 @@ impl EgressProxy {
             limits,
             refusals: Mutex::new(Vec::new()),
             reached: Mutex::new(std::collections::BTreeSet::new()),
+            exchanges: progress::Exchanges::default(),
             accepted: AtomicU64::new(0),
             forwarded: AtomicU64::new(0),
             refused: AtomicU64::new(0),
@@ -209,6 +214,14 @@ impl EgressProxy {
         std::mem::take(&mut *self.shared.reached.lock().expect("reached origins"))
             .into_iter()
             .collect()
+    }
+
+    /// How far the answer to the newest request for `url` (plain HTTP),
+    /// or the newest tunnel to its host (TLS), begun at or after `since`,
+    /// had come: what a page that ran out of time waiting for it can say
+    /// the server had sent. The newest few hundred exchanges are kept.
+    pub fn progress(&self, url: &url::Url, since: std::time::Instant) -> Option<Progress> {
+        self.shared.exchanges.find(&progress::key_of(url)?, since)
     }
 
     /// Returns the proxy's counters.

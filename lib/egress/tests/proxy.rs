@@ -293,3 +293,81 @@ async fn a_public_answer_is_the_address_connected_to() {
     assert!(resp.contains("ok GET /n"), "{resp}");
     assert_eq!(resolver.asked.load(Ordering::SeqCst), 1);
 }
+
+/// The proxy keeps how far each answer has come: the bytes of a head sent
+/// one at a time while it is not whole, then the head's length and the
+/// body's bytes, and the end once the exchange is over.
+#[tokio::test]
+async fn how_far_an_answer_has_come_is_kept() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = listener.local_addr().unwrap();
+    let (go_on, mut resume) = tokio::sync::mpsc::channel::<()>(1);
+    tokio::spawn(async move {
+        let (mut s, _) = listener.accept().await.unwrap();
+        let mut chunk = [0u8; 4096];
+        let _ = s.read(&mut chunk).await;
+        for b in b"HTTP/1.1 2" {
+            s.write_all(&[*b]).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        resume.recv().await;
+        s.write_all(b"00 OK\r\nContent-Length: 10\r\n\r\n12345")
+            .await
+            .unwrap();
+        resume.recv().await;
+        s.write_all(b"67890").await.unwrap();
+    });
+    let proxy = EgressProxy::start(allowing(origin)).await.unwrap();
+    let since = std::time::Instant::now();
+    let url: url::Url = format!("http://{origin}/slow#part").parse().unwrap();
+    let mut client = TcpStream::connect(proxy.addr()).await.unwrap();
+    client
+        .write_all(format!("GET http://{origin}/slow HTTP/1.1\r\nHost: {origin}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let until = |want: u64| {
+        let proxy = &proxy;
+        let url = &url;
+        async move {
+            for _ in 0..200 {
+                if let Some(seen) = proxy.progress(url, since)
+                    && seen.received >= want
+                {
+                    return seen;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            panic!("never reached {want} bytes: {:?}", proxy.progress(url, since));
+        }
+    };
+    let seen = until(10).await;
+    assert_eq!(
+        (seen.received, seen.head_bytes, seen.tunnel, seen.ended),
+        (10, None, false, false)
+    );
+    go_on.send(()).await.unwrap();
+    let head = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n".len() as u64;
+    let seen = until(head + 5).await;
+    assert_eq!((seen.received, seen.head_bytes), (head + 5, Some(head)));
+    assert!(!seen.ended);
+    go_on.send(()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), client.read_to_end(&mut out))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(out.ends_with(b"1234567890"));
+    let seen = until(head + 10).await;
+    for _ in 0..100 {
+        if proxy.progress(&url, since).is_some_and(|p| p.ended) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(proxy.progress(&url, since).expect("kept").ended, "{seen:?}");
+    assert_eq!(
+        proxy.progress(&url, std::time::Instant::now()),
+        None,
+        "not begun since"
+    );
+}

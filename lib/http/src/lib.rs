@@ -15,6 +15,7 @@ mod cookies;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -56,12 +57,14 @@ pub enum HttpError {
         source: PolicyError,
     },
     /// No complete answer within the deadline.
-    #[error("timed out after {timeout_ms} ms waiting for the document from {url}")]
+    #[error("timed out after {timeout_ms} ms waiting for the document from {url}: {seen}")]
     Timeout {
         /// The URL asked for.
         url: String,
         /// The deadline.
         timeout_ms: u64,
+        /// What the server had sent by then, in words.
+        seen: String,
     },
     /// The body is over the cap (decoded bytes count).
     #[error("the document at {url} is over the {limit}-byte limit")]
@@ -360,11 +363,14 @@ impl HttpClient {
                 })?
             }
         };
-        match tokio::time::timeout(req.timeout, self.get_inner(&client, req)).await {
+        let seen = Seen::default();
+        let started = std::time::Instant::now();
+        match tokio::time::timeout(req.timeout, self.get_inner(&client, req, &seen)).await {
             Ok(res) => res,
             Err(_) => Err(HttpError::Timeout {
                 url: req.url.to_string(),
                 timeout_ms: req.timeout.as_millis() as u64,
+                seen: seen.describe(started.elapsed()),
             }),
         }
     }
@@ -373,6 +379,7 @@ impl HttpClient {
         &self,
         client: &reqwest::Client,
         req: &DocumentRequest<'_>,
+        seen: &Seen,
     ) -> Result<Document, HttpError> {
         let mut jar = Jar::new(req.url, &req.shape.cookies);
         let only = OneHost::new(req.url, req.shape);
@@ -413,7 +420,10 @@ impl HttpClient {
                     rb = rb.header(n.as_str(), v.as_str());
                 }
             }
+            seen.body.store(0, Ordering::Relaxed);
+            seen.head.store(false, Ordering::Relaxed);
             let resp = rb.send().await.map_err(|e| head_failure(&current, &e))?;
+            seen.head.store(true, Ordering::Relaxed);
             let status = resp.status().as_u16();
             jar.store(&current, resp.headers());
             if (300..400).contains(&status) && status != 304 {
@@ -437,7 +447,7 @@ impl HttpClient {
                 });
             }
             let headers = header_list(resp.headers());
-            let body = read_body(resp, &current, req.max_bytes, req.truncate).await?;
+            let body = read_body(resp, &current, req.max_bytes, req.truncate, seen).await?;
             return Ok(Document {
                 url: current,
                 status,
@@ -577,6 +587,7 @@ async fn read_body(
     url: &Url,
     max: usize,
     truncate: bool,
+    seen: &Seen,
 ) -> Result<Vec<u8>, HttpError> {
     let too_large = |_seen: u64| HttpError::TooLarge {
         url: url.to_string(),
@@ -592,6 +603,7 @@ async fn read_body(
     }
     let mut body = Vec::new();
     while let Some(chunk) = resp.chunk().await.map_err(|e| transport(url, &e))? {
+        seen.body.fetch_add(chunk.len() as u64, Ordering::Relaxed);
         if body.len() + chunk.len() > max {
             if truncate {
                 body.extend_from_slice(&chunk[..max - body.len()]);
@@ -602,6 +614,30 @@ async fn read_body(
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+/// How far the answer of the hop being read had come: whether its
+/// response head was whole, and the body bytes (as decoded) since.
+#[derive(Debug, Default)]
+struct Seen {
+    head: AtomicBool,
+    body: AtomicU64,
+}
+
+impl Seen {
+    /// What the server had sent in `elapsed`, in words.
+    fn describe(&self, elapsed: Duration) -> String {
+        let secs = elapsed.as_secs_f64();
+        if self.head.load(Ordering::Relaxed) {
+            format!(
+                "the server had sent its response head and {} bytes of its body in {secs:.1} s, and the body \
+                 was not yet whole",
+                self.body.load(Ordering::Relaxed)
+            )
+        } else {
+            format!("the server had sent no whole response head in {secs:.1} s")
+        }
+    }
 }
 
 /// A failure before the response head was read: what the server did

@@ -131,7 +131,7 @@ impl Fetcher {
 fn sitemap_error(err: HttpError) -> SitemapError {
     match err {
         HttpError::Policy { url, source } => SitemapError::Policy { url, source },
-        HttpError::Timeout { url, timeout_ms } => SitemapError::Timeout { url, timeout_ms },
+        HttpError::Timeout { url, timeout_ms, .. } => SitemapError::Timeout { url, timeout_ms },
         HttpError::TooLarge { url, limit } => SitemapError::TooLarge { url, limit },
         HttpError::Redirect { url, reason } => SitemapError::Redirect { url, reason },
         HttpError::Cycle { url, target } => SitemapError::Cycle { url, target },
