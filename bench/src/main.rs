@@ -7,6 +7,7 @@ mod chaos;
 mod convert;
 mod dashboard;
 mod distributed;
+mod extract;
 mod fetch;
 mod frontier;
 mod memory;
@@ -65,6 +66,9 @@ enum Command {
     /// The crawl frontier at scale with a fake fetcher: offers and
     /// releases per second, memory per URL.
     Frontier(frontier::FrontierArgs),
+    /// Structured extraction: records/s and tokens/page by CSS schema, by
+    /// the model, and by learned schemas, on the same pages.
+    Extract(extract::ExtractArgs),
     /// Distributed mode under chaos: workers, broker, S3 and scheduler
     /// killed and restarted during a batch; checks nothing is lost.
     Chaos(chaos::ChaosArgs),
@@ -194,6 +198,11 @@ async fn main() -> Result<()> {
             let report = dashboard::run(args).await?;
             println!("{}", dashboard::markdown(&report));
             write_json(&cli, "dashboard", &machine, &report)?;
+        }
+        Command::Extract(args) => {
+            let report = extract::run(args).await?;
+            println!("{}", extract::markdown(&report));
+            write_json(&cli, "extract", &machine, &report)?;
         }
         Command::Frontier(args) => {
             let report = frontier::run(args).await?;
