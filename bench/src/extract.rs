@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use oxwright_fixtures::FixtureServer;
-use oxwright_fixtures::llm::{ReceivedCall, Reply, ScriptedLlm};
+use oxwright_fixtures::llm::{ReceivedCall, Reply, ScriptedLlm, shop_model, shop_record};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -95,42 +95,12 @@ fn css_schema() -> Value {
     })
 }
 
-/// The stand-in model: reads the name and price from the page's URL in
-/// the prompt, and writes the CSS schema of the template the HTML shows.
-fn model(call: &ReceivedCall) -> Reply {
-    let prompt = call.prompt();
-    if prompt.contains("You write CSS extraction schemas") {
-        return Reply::json(if prompt.contains("class=\"product\"") {
-            json!({"name": "Old", "baseSelector": ".product", "fields": [
-                {"name": "name", "selector": ".name", "type": "text"},
-                {"name": "price", "selector": ".price b", "type": "text"}
-            ]})
-        } else {
-            json!({"name": "New", "baseSelector": "[data-role=item]", "fields": [
-                {"name": "name", "selector": "[data-role=title]", "type": "text"},
-                {"name": "price", "selector": "[data-role=cost]", "type": "text"}
-            ]})
-        });
-    }
-    let n: u32 = prompt
-        .split("/shop/p/")
-        .nth(1)
-        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    Reply::json(expected(n))
-}
-
-fn expected(n: u32) -> Value {
-    json!({"name": format!("Item {n}"), "price": format!("{n}.99").parse::<f64>().unwrap_or(0.0)})
-}
-
 /// Runs every way `rounds` times, interleaved.
 pub async fn run(args: &ExtractArgs) -> Result<Vec<ExtractRow>> {
     let binary = crate::distributed::oxwright_binary(args.oxwright.as_ref())?;
     let site = FixtureServer::start().await?;
     let llm = ScriptedLlm::start().await?;
-    llm.respond_with(model);
+    llm.respond_with(shop_model);
     let dir = tempfile::tempdir()?;
     let schema = dir.path().join("product.schema.json");
     std::fs::write(&schema, json_schema().to_string())?;
@@ -240,7 +210,7 @@ impl Ctx<'_> {
         };
         for call in &calls {
             counted.prompt_tokens += oxwright_markdown::count_tokens(&call.prompt());
-            let answer = model(call);
+            let answer = shop_model(call);
             if let Reply::Text(text) = answer {
                 counted.completion_tokens += oxwright_markdown::count_tokens(&text);
             }
@@ -271,7 +241,7 @@ fn right_records(out: &Path, way: Way, pages: u32) -> Result<u32> {
             Way::Css => result["extract"][0].clone(),
             _ => result["extract"].clone(),
         };
-        let want = expected(n);
+        let want = shop_record(n);
         let fits = match way {
             Way::Css => {
                 got["name"] == want["name"]

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use oxwright_fixtures::FixtureServer;
-use oxwright_fixtures::llm::{ReceivedCall, Reply, ScriptedLlm};
+use oxwright_fixtures::llm::{ScriptedLlm, shop_model, shop_record};
 use serde_json::{Value, json};
 
 fn schema() -> Value {
@@ -20,36 +20,6 @@ fn schema() -> Value {
         },
         "required": ["name", "price"]
     })
-}
-
-/// The model: reads a page's name and price from the prompt's Markdown,
-/// and writes the CSS schema of whichever template the HTML shows.
-fn model(call: &ReceivedCall) -> Reply {
-    let prompt = call.prompt();
-    if prompt.contains("You write CSS extraction schemas") {
-        return Reply::json(if prompt.contains("class=\"product\"") {
-            json!({"name": "Old", "baseSelector": ".product", "fields": [
-                {"name": "name", "selector": ".name", "type": "text"},
-                {"name": "price", "selector": ".price b", "type": "text"}
-            ]})
-        } else {
-            json!({"name": "New", "baseSelector": "[data-role=item]", "fields": [
-                {"name": "name", "selector": "[data-role=title]", "type": "text"},
-                {"name": "price", "selector": "[data-role=cost]", "type": "text"}
-            ]})
-        });
-    }
-    let n: u32 = prompt
-        .split("/shop/p/")
-        .nth(1)
-        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
-        .and_then(|n| n.parse().ok())
-        .expect("the page's URL is in the prompt");
-    Reply::json(expected(n))
-}
-
-fn expected(n: u32) -> Value {
-    json!({"name": format!("Item {n}"), "price": format!("{n}.99").parse::<f64>().unwrap()})
 }
 
 fn results(store: &Path) -> BTreeMap<String, Value> {
@@ -71,7 +41,7 @@ fn results(store: &Path) -> BTreeMap<String, Value> {
 async fn fifty_pages_cost_the_model_one_page_and_one_template_change() {
     let site = FixtureServer::start().await.unwrap();
     let llm = ScriptedLlm::start().await.unwrap();
-    llm.respond_with(model);
+    llm.respond_with(shop_model);
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("out");
     let schema_file = dir.path().join("product.json");
@@ -112,7 +82,7 @@ async fn fifty_pages_cost_the_model_one_page_and_one_template_change() {
     let mut by_model = Vec::new();
     for (n, url) in (1..=50).zip(&urls) {
         let r = &results[url];
-        assert_eq!(r["extract"], expected(n), "{url}: {r}");
+        assert_eq!(r["extract"], shop_record(n), "{url}: {r}");
         let method = r["extraction"]["method"].as_str().unwrap();
         if method == "llm" {
             by_model.push(n);
