@@ -7,6 +7,7 @@ pub mod css_schema;
 mod defaults;
 mod error;
 mod fetch;
+mod fetch_result;
 mod job;
 pub mod json_schema;
 pub mod keys;
@@ -32,9 +33,9 @@ pub use css_schema::{CssField, CssFieldKind, CssSchema, SchemaError, Transform};
 pub use defaults::{FetchDefaults, NOT_IN_CONFIG};
 pub use error::{ErrorKind, JobError, MAX_RETRY_AFTER_S, parse_retry_after};
 pub use fetch::{
-    BlockResource, CacheStatus, ContentMode, DialogAction, Extraction, ExtractionMethod, FetchResult,
-    FetchSpec, FetchTimings, Format, Frames, LinkStyle, Render, TokenCounts, WaitUntil,
+    BlockResource, ContentMode, DialogAction, FetchSpec, Format, Frames, LinkStyle, Render, WaitUntil,
 };
+pub use fetch_result::{CacheStatus, Extraction, ExtractionMethod, FetchResult, FetchTimings, TokenCounts};
 pub use job::{
     Job, JobId, JobKind, JobOutcome, JobReport, JobSpec, ReportStatus, SCHEMA_VERSION, SitemapSpec,
 };
