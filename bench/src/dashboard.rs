@@ -154,6 +154,7 @@ async fn start(dir: &std::path::Path) -> Result<Daemon> {
         webhook_secrets: Default::default(),
         api: ApiOptions::default(),
         checks: Vec::new(),
+        check_states: Default::default(),
     };
     let stop = CancellationToken::new();
     let task = tokio::spawn({

@@ -141,6 +141,7 @@ async fn measure(
                 webhook_secrets: Default::default(),
                 api: Default::default(),
                 checks: Vec::new(),
+                check_states: Default::default(),
             };
             run_scheduler(queue, store, opts, None, shutdown).await
         }

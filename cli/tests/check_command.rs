@@ -6,11 +6,11 @@
 //! no secret value (one the page shows back, one typed into a password
 //! field) in the JUnit file, the records, the output or any artefact.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use oxwright_fixtures::{ACCOUNT_BROKEN, APP_PASSWORD, FixtureServer, SiteHealth};
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
-use support::{oxwright_output, show};
+use support::{oxwright_output, show, walk};
 
 mod support;
 
@@ -129,20 +129,6 @@ impl Workdir {
                 assert!(!text.contains(secret), "a secret value in {name}:\n{text}");
             }
         }
-    }
-}
-
-fn walk(path: &Path, out: &mut Vec<(String, String)>) {
-    if path.is_dir() {
-        for entry in std::fs::read_dir(path).unwrap().flatten() {
-            walk(&entry.path(), out);
-        }
-    } else {
-        let body = std::fs::read(path).unwrap();
-        out.push((
-            path.display().to_string(),
-            String::from_utf8_lossy(&body).into_owned(),
-        ));
     }
 }
 

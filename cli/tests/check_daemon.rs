@@ -16,6 +16,8 @@ use std::time::Duration;
 use oxwright_fixtures::{FixtureServer, SiteHealth};
 use serde_json::Value;
 
+mod support;
+
 /// A running `oxwright scheduler`, killed on drop.
 struct Daemon {
     child: Child,
@@ -575,4 +577,95 @@ async fn the_checks_pages_show_state_runs_and_a_chart_with_hostile_text_as_text(
     );
     drop(page);
     pool.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_with_a_saved_login_runs_signed_in_its_state_sealed_with_the_workers_key() {
+    use oxwright_fixtures::{MEMBERS_COOKIE, MEMBERS_THEME, MEMBERS_WELCOME, members_token};
+    let site = FixtureServer::start().await.unwrap();
+    let (webhook, _seen) = receiver().await;
+    let dir = tempfile::tempdir().unwrap();
+    let checks = dir.path().join("checks");
+    std::fs::create_dir(&checks).unwrap();
+    // A login as Playwright saves one: the session cookie and the theme.
+    let origin = site.url("/").trim_end_matches('/').to_string();
+    let state = serde_json::json!({
+        "cookies": [{"name": MEMBERS_COOKIE, "value": members_token("ada"), "domain": site.addr().ip().to_string(),
+                     "path": "/", "expires": -1, "httpOnly": true, "secure": false, "sameSite": "Lax"}],
+        "origins": [{"origin": origin, "localStorage": [{"name": "members.theme", "value": "dark"}]}]
+    });
+    std::fs::write(dir.path().join("ada.json"), state.to_string()).unwrap();
+    std::fs::write(
+        checks.join("members.check.toml"),
+        format!(
+            "url = \"{}\"\nsteps = '''\nexpect: text main = \"{MEMBERS_WELCOME}ada\"\nexpect: text main = \"{MEMBERS_THEME}\"\n'''\n\
+             every = \"1h\"\ntimeout = \"30s\"\nstorage_state = \"../ada.json\"\n",
+            site.url("/members/home")
+        ),
+    )
+    .unwrap();
+
+    // Without the workers' key the login cannot travel sealed: the
+    // scheduler refuses to start, naming the check's key and line.
+    let mut refused = Command::new(env!("CARGO_BIN_EXE_oxwright"))
+        .args(["--out", &dir.path().join("out").display().to_string()])
+        .args(["--allow-host", &site.addr().to_string()])
+        .args(["scheduler", "--listen", "127.0.0.1:0"])
+        .args(["--checks", &checks.display().to_string()])
+        .env_remove("OXWRIGHT_AMQP_URL")
+        .env_remove("OXWRIGHT_CHECKPOINT_KEY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut code = None;
+    for _ in 0..150 {
+        if let Some(status) = refused.try_wait().unwrap() {
+            code = status.code();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let _ = refused.kill();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut refused.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("members.check.toml:8") && err.contains("OXWRIGHT_CHECKPOINT_KEY"),
+        "{err}"
+    );
+
+    let key = "0f".repeat(32);
+    let daemon = start_with(
+        &site,
+        dir.path(),
+        &checks,
+        &webhook,
+        &[],
+        &[("OXWRIGHT_CHECKPOINT_KEY", key.as_str())],
+    );
+    let response = http()
+        .post(format!("{}/v1/checks/members/runs?wait=true", daemon.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let run: Value = response.json().await.unwrap();
+    assert_eq!(run["status"], "passed", "{run:#}");
+    let login = site
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/members/login")
+        .count();
+    assert_eq!(login, 0, "the run started signed in");
+    drop(daemon);
+    // The session cookie is in nothing the run wrote, nor in any job kept.
+    let token = members_token("ada");
+    let mut texts = Vec::new();
+    support::walk(&dir.path().join("out"), &mut texts);
+    for (name, text) in &texts {
+        assert!(!text.contains(&token), "the session cookie in {name}");
+    }
+    assert!(texts.len() > 3, "the run wrote its artefacts");
 }

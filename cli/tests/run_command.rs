@@ -8,24 +8,12 @@ use std::process::Command;
 
 use oxwright_fixtures::llm::{Reply, ScriptedLlm};
 use oxwright_fixtures::{APP_PASSWORD, FixtureServer};
+use support::walk;
+
+mod support;
 
 fn oxwright() -> Command {
     Command::new(env!("CARGO_BIN_EXE_oxwright"))
-}
-
-fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            walk(&path, out);
-        } else {
-            let body = std::fs::read(&path).unwrap();
-            out.push((
-                path.display().to_string(),
-                String::from_utf8_lossy(&body).into_owned(),
-            ));
-        }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

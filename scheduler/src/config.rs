@@ -27,6 +27,10 @@ pub struct SchedulerOptions {
     pub api: ApiOptions,
     /// The checks the daemon runs on their schedules and on triggers.
     pub checks: Vec<oxwright_checks::Check>,
+    /// The saved login states of the checks that name one, sealed with the
+    /// workers' checkpoint key (base64), by check name: each run's job
+    /// carries its check's.
+    pub check_states: BTreeMap<String, String>,
 }
 
 /// How the HTTP API guards itself.

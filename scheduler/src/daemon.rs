@@ -71,12 +71,15 @@ pub async fn run_scheduler(
         hook.validate(|name| opts.checks.iter().any(|c| c.name == name))
             .map_err(SchedulerError::Webhook)?;
     }
-    let checks = Arc::new(crate::checks::CheckRunner::new(
-        opts.checks.clone(),
-        store.clone(),
-        queue.clone(),
-        opts.api.signing_secret.clone(),
-    ));
+    let checks = Arc::new(
+        crate::checks::CheckRunner::new(
+            opts.checks.clone(),
+            store.clone(),
+            queue.clone(),
+            opts.api.signing_secret.clone(),
+        )
+        .with_states(opts.check_states.clone()),
+    );
     checks.recover().await;
     let gate = Arc::new(crate::batch::Gate::new(robots_cache(&opts)?));
     let state = Arc::new(AppState {

@@ -55,6 +55,7 @@ async fn start(
             .collect::<BTreeMap<_, _>>(),
         api: Default::default(),
         checks: Vec::new(),
+        check_states: Default::default(),
     };
     let task = tokio::spawn({
         let (queue, store, shutdown) = (queue.clone(), store.clone(), shutdown.clone());
@@ -299,6 +300,7 @@ async fn a_bad_cron_expression_is_a_typed_error() {
             webhook_secrets: BTreeMap::new(),
             api: Default::default(),
             checks: Vec::new(),
+            check_states: Default::default(),
         },
         None,
         CancellationToken::new(),
@@ -546,6 +548,7 @@ fn spawn_daemon(
         webhook_secrets: BTreeMap::new(),
         api: Default::default(),
         checks: Vec::new(),
+        check_states: Default::default(),
     };
     let task = tokio::spawn({
         let shutdown = shutdown.clone();

@@ -34,6 +34,7 @@ async fn start() -> Daemon {
         webhook_secrets: Default::default(),
         api: Default::default(),
         checks: Vec::new(),
+        check_states: Default::default(),
     };
     tokio::spawn({
         let (queue, store, shutdown) = (queue.clone(), store.clone(), shutdown.clone());

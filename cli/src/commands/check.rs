@@ -97,10 +97,12 @@ pub async fn run(setup: Setup, cmd: CheckCmd) -> anyhow::Result<i32> {
     }
 }
 
-/// A check ready to run: its file and its parsed workflow.
+/// A check ready to run: its file, its parsed workflow and the saved
+/// login state it starts with.
 struct Ready {
     check: Check,
     workflow: Workflow,
+    state: Option<oxwright_engine::StorageState>,
 }
 
 /// What every run shares.
@@ -217,9 +219,26 @@ fn read_checks(paths: &[PathBuf], policy: &oxwright_policy::UrlPolicy) -> anyhow
                 let at = check.steps_file.as_deref().unwrap_or(&check.path);
                 usage(format!("{}: steps: {e}", at.display()))
             })?;
-            Ok(Ready { check, workflow })
+            let state = match &check.storage_state {
+                Some(path) => Some(read_state(&check, path)?),
+                None => None,
+            };
+            Ok(Ready {
+                check,
+                workflow,
+                state,
+            })
         })
         .collect()
+}
+
+/// The saved login state a check names; a missing or malformed file is
+/// refused naming the check file, the key and its line.
+fn read_state(check: &Check, path: &std::path::Path) -> anyhow::Result<oxwright_engine::StorageState> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| usage(check.storage_state_error(format!("reading {}: {e}", path.display()))))?;
+    oxwright_engine::StorageState::from_json(&bytes)
+        .map_err(|e| usage(check.storage_state_error(format!("{}: {e}", path.display()))))
 }
 
 /// Refuses missing secrets before a browser starts, and registers every
@@ -283,7 +302,7 @@ impl Runner {
             if n > 1 {
                 tokio::time::sleep(check.retry_wait(n - 1)).await;
             }
-            let attempt = self.attempt(check, &r.workflow, &spec).await?;
+            let attempt = self.attempt(r, &spec).await?;
             let passed = attempt.passed();
             attempts.push(attempt);
             if passed {
@@ -294,12 +313,8 @@ impl Runner {
     }
 
     /// One workflow run in its own session and page, within the check's timeout.
-    async fn attempt(
-        &self,
-        check: &Check,
-        workflow: &Workflow,
-        spec: &oxwright_jobs::WorkflowSpec,
-    ) -> anyhow::Result<AttemptOutcome> {
+    async fn attempt(&self, r: &Ready, spec: &oxwright_jobs::WorkflowSpec) -> anyhow::Result<AttemptOutcome> {
+        let check = &r.check;
         let session = JobId::new().to_string();
         let started = Instant::now();
         let page = self.pool.open(&self.open).await.context("opening a page")?;
@@ -311,7 +326,8 @@ impl Runner {
             &spec.workflow,
         ));
         opts.action_timeout = self.action_timeout;
-        let run = run_workflow(page.as_ref(), workflow, self.deps.clone(), opts);
+        opts.storage_state = r.state.clone();
+        let run = run_workflow(page.as_ref(), &r.workflow, self.deps.clone(), opts);
         let outcome = tokio::time::timeout(check.timeout, run).await;
         drop(page);
         let (result, error) = match outcome {

@@ -54,6 +54,7 @@ pub async fn run(setup: Setup, cmd: DashboardCmd) -> anyhow::Result<i32> {
             view_only: true,
         },
         checks: Vec::new(),
+        check_states: Default::default(),
     };
     // Nothing is queued: a queue no one consumes, for the daemon's shape.
     let queue = std::sync::Arc::new(oxwright_queue::MemoryQueue::new());

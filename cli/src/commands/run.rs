@@ -20,6 +20,8 @@ use oxwright_workflow::{
 
 use crate::exit::{self, usage};
 
+pub(crate) mod login_state;
+
 use oxwright_config::Setup;
 use oxwright_worker::BrowserSetup;
 
@@ -94,6 +96,17 @@ pub struct RunArgs {
     /// at the step after the last one completed. Give the same workflow.
     #[arg(long, value_name = "SESSION")]
     pub resume: Option<String>,
+    /// Start with a saved login: cookies and each origin's localStorage
+    /// from a Playwright `storageState` JSON file (one saved by
+    /// Playwright's `context.storageState({ path })` or by
+    /// --save-storage-state), set before the first page opens.
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    pub storage_state: Option<PathBuf>,
+    /// When the run completes, save the browser's cookies and the last
+    /// page's localStorage to FILE (Playwright's `storageState` shape,
+    /// mode 0600: it holds credentials). A run that fails saves nothing.
+    #[arg(long, value_name = "FILE")]
+    pub save_storage_state: Option<PathBuf>,
     /// Deadline of one action (auto-wait, input, settle), in milliseconds.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(
         oxwright_jobs::limits::MIN_ACTION_TIMEOUT_MS..=oxwright_jobs::limits::MAX_ACTION_TIMEOUT_MS))]
@@ -167,6 +180,7 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
     let workflow = plan.workflow;
     // Read before a browser starts: a bad file is a usage error.
     let sites = site_profiles(cmd)?;
+    let state = cmd.storage_state.as_deref().map(login_state::read).transpose()?;
     let secrets = secret_store(&setup, cmd.secrets.as_deref())?;
     // Checked before a browser starts: a missing secret would fail the run
     // only when its step is reached, after the earlier steps ran.
@@ -217,7 +231,21 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
     opts.action_timeout = Duration::from_millis(cmd.action_timeout_ms);
     opts.console = Some(console);
     opts.checkpoints = Some(checkpoints);
+    opts.storage_state = state;
     let outcome = run_workflow(page.as_ref(), &workflow, deps, opts).await;
+    let saved = match (&cmd.save_storage_state, &outcome) {
+        (Some(path), Ok(r)) if r.status == RunStatus::Completed => {
+            Some(save_state(page.as_ref(), path).await)
+        }
+        (Some(path), _) => {
+            eprintln!(
+                "the storage state is not saved to {}: the run did not complete",
+                path.display()
+            );
+            None
+        }
+        (None, _) => None,
+    };
     drop(page);
     if let Some(pool) = pool {
         pool.shutdown().await;
@@ -230,11 +258,30 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
         }
     };
     print_result(cmd, &result, &sanitizer, &store.describe(), &session)?;
+    if let Some(saved) = saved {
+        saved?;
+    }
     Ok(if result.status == RunStatus::Completed {
         exit::OK
     } else {
         exit::JOBS_FAILED
     })
+}
+
+/// Saves the page's cookies and storage to `path`; says where, never what.
+async fn save_state(page: &dyn oxwright_engine::Page, path: &std::path::Path) -> anyhow::Result<()> {
+    let state = page
+        .storage_state()
+        .await
+        .context("reading the browser state to save")?;
+    login_state::save(path, &state)?;
+    eprintln!(
+        "storage state saved to {}: {} cookie(s), the storage of {} origin(s)",
+        path.display(),
+        state.cookies.len(),
+        state.origins.len()
+    );
+    Ok(())
 }
 
 /// The secrets `--secrets FILE` holds, else the `OXWRIGHT_SECRET_*` variables.

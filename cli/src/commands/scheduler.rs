@@ -37,6 +37,38 @@ pub struct SchedulerCmd {
     pub checks: Option<std::path::PathBuf>,
 }
 
+/// Reads and seals the saved login state of each check that names one,
+/// before anything starts: it travels to the workers in the run's job,
+/// sealed with their checkpoint key, so the scheduler needs that key.
+fn sealed_states(
+    setup: &Setup,
+    checks: &[oxwright_checks::Check],
+) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    let mut out = std::collections::BTreeMap::new();
+    for check in checks {
+        let Some(path) = &check.storage_state else {
+            continue;
+        };
+        let refused = |why: String| crate::exit::usage(check.storage_state_error(why));
+        let key = oxwright_secrets::CheckpointKey::from_env(&setup.env)
+            .map_err(refused)?
+            .ok_or_else(|| {
+                refused(format!(
+                    "a saved login travels to the workers sealed: set {} to the workers' checkpoint key",
+                    oxwright_secrets::CheckpointKey::ENV
+                ))
+            })?;
+        let bytes = std::fs::read(path).map_err(|e| refused(format!("reading {}: {e}", path.display())))?;
+        oxwright_engine::StorageState::from_json(&bytes)
+            .map_err(|e| refused(format!("{}: {e}", path.display())))?;
+        let sealed = key
+            .seal(&bytes, oxwright_jobs::STORAGE_STATE_BOUND)
+            .map_err(refused)?;
+        out.insert(check.name.clone(), sealed);
+    }
+    Ok(out)
+}
+
 /// Runs the daemon until SIGTERM / Ctrl-C; returns the exit code.
 pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
     let shutdown = shutdown_on_signals();
@@ -60,6 +92,7 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         }
         None => Vec::new(),
     };
+    let check_states = sealed_states(&setup, &checks)?;
     for hook in &section.webhooks {
         hook.validate(|name| checks.iter().any(|c| c.name == name))
             .map_err(crate::exit::usage)?;
@@ -105,6 +138,7 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         webhook_secrets,
         api,
         checks,
+        check_states,
     };
     if let Some(queue) = amqp {
         let result = run_scheduler(queue.clone(), store, opts, listener, shutdown).await;

@@ -103,3 +103,18 @@ pub fn show(out: &std::process::Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// Appends (path, text) of `path` (a file) or of every file under it (a
+/// directory), for a test that looks for what must be written nowhere.
+pub fn walk(path: &std::path::Path, out: &mut Vec<(String, String)>) {
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path).unwrap().flatten() {
+            walk(&entry.path(), out);
+        }
+    } else if let Ok(body) = std::fs::read(path) {
+        out.push((
+            path.display().to_string(),
+            String::from_utf8_lossy(&body).into_owned(),
+        ));
+    }
+}

@@ -485,8 +485,7 @@ pub fn with_origin(url: &Url, base: &Url) -> Url {
 
 impl Check {
     /// Refuses what a run cannot honour, naming the file, the key and its
-    /// line: a start URL or an alert webhook `policy` does not allow, and a
-    /// saved login state (`storage_state`), which runs do not load yet.
+    /// line: a start URL or an alert webhook `policy` does not allow.
     pub fn admit(&self, policy: &oxwright_policy::UrlPolicy) -> Result<(), CheckError> {
         let at = |key: &str, line: usize, message: String| {
             CheckError::Invalid(crate::Invalid {
@@ -499,13 +498,6 @@ impl Check {
         let refused = |key: &str, line: usize, url: &Url, e: oxwright_policy::PolicyError| {
             at(key, line, format!("`{url}` is refused by the URL policy: {e}"))
         };
-        if let Some(line) = self.lines.storage_state {
-            return Err(at(
-                "storage_state",
-                line,
-                "saved login states are not loaded by runs yet: sign in with the check's steps".into(),
-            ));
-        }
         policy
             .parse_input(self.url.as_str())
             .map_err(|e| refused("url", self.lines.url, &self.url, e))?;
@@ -520,6 +512,17 @@ impl Check {
             })?;
         }
         Ok(())
+    }
+
+    /// An error about the check's `storage_state`, naming the file, the
+    /// key and its line.
+    pub fn storage_state_error(&self, message: String) -> CheckError {
+        CheckError::Invalid(crate::Invalid {
+            path: self.path.clone(),
+            key: Some("storage_state".into()),
+            line: self.lines.storage_state,
+            message,
+        })
     }
 
     /// Returns the workflow job this check runs: its steps from the start

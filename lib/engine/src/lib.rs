@@ -26,9 +26,9 @@ pub use isolation::{DEFAULT_CONTEXT_REUSE, DEFAULT_JOB_DOM_NODES, DEFAULT_JOB_ME
 pub use locator::{Locator, name_matches, normalize};
 pub use page::{
     Act, ActOptions, Acted, BrowserEngine, ConsoleMessage, DialogAction, DialogRecord, Element, ElementId,
-    ElementState, GotoOptions, MemoryLimit, Modifier, MouseButton, NameValue, Navigated, OpenOptions,
-    OriginStorage, Page, PageMemory, RequestRecord, ScreenshotOptions, ServedDocument, StorageState, TabInfo,
-    Target, WaitCondition,
+    ElementState, GotoOptions, MAX_STORAGE_STATE_BYTES, MemoryLimit, Modifier, MouseButton, NameValue,
+    Navigated, OpenOptions, OriginStorage, Page, PageMemory, RequestRecord, ScreenshotOptions,
+    ServedDocument, StorageState, TabInfo, Target, WaitCondition,
 };
 pub use scripted::{ScriptedEngine, ScriptedPage, ScriptedSite};
 pub use snapshot::{

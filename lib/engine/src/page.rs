@@ -12,7 +12,7 @@ use serde_json::Value;
 pub use crate::act::{
     Act, ActOptions, Acted, Element, ElementId, ElementState, Modifier, MouseButton, Target,
 };
-pub use crate::storage::{NameValue, OriginStorage, StorageState};
+pub use crate::storage::{MAX_STORAGE_STATE_BYTES, NameValue, OriginStorage, StorageState};
 use crate::{EngineError, Locator, Snapshot, SnapshotOptions};
 
 /// How to navigate.

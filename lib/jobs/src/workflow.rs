@@ -72,7 +72,17 @@ pub struct WorkflowSpec {
     /// under the job's URL policy) to the decision prompt.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sitemap_hints: bool,
+    /// A saved login state the run starts with: a Playwright
+    /// `storageState` file sealed with the fleet's checkpoint key
+    /// (base64, bound to [`STORAGE_STATE_BOUND`]), as the scheduler seals a
+    /// check's `storage_state`. A worker without the key refuses the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed_storage_state: Option<String>,
 }
+
+/// The associated data a sealed login state is bound to, so that no other
+/// sealed record (a checkpoint) opens as one.
+pub const STORAGE_STATE_BOUND: &[u8] = b"oxwright-storage-state/1\n";
 
 fn default_headless() -> bool {
     true
@@ -98,6 +108,7 @@ impl WorkflowSpec {
             trust_after: None,
             sites: Vec::new(),
             sitemap_hints: false,
+            sealed_storage_state: None,
         }
     }
 }

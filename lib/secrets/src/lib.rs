@@ -9,12 +9,15 @@
 //! - [`Sanitizer`] is the one filter every outgoing line passes through: it
 //!   puts the placeholder back for every value resolved, and masks e-mail
 //!   addresses, phone and card numbers, tokens, cookies and credentials.
+//! - [`CheckpointKey`] seals checkpoints and saved login states.
 
 mod sanitize;
+mod seal;
 mod store;
 mod totp;
 
 pub use sanitize::Sanitizer;
+pub use seal::CheckpointKey;
 pub use store::{
     EnvSecrets, FileSecrets, MemorySecrets, ResolveError, Secret, SecretError, SecretStore, missing,
     placeholders, resolve,

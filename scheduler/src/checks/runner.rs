@@ -97,6 +97,8 @@ pub struct CheckRunner {
     inflight: Mutex<HashMap<String, InFlight>>,
     waiters: Mutex<HashMap<String, Vec<oneshot::Sender<CheckRun>>>>,
     overdue_grace: Duration,
+    /// Sealed login states by check name.
+    states: BTreeMap<String, String>,
 }
 
 impl std::fmt::Debug for CheckRunner {
@@ -124,7 +126,15 @@ impl CheckRunner {
             inflight: Mutex::new(HashMap::new()),
             waiters: Mutex::new(HashMap::new()),
             overdue_grace: OVERDUE_GRACE,
+            states: BTreeMap::new(),
         }
+    }
+
+    /// Gives the sealed login states of the checks that start from one
+    /// (by check name); each run's job carries its check's.
+    pub fn with_states(mut self, states: BTreeMap<String, String>) -> Self {
+        self.states = states;
+        self
     }
 
     /// The checks, by name.
@@ -263,6 +273,7 @@ impl CheckRunner {
         let mut spec = check.workflow_spec(run.url_override.as_ref());
         let attempt = run.ended.len() + 1;
         spec.session_id = Some(format!("check-{}-{}-{attempt}", check.name, run.run_id));
+        spec.sealed_storage_state = self.states.get(&check.name).cloned();
         let mut job = Job::new(JobSpec::Workflow(Box::new(spec)), None);
         job.deadline = chrono::Duration::from_std(check.timeout)
             .ok()

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use oxwright_engine::{BrowserEngine, EngineError, OpenOptions};
+use oxwright_engine::{BrowserEngine, EngineError, OpenOptions, StorageState};
 use oxwright_jobs::{ErrorKind, Job, JobError, RunStatus, WorkflowSpec, keys};
 use oxwright_llm::{LlmClient, LlmConfig};
 use oxwright_secrets::{EnvSecrets, Sanitizer, SecretStore};
@@ -60,6 +60,31 @@ impl Default for WorkflowContext {
             checkpoint_key: None,
         }
     }
+}
+
+/// The saved login the job starts from, opened with the worker's
+/// checkpoint key: a job that carries one to a worker without the key, or
+/// one sealed with another key or edited, is refused as `invalid_input`.
+fn login_state(ctx: &HandlerContext, spec: &WorkflowSpec) -> Result<Option<StorageState>, JobError> {
+    let Some(sealed) = &spec.sealed_storage_state else {
+        return Ok(None);
+    };
+    let refused = |why: String| {
+        JobError::new(
+            ErrorKind::InvalidInput,
+            format!("the job's saved login state: {why}"),
+        )
+    };
+    let Some(key) = &ctx.workflow.checkpoint_key else {
+        return Err(refused(format!(
+            "it is sealed and this worker has no key ({})",
+            CheckpointKey::ENV
+        )));
+    };
+    let plain = key
+        .open(sealed, oxwright_jobs::STORAGE_STATE_BOUND)
+        .map_err(refused)?;
+    StorageState::from_json(&plain).map(Some).map_err(refused)
 }
 
 /// The checkpoint an earlier delivery of `job` left under its session,
@@ -117,6 +142,7 @@ pub async fn run_workflow_job(
         return Err(EngineError::policy(spec.start_url.as_str(), &source).into());
     }
     let llm = llm_client(ctx, spec)?;
+    let state = login_state(ctx, spec)?;
     let mut open = OpenOptions::new(ctx.policy.clone());
     open.headless = spec.headless;
     let page = ctx.pool.open(&open).await.map_err(JobError::from)?;
@@ -151,6 +177,7 @@ pub async fn run_workflow_job(
     });
     checkpoints.stop_by = STOP_BY.try_with(|t| *t).ok();
     opts.checkpoints = Some(checkpoints);
+    opts.storage_state = state;
     let result = run_workflow(page.as_ref(), &workflow, deps, opts)
         .await
         .map_err(JobError::from)?;

@@ -106,6 +106,10 @@ pub struct WorkflowOptions {
     /// Writes `checkpoint.json` after each completed step, and continues
     /// from a checkpoint when it holds one. `None`: no checkpoints.
     pub checkpoints: Option<crate::Checkpoints>,
+    /// A saved browser state (a login) the run starts with: its cookies are
+    /// set and each origin's storage written before the first page opens.
+    /// A run continued from a checkpoint takes the checkpoint's state instead.
+    pub storage_state: Option<oxwright_engine::StorageState>,
 }
 
 /// How a replay runs.
@@ -142,9 +146,14 @@ impl WorkflowOptions {
             step_screenshots: true,
             hints: crate::Hints::default(),
             checkpoints: None,
+            storage_state: None,
         }
     }
 }
+
+/// Cookie values this long or longer are cleaned from outputs as
+/// credentials; shorter ones (`1`, `true`, `en`) would mask ordinary text.
+const MIN_MASKED_COOKIE: usize = 8;
 
 struct Run<'a> {
     exec: Executor<'a>,
@@ -399,7 +408,7 @@ impl Run<'_> {
                     self.opts.session_id, self.opts.start_url
                 ));
                 let start = self.opts.start_url.clone();
-                if let Err(e) = self.exec.goto(&start).await {
+                if let Err(e) = self.open_start(&start).await {
                     if !e.is_fatal() {
                         self.start_failed(&start, &e).await?;
                     }
@@ -452,6 +461,34 @@ impl Run<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Opens the start page: with the saved browser state the options
+    /// carry, its cookies and storage in place first. The state's cookie
+    /// values are credentials: they are cleaned from every output like secrets.
+    async fn open_start(&mut self, start: &url::Url) -> Result<(), oxwright_engine::EngineError> {
+        let Some(state) = self.opts.storage_state.take() else {
+            return self.exec.goto(start).await;
+        };
+        for cookie in &state.cookies {
+            let name = cookie.get("name").and_then(Value::as_str).unwrap_or("cookie");
+            if let Some(value) = cookie.get("value").and_then(Value::as_str)
+                && value.len() >= MIN_MASKED_COOKIE
+            {
+                self.sanitizer.register(&format!("cookie:{name}"), value);
+            }
+        }
+        self.log.say(&format!(
+            "  starting with a saved browser state: {} cookie(s), the storage of {} origin(s)",
+            state.cookies.len(),
+            state.origins.len()
+        ));
+        let opts = oxwright_engine::GotoOptions::load(self.exec.timeout().max(Duration::from_secs(15)));
+        self.exec
+            .page()
+            .restore_state(&state, start, &opts)
+            .await
+            .map(|_| ())
     }
 
     /// Continues from the checkpoint the options carry, if any: the step
