@@ -669,3 +669,68 @@ async fn a_check_with_a_saved_login_runs_signed_in_its_state_sealed_with_the_wor
     }
     assert!(texts.len() > 3, "the run wrote its artefacts");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checks_runs_state_and_alerts_reach_an_otlp_receiver_under_its_name() {
+    use support::otlp::series;
+    let otlp = oxwright_fixtures::OtlpReceiver::start()
+        .await
+        .expect("OTLP receiver");
+    let site = FixtureServer::start().await.unwrap();
+    let (webhook, seen) = receiver().await;
+    let dir = tempfile::tempdir().unwrap();
+    let checks = dir.path().join("checks");
+    std::fs::create_dir(&checks).unwrap();
+    write_check(&checks, &site, &webhook, "1h");
+    let daemon = start_with(
+        &site,
+        dir.path(),
+        &checks,
+        &webhook,
+        &[],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", otlp.endpoint()),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "300"),
+        ],
+    );
+    let trigger = async || {
+        let response = http()
+            .post(format!("{}/v1/checks/account/runs?wait=true", daemon.base))
+            .send()
+            .await
+            .unwrap();
+        response.json::<Value>().await.unwrap()["status"].clone()
+    };
+    assert_eq!(trigger().await, "passed");
+    site.set_health(SiteHealth::Broken);
+    assert_eq!(trigger().await, "failed");
+    assert_eq!(trigger().await, "failed");
+    until(30, "the failed alert delivered", async || {
+        seen.lock().unwrap().taken("check.failed") == 1
+    })
+    .await;
+    let want = |metrics: &[opentelemetry_proto::tonic::metrics::v1::Metric]| {
+        let runs = series(metrics, "oxwright.check.runs");
+        runs.get("check=account,status=passed,trigger=api") == Some(&1.0)
+            && runs.get("check=account,status=failed,trigger=api") == Some(&2.0)
+            && series(metrics, "oxwright.check.failing").get("check=account") == Some(&1.0)
+            && series(metrics, "oxwright.check.alerts").get("check=account,event=check.failed") == Some(&1.0)
+    };
+    let got = otlp
+        .wait_for(Duration::from_secs(30), |o| want(&o.metrics()))
+        .await;
+    let metrics = otlp.metrics();
+    assert!(
+        got,
+        "runs {:?}, failing {:?}, alerts {:?}",
+        series(&metrics, "oxwright.check.runs"),
+        series(&metrics, "oxwright.check.failing"),
+        series(&metrics, "oxwright.check.alerts")
+    );
+    let durations = series(&metrics, "oxwright.check.duration");
+    assert_eq!(
+        durations.values().sum::<f64>(),
+        3.0,
+        "one duration a run: {durations:?}"
+    );
+}

@@ -5,6 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+pub mod otlp;
+
 /// Returns (pid, ppid, pgrp) of every process.
 pub fn processes() -> Vec<(i32, i32, i32)> {
     let mut out = Vec::new();

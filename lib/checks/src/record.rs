@@ -74,6 +74,20 @@ pub enum Trigger {
     Ci,
 }
 
+impl Trigger {
+    /// Returns the snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Manual => "manual",
+            Trigger::Schedule => "schedule",
+            Trigger::Api => "api",
+            Trigger::Webhook => "webhook",
+            Trigger::Event => "event",
+            Trigger::Ci => "ci",
+        }
+    }
+}
+
 /// How one attempt ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -131,6 +131,7 @@ impl Outbox {
             };
             match outcome {
                 Ok(()) => {
+                    super::metrics::record_alert(&alert.check, &alert.event);
                     if let Err(err) = self.store.delete(&key(alert)).await {
                         // Left in the outbox it goes again, with the same id.
                         tracing::warn!(check = %alert.check, error = %err, "delivered alert not removed from the outbox");

@@ -294,6 +294,7 @@ impl CheckRunner {
         if let Err(err) = self.put_state(&state).await {
             tracing::warn!(check = %name, error = %err, "skipped tick not counted");
         }
+        super::metrics::record_skipped(name);
         tracing::info!(check = %name, "tick skipped: the last run is still going");
     }
 
@@ -417,6 +418,7 @@ impl CheckRunner {
         if let Err(err) = self.put_state(&state).await {
             tracing::warn!(check = %check.name, error = %err, "check state not written");
         }
+        super::metrics::record_run(&record, state.health);
         if let Err(err) = self.store.delete(&inflight_key(&check.name)).await {
             tracing::debug!(check = %check.name, error = %err, "run in flight not removed");
         }
