@@ -328,3 +328,41 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_saved_login_starts_the_first_tab_signed_in() {
+    use oxwright_fixtures::{MEMBERS_COOKIE, members_token};
+    let site = FixtureServer::start().await.unwrap();
+    let (dir, mut args) = workdir(&site);
+    let base = format!("http://{}", site.addr());
+    // Saved as Playwright saves one.
+    let state = serde_json::json!({
+        "cookies": [{"name": MEMBERS_COOKIE, "value": members_token("ada"), "domain": site.addr().ip().to_string(),
+                     "path": "/", "expires": -1, "httpOnly": true, "secure": false, "sameSite": "Lax"}],
+        "origins": [{"origin": base, "localStorage": [{"name": "members.theme", "value": "dark"}]}]
+    });
+    let path = dir.path().join("state.json");
+    std::fs::write(&path, state.to_string()).unwrap();
+    args.extend(["--storage-state".into(), path.display().to_string()]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/login_state.py");
+    let out = Command::new(python())
+        .arg(script)
+        .args([env!("CARGO_BIN_EXE_oxwright"), &base, &members_token("ada")])
+        .env("OXWRIGHT_MCP_ARGS", serde_json::to_string(&args).unwrap())
+        .stdin(Stdio::null())
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("checks ok"),
+        "driver failed ({}):\n{stdout}\n{}",
+        out.status,
+        tail(&String::from_utf8_lossy(&out.stderr), 6000)
+    );
+    let login = site
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/members/login")
+        .count();
+    assert_eq!(login, 0, "the tab started signed in");
+}

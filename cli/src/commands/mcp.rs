@@ -48,6 +48,12 @@ pub struct McpCmd {
     /// session gets its own isolated pages).
     #[arg(long)]
     pub shared_context: bool,
+    /// Start signed in: each tab's first navigation starts from this saved
+    /// login, a Playwright `storageState` JSON file (cookies and each
+    /// origin's localStorage), as Playwright MCP's `--storage-state` does.
+    /// Its cookie values are redacted from every result like secrets.
+    #[arg(long, value_name = "FILE")]
+    pub storage_state: Option<PathBuf>,
     /// Deadline of one action (auto-wait, input, settle), in milliseconds.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(
         oxwright_jobs::limits::MIN_ACTION_TIMEOUT_MS..=oxwright_jobs::limits::MAX_ACTION_TIMEOUT_MS))]
@@ -122,6 +128,12 @@ pub async fn run(setup: Setup, cmd: McpCmd) -> anyhow::Result<i32> {
         navigation_timeout: Duration::from_millis(cmd.navigation_timeout_ms),
         snapshot_max_chars: cmd.snapshot_max_chars,
         shared_context: cmd.shared_context,
+        storage_state: cmd
+            .storage_state
+            .as_deref()
+            .map(super::run::login_state::read)
+            .transpose()?
+            .map(Arc::new),
     };
     let pool = setup.pool().await?;
     let engine: Arc<dyn BrowserEngine> = Arc::new(pool.clone());

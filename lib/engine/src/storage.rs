@@ -42,6 +42,17 @@ pub struct NameValue {
 pub const MAX_STORAGE_STATE_BYTES: usize = 4 << 20;
 
 impl StorageState {
+    /// The cookie values to clean from outputs as secrets' are, each named
+    /// `cookie:NAME`: those of 8 characters or more (shorter ones, `1` or
+    /// `en`, would mask ordinary text).
+    pub fn secret_cookies(&self) -> impl Iterator<Item = (String, &str)> {
+        self.cookies.iter().filter_map(|c| {
+            let value = c.get("value").and_then(Value::as_str).filter(|v| v.len() >= 8)?;
+            let name = c.get("name").and_then(Value::as_str).unwrap_or_default();
+            Some((format!("cookie:{name}"), value))
+        })
+    }
+
     /// Reads a `storageState` file: one Playwright saved, or one this
     /// engine saved. Each cookie needs a `name`, a `value` and a `domain`;
     /// each origin an `http(s)` origin. Says what is wrong, and where.
@@ -169,6 +180,19 @@ mod tests {
             json!({"name": "k", "value": "v", "domain": "a.test", "path": "/x", "expires": -1,
                    "httpOnly": false, "secure": false, "sameSite": "Lax"})
         );
+    }
+
+    #[test]
+    fn long_cookie_values_are_secrets_and_short_ones_are_not() {
+        let state = StorageState {
+            cookies: vec![
+                json!({"name": "sid", "value": "s3ss10n-t0ken", "domain": "a.test"}),
+                json!({"name": "lang", "value": "en", "domain": "a.test"}),
+            ],
+            origins: Vec::new(),
+        };
+        let secrets: Vec<(String, &str)> = state.secret_cookies().collect();
+        assert_eq!(secrets, vec![("cookie:sid".to_string(), "s3ss10n-t0ken")]);
     }
 
     #[test]

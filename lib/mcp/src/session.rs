@@ -18,6 +18,9 @@ pub struct Tab {
     pub refused: Vec<String>,
     /// The engine's id of this tab when another tab opened it (a popup).
     pub opened_as: Option<String>,
+    /// Not navigated yet: its first navigation starts from the server's
+    /// saved login state, when it has one.
+    pub fresh: bool,
 }
 
 impl Tab {
@@ -28,6 +31,7 @@ impl Tab {
             console: Vec::new(),
             refused: Vec::new(),
             opened_as: None,
+            fresh: true,
         }
     }
 }
@@ -112,6 +116,7 @@ impl Session {
                     Ok(page) => {
                         let mut tab = Tab::new(page);
                         tab.opened_as = Some(info.id);
+                        tab.fresh = false;
                         self.tabs.push(tab);
                         added += 1;
                     }

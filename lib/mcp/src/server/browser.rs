@@ -16,13 +16,30 @@ use super::views::{full_view, partial_view};
 use crate::args::*;
 use crate::errors::explain;
 
+/// Opens `url` in `tab`; a tab's first navigation starts from the saved
+/// login `state`, when the server has one.
+async fn open_url(
+    tab: &mut crate::session::Tab,
+    url: &url::Url,
+    timeout: Duration,
+    state: Option<&oxwright_engine::StorageState>,
+) -> Result<oxwright_engine::Navigated, EngineError> {
+    let opts = GotoOptions::load(timeout);
+    let fresh = std::mem::replace(&mut tab.fresh, false);
+    match state {
+        Some(state) if fresh => tab.page.restore_state(state, url, &opts).await,
+        _ => tab.page.goto(url, &opts).await,
+    }
+}
+
 impl OxwrightMcp {
     pub(super) async fn navigate(&self, raw: &str, snapshot: bool) -> Result<Reply, String> {
         let url = parse_url(raw)?;
         let t = self.config().navigation_timeout;
+        let state = self.config().storage_state.clone();
         self.with_tab(snapshot, move |tab| {
             Box::pin(async move {
-                let nav = tab.page.goto(&url, &GotoOptions::load(t)).await?;
+                let nav = open_url(tab, &url, t, state.as_deref()).await?;
                 tab.last_snapshot = None;
                 let mut s = format!("Navigated to {}", nav.final_url);
                 if nav.status != 0 {
@@ -682,7 +699,8 @@ impl OxwrightMcp {
                     let url = parse_url(raw)?;
                     let t = self.config().navigation_timeout;
                     let tab = session.existing().ok_or("no tab")?;
-                    if let Err(e) = tab.page.goto(&url, &GotoOptions::load(t)).await {
+                    let state = self.config().storage_state.clone();
+                    if let Err(e) = open_url(tab, &url, t, state.as_deref()).await {
                         return Err(self.fail(&mut session, e).await);
                     }
                 }

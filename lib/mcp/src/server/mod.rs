@@ -57,6 +57,9 @@ pub struct McpConfig {
     pub snapshot_max_chars: usize,
     /// All clients share one set of tabs (and cookies).
     pub shared_context: bool,
+    /// A saved login (Playwright's `storageState`) each tab's first
+    /// navigation starts from; its cookie values are redacted like secrets.
+    pub storage_state: Option<Arc<oxwright_engine::StorageState>>,
 }
 
 impl Default for McpConfig {
@@ -71,6 +74,7 @@ impl Default for McpConfig {
             navigation_timeout: Duration::from_secs(30),
             snapshot_max_chars: oxwright_engine::DEFAULT_MAX_CHARS,
             shared_context: false,
+            storage_state: None,
         }
     }
 }
@@ -121,6 +125,9 @@ impl Shared {
             }
         }
         let c = &services.config;
+        for (name, value) in c.storage_state.iter().flat_map(|s| s.secret_cookies()) {
+            sanitizer.register(&name, value);
+        }
         let screenshots = ScreenshotStore::new(
             c.screenshot_dir.clone(),
             c.max_screenshot_bytes,

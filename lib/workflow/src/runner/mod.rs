@@ -151,10 +151,6 @@ impl WorkflowOptions {
     }
 }
 
-/// Cookie values this long or longer are cleaned from outputs as
-/// credentials; shorter ones (`1`, `true`, `en`) would mask ordinary text.
-const MIN_MASKED_COOKIE: usize = 8;
-
 struct Run<'a> {
     exec: Executor<'a>,
     /// The step (1-based) that ended the run with `if present then stop`.
@@ -470,13 +466,8 @@ impl Run<'_> {
         let Some(state) = self.opts.storage_state.take() else {
             return self.exec.goto(start).await;
         };
-        for cookie in &state.cookies {
-            let name = cookie.get("name").and_then(Value::as_str).unwrap_or("cookie");
-            if let Some(value) = cookie.get("value").and_then(Value::as_str)
-                && value.len() >= MIN_MASKED_COOKIE
-            {
-                self.sanitizer.register(&format!("cookie:{name}"), value);
-            }
+        for (name, value) in state.secret_cookies() {
+            self.sanitizer.register(&name, value);
         }
         self.log.say(&format!(
             "  starting with a saved browser state: {} cookie(s), the storage of {} origin(s)",
