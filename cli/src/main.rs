@@ -412,6 +412,8 @@ mod tests {
             ("trust_after", Ok(("replay", "trust_after"))),
             ("sites", Ok(("run", "sites"))),
             ("sitemap_hints", Ok(("run", "sitemap_hints"))),
+            // The file itself: a run on this machine needs no seal.
+            ("sealed_storage_state", Ok(("run", "storage_state"))),
         ];
         // MCP's `run_workflow`: the argument each option is, or why there is none.
         let mcp: &[(&str, Result<&str, &str>)] = &[
@@ -430,6 +432,10 @@ mod tests {
             ("trust_after", Ok("trust_after")),
             ("sites", Ok("sites")),
             ("sitemap_hints", Ok("sitemap_hints")),
+            (
+                "sealed_storage_state",
+                Err("the server's `--storage-state`: an agent does not hand over logins"),
+            ),
         ];
         let mut cmd = command();
         cmd.build();

@@ -256,7 +256,7 @@ async fn poison_pages_are_dead_lettered_at_the_attempt_limit_or_at_once() {
             "/crash".to_owned(),
             "/slow?ms=1".to_owned(),
         ],
-        &["--retries", "0", "--timeout-ms", "1500"],
+        &["--retries", "0", "--timeout-ms", "4000"],
     );
     let lines = cluster.manifest(&batch, Duration::from_secs(180)).await;
     assert_eq!(lines.len(), 3);
