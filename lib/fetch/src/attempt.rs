@@ -16,13 +16,16 @@ use oxwright_jobs::{
     CacheStatus, ContentMode, ErrorKind, FetchResult, FetchSpec, FetchTimings, Format, JobError, Render,
     TokenCounts,
 };
-use oxwright_markdown::{Conversion, count_tokens, html_to_markdown, html_to_markdown_links};
+use oxwright_markdown::{
+    Conversion, count_tokens, document_to_markdown, html_to_markdown, html_to_markdown_links,
+};
 use oxwright_steps::{Executor, StructuredStep, run_steps};
 
 use crate::decide::{self, Decision};
+use crate::served::{ServedPage, read_served_page, visible_tree};
 use crate::{
     EXTRACT_LIMIT, ExtractOptions, Extracted, FetchOutput, PDF_MAX_BYTES, action_error, action_timeout,
-    asked_headers, budget_warning, extract_with, fit_to_budget, ms, pdf_output, read_served, within_memory,
+    asked_headers, budget_warning, extract_with, fit_to_budget, ms, pdf_output, within_memory,
 };
 
 /// The largest HTML document read over HTTP: the largest document a render reads (a PDF's cap).
@@ -88,11 +91,7 @@ async fn served_once(
     }
     refuse_non_html(&doc)?;
     let navigate_ms = ms(t1.elapsed());
-    let t2 = Instant::now();
-    let read = served_read(spec, &doc.text(), &doc.url).await?;
-    let extract_ms = ms(t2.elapsed());
-    let t3 = Instant::now();
-    let converted = convert(spec, &read, &doc.url, true).await?;
+    let (read, converted, extract_ms, convert_ms) = read_and_convert(spec, doc.text(), &doc.url).await?;
     let decision = decide::decide(&converted.signs, converted.main_words);
     if auto && decision.render {
         let served = ServedDocument {
@@ -104,7 +103,6 @@ async fn served_once(
         let why = Some((decision, Some(Arc::new(served))));
         return render_once(engine, policy, spec, &[], validators, why).await;
     }
-    let convert_ms = ms(t3.elapsed());
     let mut warnings = Vec::new();
     if !auto && decision.render {
         warnings.push(format!(
@@ -228,16 +226,12 @@ async fn stopped_page_output(
         None => get_served(spec, policy, &[]).await?,
     };
     refuse_non_html(&doc)?;
-    let t2 = Instant::now();
-    let read = served_read(spec, &doc.text(), &doc.url).await?;
-    let extract_ms = ms(t2.elapsed());
-    let t3 = Instant::now();
-    let converted = convert(spec, &read, &doc.url, false).await?;
+    let (read, converted, extract_ms, convert_ms) = read_and_convert(spec, doc.text(), &doc.url).await?;
     let timings = FetchTimings {
         acquire_ms,
         navigate_ms,
         extract_ms,
-        convert_ms: ms(t3.elapsed()),
+        convert_ms,
         total_ms: 0.0,
     };
     let mut out = assemble(spec, navigated(&doc), read, converted, timings, warnings, None);
@@ -287,18 +281,90 @@ fn refuse_non_html(doc: &Document) -> Result<(), JobError> {
     Ok(())
 }
 
-/// Reads served HTML off the async threads (a big document takes a while to parse).
-async fn served_read(spec: &FetchSpec, text: &str, url: &url::Url) -> Result<Extracted, JobError> {
+/// Reads the served document and converts it off the async threads (a
+/// big document takes a while to parse), the page parsed once for the
+/// reading, the signs and the conversion. Also gives the milliseconds the
+/// reading and the conversion took.
+async fn read_and_convert(
+    spec: &FetchSpec,
+    text: String,
+    url: &url::Url,
+) -> Result<(Extracted, Converted, f64, f64), JobError> {
     let opts = ExtractOptions {
         include: spec.include.clone(),
         exclude: spec.exclude.clone(),
         overlays: false,
         frames: false,
     };
-    let (text, url) = (text.to_owned(), url.clone());
-    tokio::task::spawn_blocking(move || read_served(&text, &url, &opts))
-        .await
-        .map_err(|e| JobError::new(ErrorKind::Internal, format!("served read task: {e}")))?
+    let mode = content_mode(spec);
+    let side = SideTasks::start(spec, &text);
+    let (url, budget, links) = (url.clone(), spec.max_tokens, spec.link_style);
+    let task = tokio::task::spawn_blocking(move || {
+        let t = Instant::now();
+        let ServedPage {
+            mut read,
+            tree,
+            signs,
+        } = read_served_page(&text, &url, &opts)?;
+        let extract_ms = ms(t.elapsed());
+        let t = Instant::now();
+        let extraction =
+            |e: oxwright_markdown::MarkdownError| JobError::new(ErrorKind::Extraction, e.to_string());
+        let base = Some(&url);
+        let main_of = |conv: &Conversion| (decide::prose_words(&conv.html), conv.fell_back());
+        let (mut conv, (main_words, fell_back)) = if opts.include.is_empty() {
+            let reparse = || visible_tree(&text, &opts);
+            let conv = document_to_markdown(tree, reparse, base, mode, links).map_err(extraction)?;
+            let main = if mode == ContentMode::Main {
+                main_of(&conv)
+            } else {
+                document_to_markdown(reparse(), reparse, base, ContentMode::Main, links)
+                    .map_or((0, false), |c| main_of(&c))
+            };
+            (conv, main)
+        } else {
+            let mut page = ServedPage {
+                read,
+                tree,
+                signs: decide::Signs::default(),
+            };
+            let visible = page.visible_html(&opts);
+            read = page.read;
+            let conv = html_to_markdown_links(&visible, base, mode, links).map_err(extraction)?;
+            let main =
+                html_to_markdown(&visible, base, ContentMode::Main).map_or((0, false), |c| main_of(&c));
+            (conv, main)
+        };
+        let (markdown_tokens, trimmed) = fit_to_budget(&mut conv.markdown, budget);
+        let signs = decide::Signs {
+            no_article: fell_back,
+            ..signs
+        };
+        Ok::<_, JobError>((
+            read,
+            conv,
+            markdown_tokens,
+            trimmed,
+            main_words,
+            signs,
+            extract_ms,
+            ms(t.elapsed()),
+        ))
+    });
+    let (read, conv, markdown_tokens, trimmed, main_words, signs, extract_ms, convert_ms) =
+        task.await.map_err(task_error)??;
+    let (html_tokens, records) = side.finish().await?;
+    let converted = Converted {
+        conv,
+        mode,
+        markdown_tokens,
+        trimmed,
+        html_tokens,
+        main_words,
+        signs,
+        records,
+    };
+    Ok((read, converted, extract_ms, convert_ms))
 }
 
 /// Renders the page in a browser. `auto` carries the decision that led
@@ -371,7 +437,7 @@ async fn render_once(
     drop(tab);
     let t3 = Instant::now();
     let base = url::Url::parse(&nav.final_url).unwrap_or_else(|_| spec.url.clone());
-    let converted = convert(spec, &read, &base, false).await?;
+    let converted = convert(spec, &read, &base).await?;
     let timings = FetchTimings {
         acquire_ms,
         navigate_ms,
@@ -506,73 +572,75 @@ pub(crate) struct Converted {
     records: Option<oxwright_extract::Records>,
 }
 
-/// Converts `read` to Markdown off the async threads; with `served`, also
-/// reads the signs and main-content words `render: auto` decides on.
-async fn convert(
-    spec: &FetchSpec,
-    read: &Extracted,
-    base: &url::Url,
-    served: bool,
-) -> Result<Converted, JobError> {
-    // `include` replaces main-content detection: what it selected is converted whole.
-    let mode = if spec.include.is_empty() {
+/// What a page's conversion runs beside itself on the page's whole HTML:
+/// counting its tokens (more than the conversion costs) and reading the
+/// records of `extract_css`.
+struct SideTasks {
+    html_tokens: tokio::task::JoinHandle<usize>,
+    records: Option<tokio::task::JoinHandle<oxwright_extract::Records>>,
+}
+
+impl SideTasks {
+    fn start(spec: &FetchSpec, html: &str) -> Self {
+        let page_html = html.to_owned();
+        let html_tokens = tokio::task::spawn_blocking(move || count_tokens(&page_html));
+        let records = spec.extract_css.clone().map(|schema| {
+            let page_html = html.to_owned();
+            tokio::task::spawn_blocking(move || oxwright_extract::extract_css(&schema, &page_html))
+        });
+        Self { html_tokens, records }
+    }
+
+    async fn finish(self) -> Result<(usize, Option<oxwright_extract::Records>), JobError> {
+        let html_tokens = self.html_tokens.await.map_err(task_error)?;
+        let records = match self.records {
+            Some(task) => Some(task.await.map_err(task_error)?),
+            None => None,
+        };
+        Ok((html_tokens, records))
+    }
+}
+
+fn task_error(e: tokio::task::JoinError) -> JobError {
+    JobError::new(ErrorKind::Internal, format!("conversion task: {e}"))
+}
+
+/// How the page is converted: `include` replaces main-content detection,
+/// what it selected converted whole.
+fn content_mode(spec: &FetchSpec) -> ContentMode {
+    if spec.include.is_empty() {
         spec.content
     } else {
         ContentMode::Full
-    };
-    let page_html = read.html.clone();
-    // Counting the raw HTML's tokens (4–8 ms, more than the conversion) runs
-    // beside the conversion rather than after it.
-    let html_tokens = tokio::task::spawn_blocking(move || count_tokens(&page_html));
-    // Records are read from the whole page, beside the conversion.
-    let records = spec.extract_css.clone().map(|schema| {
-        let page_html = read.html.clone();
-        tokio::task::spawn_blocking(move || oxwright_extract::extract_css(&schema, &page_html))
-    });
+    }
+}
+
+/// Converts a rendered page's `read` to Markdown off the async threads.
+async fn convert(spec: &FetchSpec, read: &Extracted, base: &url::Url) -> Result<Converted, JobError> {
+    let mode = content_mode(spec);
+    let side = SideTasks::start(spec, &read.html);
     let visible = read.visible_html.clone();
-    let raw = served.then(|| read.html.clone());
     let base = base.clone();
     let budget = spec.max_tokens;
     let links = spec.link_style;
     let converted = tokio::task::spawn_blocking(move || {
         let mut conv = html_to_markdown_links(&visible, Some(&base), mode, links)?;
-        let (main_words, signs) = match raw {
-            Some(raw) => {
-                let (main_words, fell_back) = if mode == ContentMode::Main {
-                    (decide::prose_words(&conv.html), conv.fell_back())
-                } else {
-                    html_to_markdown(&visible, Some(&base), ContentMode::Main)
-                        .map(|c| (decide::prose_words(&c.html), c.fell_back()))
-                        .unwrap_or((0, false))
-                };
-                let mut signs = decide::signs(&raw);
-                signs.no_article = fell_back;
-                (main_words, signs)
-            }
-            None => (0, decide::Signs::default()),
-        };
         let (markdown_tokens, trimmed) = fit_to_budget(&mut conv.markdown, budget);
-        Ok::<_, oxwright_markdown::MarkdownError>((conv, markdown_tokens, trimmed, main_words, signs))
+        Ok::<_, oxwright_markdown::MarkdownError>((conv, markdown_tokens, trimmed))
     });
-    let task_err =
-        |e: tokio::task::JoinError| JobError::new(ErrorKind::Internal, format!("conversion task: {e}"));
-    let (conv, markdown_tokens, trimmed, main_words, signs) = converted
+    let (conv, markdown_tokens, trimmed) = converted
         .await
-        .map_err(task_err)?
+        .map_err(task_error)?
         .map_err(|e| JobError::new(ErrorKind::Extraction, e.to_string()))?;
-    let html_tokens = html_tokens.await.map_err(task_err)?;
-    let records = match records {
-        Some(task) => Some(task.await.map_err(task_err)?),
-        None => None,
-    };
+    let (html_tokens, records) = side.finish().await?;
     Ok(Converted {
         conv,
         mode,
         markdown_tokens,
         trimmed,
         html_tokens,
-        main_words,
-        signs,
+        main_words: 0,
+        signs: decide::Signs::default(),
         records,
     })
 }

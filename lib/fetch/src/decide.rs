@@ -126,7 +126,11 @@ const MOUNTS: &[&str] = &[
 
 /// Reads the signs of `html` (the served document).
 pub fn signs(html: &str) -> Signs {
-    let doc = Document::from(html);
+    signs_of(&Document::from(html))
+}
+
+/// Reads the signs of the served document, parsed.
+pub fn signs_of(doc: &Document) -> Signs {
     let mut s = Signs {
         frameset: doc.select("frameset").exists(),
         ..Signs::default()

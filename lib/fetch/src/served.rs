@@ -14,6 +14,7 @@ use dom_query::{Document, Matcher, NodeRef};
 use oxwright_jobs::{ErrorKind, JobError, PageImage, PageLink, PageLinks, PageMetadata};
 use url::Url;
 
+use crate::decide::Signs;
 use crate::{ExtractOptions, Extracted};
 
 /// Most links and images read, as the page-side reader caps them.
@@ -22,6 +23,53 @@ const MAX_IMAGES: usize = 2000;
 
 /// Reads `html`, served at `url`, as [`crate::extract_with`] reads a rendered page.
 pub fn read_served(html: &str, url: &Url, opts: &ExtractOptions) -> Result<Extracted, JobError> {
+    let mut page = read_served_page(html, url, opts)?;
+    page.read.visible_html = page.visible_html(opts);
+    Ok(page.read)
+}
+
+/// A served page read, its tree kept for the converter.
+pub struct ServedPage {
+    /// What was read; `visible_html` is left empty (see [`Self::visible_html`]).
+    pub read: Extracted,
+    /// The visible page: what does not show and what `exclude` names taken out.
+    pub tree: Document,
+    /// What the served document says about needing scripts, read before
+    /// anything was taken out.
+    pub signs: Signs,
+}
+
+impl ServedPage {
+    /// The markup the Markdown is converted from: the visible page, or what
+    /// `include` picked of it (`read.included` then says how many elements).
+    pub fn visible_html(&mut self, opts: &ExtractOptions) -> String {
+        if opts.include.is_empty() {
+            return self.tree.html().to_string();
+        }
+        let doc = &self.tree;
+        let picked = doc.select(&opts.include.join(", "));
+        let mut kept: Vec<NodeRef> = Vec::new();
+        for n in picked.nodes() {
+            let inside = kept.iter().any(|k| n.ancestors_it(None).any(|a| a.id == k.id));
+            if !inside {
+                kept.push(*n);
+            }
+        }
+        self.read.included = Some(kept.len());
+        let head = doc
+            .select("head")
+            .nodes()
+            .first()
+            .map(|h| h.inner_html().to_string())
+            .unwrap_or_default();
+        let body: Vec<String> = kept.iter().map(|n| n.html().to_string()).collect();
+        format!("<html><head>{head}</head><body>{}</body></html>", body.join("\n"))
+    }
+}
+
+/// [`read_served`] with the page's visible tree in place of its markup,
+/// for a converter that takes the tree as it is: the page is parsed once.
+pub fn read_served_page(html: &str, url: &Url, opts: &ExtractOptions) -> Result<ServedPage, JobError> {
     for sel in opts.include.iter().chain(&opts.exclude) {
         if Matcher::new(sel).is_err() {
             return Err(JobError::new(
@@ -32,48 +80,40 @@ pub fn read_served(html: &str, url: &Url, opts: &ExtractOptions) -> Result<Extra
     }
     let doc = Document::from(oxwright_markdown::open_shadow_roots(html).as_ref());
     let base = base_url(&doc, url);
-    let page_html = html.to_owned();
-    let title = title(&doc);
-    let metadata = metadata(&doc, &base);
-    let links = links(&doc, url, &base);
-    let images = images(&doc, &base);
+    let read = Extracted {
+        html: html.to_owned(),
+        visible_html: String::new(),
+        title: title(&doc),
+        metadata: metadata(&doc, &base),
+        links: links(&doc, url, &base),
+        images: images(&doc, &base),
+        included: None,
+        overlays_removed: 0,
+    };
+    let signs = crate::decide::signs_of(&doc);
     // Links and images are the whole page's; the Markdown is what shows.
-    remove_style_hidden(&doc);
+    hide(&doc, opts);
+    Ok(ServedPage {
+        read,
+        tree: doc,
+        signs,
+    })
+}
+
+/// The tree [`read_served_page`] gives, alone: the converter's fresh copy
+/// when main-content extraction gives way to the whole page.
+pub fn visible_tree(html: &str, opts: &ExtractOptions) -> Document {
+    let doc = Document::from(oxwright_markdown::open_shadow_roots(html).as_ref());
+    hide(&doc, opts);
+    doc
+}
+
+/// Takes out of `doc` what does not show and what `exclude` names.
+fn hide(doc: &Document, opts: &ExtractOptions) {
+    remove_style_hidden(doc);
     for sel in &opts.exclude {
         doc.select(sel).remove();
     }
-    let mut included = None;
-    let visible_html = if opts.include.is_empty() {
-        doc.html().to_string()
-    } else {
-        let picked = doc.select(&opts.include.join(", "));
-        let mut kept: Vec<NodeRef> = Vec::new();
-        for n in picked.nodes() {
-            let inside = kept.iter().any(|k| n.ancestors_it(None).any(|a| a.id == k.id));
-            if !inside {
-                kept.push(*n);
-            }
-        }
-        included = Some(kept.len());
-        let head = doc
-            .select("head")
-            .nodes()
-            .first()
-            .map(|h| h.inner_html().to_string())
-            .unwrap_or_default();
-        let body: Vec<String> = kept.iter().map(|n| n.html().to_string()).collect();
-        format!("<html><head>{head}</head><body>{}</body></html>", body.join("\n"))
-    };
-    Ok(Extracted {
-        html: page_html,
-        visible_html,
-        title,
-        metadata,
-        links,
-        images,
-        included,
-        overlays_removed: 0,
-    })
 }
 
 /// What a site map reads of a served page: no Markdown, only what leads
@@ -464,6 +504,49 @@ fn images(doc: &Document, base: &Url) -> Vec<PageImage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The served page's tree converted as it is gives the Markdown its
+    /// markup gives when parsed again, the fallback to the whole page too.
+    #[test]
+    fn the_tree_converts_as_its_markup_does() {
+        use oxwright_jobs::{ContentMode, LinkStyle};
+        use oxwright_markdown::{document_to_markdown, html_to_markdown_links};
+        let prose = "<p>Readers of this long paragraph learn a great many things about the matter \
+            at hand, sentence after sentence, with commas, clauses and a point.</p>"
+            .repeat(8);
+        let article = format!(
+            "<html><head><title>T</title></head><body><nav><a href=\"/\">Home</a></nav>\
+             <noscript><div>Turn scripts on</div></noscript><div hidden>gone</div>\
+             <p style=\"display:none\">hidden too</p><div class=\"ad\">Advert here</div>\
+             <article><h1>Head</h1>{prose}<img src=\"i.png\" alt=\"I\"></article>\
+             <footer>© Someone</footer></body></html>"
+        );
+        let links: String = (0..40)
+            .map(|i| format!("<li><a href=\"/s/{i}\">Section number {i} of the site</a></li>"))
+            .collect();
+        let short = format!("<html><body><nav><ul>{links}</ul></nav><p>Hi.</p></body></html>");
+        let url = Url::parse("https://example.com/docs/page").unwrap();
+        let opts = ExtractOptions {
+            exclude: vec![".ad".into()],
+            ..ExtractOptions::default()
+        };
+        let mut fell_back = 0;
+        for page in [article.as_str(), short.as_str(), PAGE] {
+            for mode in [ContentMode::Main, ContentMode::Full] {
+                let markup = read_served(page, &url, &opts).unwrap();
+                let want = html_to_markdown_links(&markup.visible_html, Some(&url), mode, LinkStyle::Inline)
+                    .unwrap();
+                let served = read_served_page(page, &url, &opts).unwrap();
+                let reparse = || visible_tree(page, &opts);
+                let got =
+                    document_to_markdown(served.tree, reparse, Some(&url), mode, LinkStyle::Inline).unwrap();
+                assert_eq!(got, want, "{mode:?}: {page}");
+                assert!(!got.markdown.contains("Advert") && !got.markdown.contains("hidden too"));
+                fell_back += usize::from(got.fell_back());
+            }
+        }
+        assert!(fell_back > 0, "a page falls back to the whole page");
+    }
 
     const PAGE: &str = r#"<!doctype html><html lang="en"><head><title> A  title </title>
 <base href="/docs/">

@@ -15,10 +15,21 @@ const NON_CONTENT: &str = "script, style, noscript, template, svg, math, iframe,
 const HIDDEN: &str = r#"[hidden], [aria-hidden="true" i]"#;
 
 /// Parses `html` and strips it down to visible content with absolute URLs.
+#[cfg(test)]
 pub(crate) fn parse_and_clean(html: &str, base_url: Option<&Url>) -> Document {
+    clean(parse(html), base_url)
+}
+
+/// Parses a page's markup as the converter reads it: shadow roots opened
+/// in place, `<noscript>` cut out.
+pub(crate) fn parse(html: &str) -> Document {
     let html = open_shadow_roots(html);
     let html = without_noscript(&html);
-    let doc = Document::from(html.as_ref());
+    Document::from(html.as_ref())
+}
+
+/// Strips a parsed page down to visible content with absolute URLs.
+pub(crate) fn clean(doc: Document, base_url: Option<&Url>) -> Document {
     let base = effective_base(&doc, base_url);
     doc.select(NON_CONTENT).remove();
     doc.select(HIDDEN).remove();

@@ -129,8 +129,35 @@ pub fn html_to_markdown_with(
     convert_page(html, base_url, mode, extractor, LinkStyle::Inline)
 }
 
+/// Converts a page its caller parsed already (the served-HTML reader's
+/// tree, with what does not show taken out) as [`html_to_markdown_links`]
+/// converts markup, so the page is parsed once. `reparse` gives a fresh
+/// tree when main-content extraction, which takes the tree apart, gives way
+/// to the whole page.
+pub fn document_to_markdown(
+    doc: dom_query::Document,
+    reparse: impl FnOnce() -> dom_query::Document,
+    base_url: Option<&url::Url>,
+    mode: ContentMode,
+    links: LinkStyle,
+) -> Result<Conversion, MarkdownError> {
+    convert_parsed(doc, reparse, base_url, mode, Extractor::default(), links)
+}
+
 fn convert_page(
     html: &str,
+    base_url: Option<&url::Url>,
+    mode: ContentMode,
+    extractor: Extractor,
+    links: LinkStyle,
+) -> Result<Conversion, MarkdownError> {
+    let parse = || clean::parse(html);
+    convert_parsed(parse(), parse, base_url, mode, extractor, links)
+}
+
+fn convert_parsed(
+    doc: dom_query::Document,
+    reparse: impl FnOnce() -> dom_query::Document,
     base_url: Option<&url::Url>,
     mode: ContentMode,
     extractor: Extractor,
@@ -139,9 +166,9 @@ fn convert_page(
     let mut warnings = Vec::new();
     let mut cleaned = String::new();
     let markdown = match mode {
-        ContentMode::Full => full_page(html, base_url, links, &mut cleaned)?,
+        ContentMode::Full => full_page(doc, base_url, links, &mut cleaned)?,
         ContentMode::Main => {
-            let doc = clean::parse_and_clean(html, base_url);
+            let doc = clean::clean(doc, base_url);
             let outcome = extract::main_content(doc, extractor == Extractor::Pruned);
             match outcome {
                 extract::Outcome::Article { html, title } => {
@@ -156,11 +183,11 @@ fn convert_page(
                     warnings.push(format!(
                         "{MAIN_FALLBACK_WARNING}: main content kept {kept_chars} of {page_chars} characters"
                     ));
-                    full_page(html, base_url, links, &mut cleaned)?
+                    full_page(reparse(), base_url, links, &mut cleaned)?
                 }
                 extract::Outcome::Failed(reason) => {
                     warnings.push(format!("{MAIN_FALLBACK_WARNING}: {reason}"));
-                    full_page(html, base_url, links, &mut cleaned)?
+                    full_page(reparse(), base_url, links, &mut cleaned)?
                 }
                 extract::Outcome::EmptyPage => String::new(),
             }
@@ -180,12 +207,12 @@ fn convert_page(
 
 /// Converts the whole visible page; `cleaned` receives the body's cleaned HTML.
 fn full_page(
-    html: &str,
+    doc: dom_query::Document,
     base_url: Option<&url::Url>,
     links: LinkStyle,
     cleaned: &mut String,
 ) -> Result<String, MarkdownError> {
-    let doc = clean::parse_and_clean(html, base_url);
+    let doc = clean::clean(doc, base_url);
     let body = clean::body_html(&doc);
     let markdown = tidy::tidy(&convert::to_markdown(&body, links)?);
     *cleaned = body;

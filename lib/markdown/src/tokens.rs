@@ -1,63 +1,53 @@
-//! cl100k_base token counting with one shared, lazily built BPE.
+//! cl100k_base token counting with one shared, lazily loaded encoder.
 
 use std::sync::OnceLock;
 
-use tiktoken_rs::CoreBPE;
+use bpe_openai::Tokenizer;
+use rustc_hash::FxHashSet;
 
-/// Returns the process-wide cl100k_base encoder, building it on first use.
-fn bpe() -> &'static CoreBPE {
-    static BPE: OnceLock<CoreBPE> = OnceLock::new();
-    // The ranks are compiled into tiktoken-rs, so building cannot fail short of
-    // a corrupted binary.
-    BPE.get_or_init(|| tiktoken_rs::cl100k_base().expect("embedded cl100k_base ranks load"))
+/// cl100k_base's encoder and the bytes of each of its tokens.
+struct Cl100k {
+    tokenizer: &'static Tokenizer,
+    tokens: FxHashSet<&'static [u8]>,
+}
+
+/// Returns the process-wide encoder, loaded on first use (a few ms).
+fn cl100k() -> &'static Cl100k {
+    static CL100K: OnceLock<Cl100k> = OnceLock::new();
+    CL100K.get_or_init(|| {
+        // The encoder is serialised into the binary at build time.
+        let tokenizer = bpe_openai::cl100k_base();
+        let bpe = &tokenizer.bpe;
+        let ids = 0..u32::try_from(bpe.num_tokens()).expect("cl100k has 100,256 tokens");
+        Cl100k {
+            tokenizer,
+            tokens: ids.map(|id| bpe.token_bytes(id)).collect(),
+        }
+    })
 }
 
 /// Counts the cl100k_base tokens in `text`, treating special-token text as plain text.
 ///
-/// The text is encoded a piece of about [`CHUNK`] bytes at a time, cut
-/// only where cl100k's pre-tokenizer cuts anyway, so the count is exact:
-/// encoding a page whole held its tokens (4 bytes each, ~1 per 3–4 bytes of
-/// HTML, in a vector grown by doubling) and the regex engine's stack for
-/// the whole page at once, up to 8 MiB for the pages converting at a time
-/// (a heap profile of a soak, BENCHMARKS.md §3).
+/// The text is split by cl100k's pre-tokenizer and each piece is encoded
+/// on its own, as `tiktoken` does, so the count is the one it gives: a
+/// piece that is a token is one (most pieces of a page are: words, tags,
+/// attribute names), any other is encoded. No token list or regex state
+/// the size of the page is held (a page's HTML is ~1 token per 3–4 bytes).
 pub fn count_tokens(text: &str) -> usize {
-    count_in_chunks(text, CHUNK)
-}
-
-/// Bytes of text encoded at a time by [`count_tokens`].
-const CHUNK: usize = 16 * 1024;
-
-fn count_in_chunks(text: &str, chunk: usize) -> usize {
-    let bpe = bpe();
-    let mut total = 0;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let cut = next_cut(rest.as_bytes(), chunk);
-        total += bpe.encode_ordinary(&rest[..cut]).len();
-        rest = &rest[cut..];
-    }
-    total
-}
-
-/// Returns the first index at or past `from` where cl100k's pre-tokenizer
-/// ends a piece whatever follows, or the text's length:
-/// - after a line feed followed by a non-space ASCII character: a piece
-///   holding the line feed (`\s*[\r\n]+`, ` ?[^\s\p{L}\p{N}]+[\r\n]*`) ends
-///   at the last line feed of a run, and no piece starts with one but those;
-/// - between an ASCII letter and `<`: a run of letters ends at the `<`, and
-///   no piece holding a letter goes on past one.
-///
-/// No cl100k rule looks behind, so encoding from either index on gives the
-/// pieces encoding the whole text gives. Both bytes are ASCII, so the index
-/// is a character boundary.
-fn next_cut(text: &[u8], from: usize) -> usize {
-    (from.max(1)..text.len())
-        .find(|&i| {
-            let (before, at) = (text[i - 1], text[i]);
-            (before == b'\n' && at.is_ascii() && !at.is_ascii_whitespace())
-                || (before.is_ascii_alphabetic() && at == b'<')
+    let cl100k = cl100k();
+    let bpe = &cl100k.tokenizer.bpe;
+    cl100k
+        .tokenizer
+        .split(text)
+        .map(|piece| {
+            let piece = piece.as_bytes();
+            if cl100k.tokens.contains(piece) {
+                1
+            } else {
+                bpe.count(piece)
+            }
         })
-        .unwrap_or(text.len())
+        .sum()
 }
 
 /// Markdown cut down to a token budget.
@@ -141,9 +131,10 @@ pub fn trim_to_tokens(markdown: &str, max_tokens: usize) -> Option<Trimmed> {
 mod tests {
     use super::*;
 
-    /// Texts built from the pieces that meet at a cut (line feeds after
-    /// spaces and punctuation, letters before tags, contractions, digits,
-    /// non-ASCII letters and spaces), in a pseudo-random order.
+    /// Texts built from the pieces cl100k's pre-tokenizer is subtle about
+    /// (line feeds after spaces and punctuation, letters before tags,
+    /// contractions, digits, non-ASCII letters and spaces), in a
+    /// pseudo-random order.
     fn mixed_texts() -> Vec<String> {
         const PARTS: &[&str] = &[
             "<div>",
@@ -194,23 +185,20 @@ mod tests {
     }
 
     #[test]
-    fn counting_in_chunks_is_counting_whole() {
-        let mut cuts = 0;
-        for text in mixed_texts() {
-            let whole = bpe().encode_ordinary(&text).len();
-            for chunk in [1, 2, 7, 64, 1000, CHUNK] {
-                assert_eq!(count_in_chunks(&text, chunk), whole, "chunk {chunk}: {text:?}");
-            }
-            cuts += (1..text.len())
-                .filter(|&i| next_cut(text.as_bytes(), i) == i)
-                .count();
+    fn counts_are_tiktokens() {
+        let reference = tiktoken_rs::cl100k_base().expect("embedded cl100k_base ranks load");
+        let mut texts = mixed_texts();
+        // Minified HTML, a long run of one character and a page's worth of prose.
+        texts.push("<p>one two</p><p>three</p>".repeat(5000));
+        texts.push(" ".repeat(10_000) + "x" + &"=".repeat(3000));
+        texts.push("The quick brown fox's jumps, 1234567 times!\r\n\n".repeat(2000));
+        for text in &texts {
+            assert_eq!(
+                count_tokens(text),
+                reference.encode_ordinary(text).len(),
+                "{text:?}"
+            );
         }
-        // The texts do get cut, and often.
-        assert!(cuts > 1_000, "{cuts} cuts");
-        // Minified HTML has no line feeds but tags after words.
-        let page = "<p>one two</p><p>three</p>".repeat(5000);
-        assert_eq!(count_in_chunks(&page, 100), bpe().encode_ordinary(&page).len());
-        assert!(next_cut(page.as_bytes(), 100) < 130);
     }
 
     #[test]
