@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Peers in the bench: oxwright, crawl4ai and a plain Playwright script on
-the same pages, under the same conditions, in one invocation, interleaved.
+"""Peers in the bench: oxwright, crawl4ai, a plain Playwright script and
+trafilatura on the same pages, under the same conditions, in one
+invocation, interleaved.
 
 Pages: a fixed subset of the quality corpus (`bench/quality/prepare.py`,
 BENCHMARKS.md section 8): the first N page ids ordered by SHA-256 of the id.
@@ -29,6 +30,11 @@ The same conditions for every peer:
   `-adaptive` keep its default admission instead (4 pages per browser to
   begin with, moved by the CPU up to twice that) and are reported beside
   the pinned ones.
+
+trafilatura (`--peers trafilatura`, `trafilatura_run.py`) reads the served
+HTML with no browser, the HTTP-only pipeline to compare `--render auto` and
+`never` with; it runs as two peers: one worker process per core, and
+`--concurrency` threads in one process.
 
 oxwright variants (`--oxwright-variants`, comma-separated; each a peer
 `oxwright-<variant>` in the output): `<render>[-shared][-adaptive]`, where
@@ -499,6 +505,14 @@ def run_playwright(a, urls: list, out: Path, md: Path, server: Server, name: str
     return m, fail_lines(out / "log.txt")
 
 
+def run_trafilatura(a, how: str, n: int, urls: list, out: Path, md: Path, server: Server, name: str):
+    lst = out / "urls.tsv"
+    lst.write_text("".join(f"{i}\t{u}\n" for i, u in urls))
+    cmd = [a.python, HERE / "trafilatura_run.py", lst, md, str(n), how]
+    m = run_measured(a, cmd, out / "log.txt", server, name)
+    return m, fail_lines(out / "log.txt")
+
+
 def expand_peers(a) -> dict:
     """Peer name -> (runner, pages in flight), in the order given."""
     peers = {}
@@ -517,8 +531,15 @@ def expand_peers(a) -> dict:
             peers[p] = (run_crawl4ai, str(a.concurrency))
         elif p == "playwright":
             peers[p] = (run_playwright, str(a.concurrency))
+        elif p == "trafilatura":
+            # Its better configuration on this machine: one process per core.
+            n = os.cpu_count() or 2
+            peers[f"trafilatura-{n}-processes"] = (
+                lambda a, *r, n=n: run_trafilatura(a, "processes", n, *r), f"{n} processes")
+            peers[f"trafilatura-{a.concurrency}-threads"] = (
+                lambda a, *r: run_trafilatura(a, "threads", a.concurrency, *r), f"{a.concurrency} threads")
         else:
-            sys.exit(f"unknown peer {p!r} (oxwright, crawl4ai, playwright)")
+            sys.exit(f"unknown peer {p!r} (oxwright, crawl4ai, playwright, trafilatura)")
     if not peers:
         sys.exit("no peers")
     return peers
@@ -561,6 +582,9 @@ def versions(a, peers: dict) -> dict:
         v["oxwright"] = sh([a.oxwright, "--version"])
     if "crawl4ai" in peers:
         v["crawl4ai"] = sh([a.python, "-c", "import crawl4ai; print(crawl4ai.__version__.__version__)"])
+        v["python"] = sh([a.python, "--version"])
+    if any(p.startswith("trafilatura-") for p in peers):
+        v["trafilatura"] = sh([a.python, "-c", "import trafilatura; print(trafilatura.__version__)"])
         v["python"] = sh([a.python, "--version"])
     if "playwright" in peers:
         v.update(playwright_core=pkg("playwright-core"), turndown=pkg("turndown"), node=sh([a.node, "--version"]))
@@ -617,8 +641,9 @@ def main():
     a.corpus = Path(a.corpus).resolve()
     os.environ["PEERS_CHROMIUM"] = a.chromium  # crawl4ai_run.py, playwright_run.mjs
     peers = expand_peers(a)
-    if "crawl4ai" in peers and not a.python:
-        sys.exit("the crawl4ai peer needs --python <venv>/bin/python (bench/peers/requirements.txt)")
+    if any(x == "crawl4ai" or x.startswith("trafilatura-") for x in peers) and not a.python:
+        sys.exit("the crawl4ai and trafilatura peers need --python <venv>/bin/python "
+                 "(bench/peers/requirements.txt)")
     if any(x.startswith("oxwright-") for x in peers):
         a.oxwright = str(Path(a.oxwright).resolve())
         if not os.access(a.oxwright, os.X_OK):
