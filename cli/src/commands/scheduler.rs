@@ -43,28 +43,15 @@ pub struct SchedulerCmd {
 fn sealed_states(
     setup: &Setup,
     checks: &[oxwright_checks::Check],
-) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
-    let mut out = std::collections::BTreeMap::new();
+) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
     for check in checks {
-        let Some(path) = &check.storage_state else {
-            continue;
-        };
-        let refused = |why: String| crate::exit::usage(check.storage_state_error(why));
-        let key = oxwright_secrets::CheckpointKey::from_env(&setup.env)
-            .map_err(refused)?
-            .ok_or_else(|| {
-                refused(format!(
-                    "a saved login travels to the workers sealed: set {} to the workers' checkpoint key",
-                    oxwright_secrets::CheckpointKey::ENV
-                ))
-            })?;
-        let bytes = std::fs::read(path).map_err(|e| refused(format!("reading {}: {e}", path.display())))?;
-        oxwright_engine::StorageState::from_json(&bytes)
-            .map_err(|e| refused(format!("{}: {e}", path.display())))?;
-        let sealed = key
-            .seal(&bytes, oxwright_jobs::STORAGE_STATE_BOUND)
-            .map_err(refused)?;
-        out.insert(check.name.clone(), sealed);
+        if let Some(sealed) = check
+            .sealed_storage_state(&setup.env)
+            .map_err(crate::exit::usage)?
+        {
+            out.insert(check.name.clone(), sealed);
+        }
     }
     Ok(out)
 }

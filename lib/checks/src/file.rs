@@ -525,6 +525,34 @@ impl Check {
         })
     }
 
+    /// Reads the saved login state the check names and seals it with the
+    /// workers' checkpoint key from `env`, as it travels to them in each
+    /// run's job; `None` when the check names none. A missing key, an
+    /// unreadable or malformed file is an error naming the check's line.
+    pub fn sealed_storage_state(
+        &self,
+        env: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Option<String>, CheckError> {
+        let Some(path) = &self.storage_state else {
+            return Ok(None);
+        };
+        let refused = |why: String| self.storage_state_error(why);
+        let key = oxwright_secrets::CheckpointKey::from_env(env)
+            .map_err(refused)?
+            .ok_or_else(|| {
+                refused(format!(
+                    "a saved login travels to the workers sealed: set {} to the workers' checkpoint key",
+                    oxwright_secrets::CheckpointKey::ENV
+                ))
+            })?;
+        let bytes = std::fs::read(path).map_err(|e| refused(format!("reading {}: {e}", path.display())))?;
+        oxwright_engine::StorageState::from_json(&bytes)
+            .map_err(|e| refused(format!("{}: {e}", path.display())))?;
+        key.seal(&bytes, oxwright_jobs::STORAGE_STATE_BOUND)
+            .map(Some)
+            .map_err(refused)
+    }
+
     /// Returns the workflow job this check runs: its steps from the start
     /// URL, with the start URL's origin replaced by `url_override`'s
     /// when one is given (`--url`, a preview deployment).

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::error::{ApiError, invalid, unavailable};
 use super::state::AppState;
 use crate::batch::new_batch_id;
-use crate::checks::TriggerError;
+use crate::checks::{TriggerError, inputs};
 use crate::config::WebhookConfig;
 use crate::submit::SubmitReceipt;
 
@@ -113,75 +113,9 @@ fn check_inputs(
     let json: Value = serde_json::from_slice(body)
         .map_err(|e| invalid(format!("webhook {:?} reads its body as JSON: {e}", hook.name)))?;
     let url = match &hook.url_field {
-        Some(field) => {
-            let raw = field_text(&json, field).ok_or_else(|| {
-                invalid(format!(
-                    "the body has no text at `{field}` (the deployment's URL)"
-                ))
-            })?;
-            let url = state
-                .opts
-                .policy
-                .parse_input(&raw)
-                .map_err(|e| invalid(format!("`{field}` {raw:?} refused by the URL policy: {e}")))?;
-            if !matches!(url.scheme(), "http" | "https") {
-                return Err(invalid(format!("`{field}` {raw:?} is not an http or https URL")));
-            }
-            Some(url)
-        }
+        Some(field) => Some(inputs::deploy_url(&state.opts.policy, &json, field).map_err(invalid)?),
         None => None,
     };
-    for field in &hook.metadata_fields {
-        if let Some(text) = field_text(&json, field) {
-            metadata.insert(field.clone(), text.chars().take(MAX_METADATA_CHARS).collect());
-        }
-    }
+    inputs::add_metadata(&mut metadata, &json, &hook.metadata_fields);
     Ok((url, metadata))
-}
-
-/// Longest metadata value kept from a webhook's body.
-const MAX_METADATA_CHARS: usize = 256;
-
-/// The text (or number, or boolean) at the dotted path `field` of `json`.
-fn field_text(json: &Value, field: &str) -> Option<String> {
-    let mut at = json;
-    for part in field.split('.') {
-        at = match at {
-            Value::Object(map) => map.get(part)?,
-            Value::Array(items) => items.get(part.parse::<usize>().ok()?)?,
-            _ => return None,
-        };
-    }
-    match at {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::field_text;
-
-    #[test]
-    fn dotted_paths_reach_nested_fields_and_nothing_else() {
-        let body = serde_json::json!({
-            "deployment_status": {"environment_url": "https://pr-7.preview.example", "id": 42},
-            "commits": [{"sha": "3f2a"}],
-            "flag": true,
-            "nested": {"object": {}}
-        });
-        let at = |f: &str| field_text(&body, f);
-        assert_eq!(
-            at("deployment_status.environment_url").as_deref(),
-            Some("https://pr-7.preview.example")
-        );
-        assert_eq!(at("deployment_status.id").as_deref(), Some("42"));
-        assert_eq!(at("commits.0.sha").as_deref(), Some("3f2a"));
-        assert_eq!(at("flag").as_deref(), Some("true"));
-        assert_eq!(at("nested.object"), None);
-        assert_eq!(at("deployment_status.missing"), None);
-        assert_eq!(at("commits.x.sha"), None);
-    }
 }

@@ -3,6 +3,7 @@
 //! into, and the alerts a change of state sends through the outbox.
 
 pub mod history;
+pub mod inputs;
 mod metrics;
 pub mod outbox;
 mod runner;
