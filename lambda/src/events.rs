@@ -2,7 +2,10 @@
 //! [`Message`]s so each goes through the consumer's path: Amazon MQ for
 //! RabbitMQ events (`rmqMessagesByQueue`, keys `queue::vhost`, base64
 //! `data`, header values as byte arrays), SQS events (body = the job,
-//! `traceparent` as a string message attribute) and a bare `Job`.
+//! `traceparent` as a string message attribute) and a bare `Job`; and
+//! the cloud events that start checks (S3 notifications, EventBridge
+//! events, scheduled ones included), kept as they came for the check
+//! routes to match.
 
 use base64::Engine as _;
 use bytes::Bytes;
@@ -32,6 +35,10 @@ pub enum Invocation {
     Sqs(Vec<EventMessage>),
     /// A job invoked directly.
     Job(Box<Job>),
+    /// An S3 notification: its records.
+    S3(Vec<aws_lambda_events::event::s3::S3EventRecord>),
+    /// An EventBridge event (a scheduled one, or any other source's).
+    EventBridge(Box<aws_lambda_events::event::eventbridge::EventBridgeEvent>),
 }
 
 /// Says which invocation `event` is, by its shape.
@@ -42,6 +49,15 @@ pub fn parse(event: Value, names: &AmqpNames) -> Result<Invocation, FunctionErro
             serde_json::from_value(event).map_err(bad)?;
         return rabbitmq_messages(parsed, names).map(Invocation::RabbitMq);
     }
+    if is_s3(&event) {
+        let parsed: aws_lambda_events::event::s3::S3Event = serde_json::from_value(event).map_err(bad)?;
+        return Ok(Invocation::S3(parsed.records));
+    }
+    if event.get("detail-type").is_some() && event.get("source").is_some() {
+        let parsed: aws_lambda_events::event::eventbridge::EventBridgeEvent =
+            serde_json::from_value(event).map_err(bad)?;
+        return Ok(Invocation::EventBridge(Box::new(parsed)));
+    }
     if event.get("Records").is_some() {
         let parsed: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_value(event).map_err(bad)?;
         return Ok(Invocation::Sqs(sqs_messages(parsed)));
@@ -51,8 +67,19 @@ pub fn parse(event: Value, names: &AmqpNames) -> Result<Invocation, FunctionErro
         return Ok(Invocation::Job(Box::new(job)));
     }
     Err(FunctionError::BadEvent(
-        "expected rmqMessagesByQueue, Records or a job's schema_version".into(),
+        "expected rmqMessagesByQueue, Records, an EventBridge event or a job's schema_version".into(),
     ))
+}
+
+/// Whether `event` is an S3 notification: records whose source is `aws:s3`.
+fn is_s3(event: &Value) -> bool {
+    event
+        .get("Records")
+        .and_then(Value::as_array)
+        .and_then(|records| records.first())
+        .and_then(|record| record.get("eventSource"))
+        .and_then(Value::as_str)
+        == Some("aws:s3")
 }
 
 fn rabbitmq_messages(

@@ -1,6 +1,6 @@
 //! AWS Lambda entrypoints over the shared worker wiring: the worker
 //! function (Amazon MQ for RabbitMQ events, SQS events, direct `Job`
-//! invocations) and the scheduler function (EventBridge schedule →
+//! invocations, and S3 and EventBridge events that start checks) and the scheduler function (EventBridge schedule →
 //! confirmed publish). Configuration comes from the environment only.
 //!
 //! The worker function needs the `worker` feature (on by default), which
@@ -8,6 +8,8 @@
 //! without it (`--no-default-features --features lambda`) links no
 //! Chromium driver.
 
+#[cfg(all(feature = "lambda", feature = "worker"))]
+pub mod checks;
 pub mod config;
 pub mod error;
 #[cfg(feature = "lambda")]

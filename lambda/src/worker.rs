@@ -19,6 +19,7 @@ use tokio::sync::OnceCell;
 use tracing::Instrument as _;
 
 use crate::FunctionError;
+use crate::checks::{CheckEvents, Wanted};
 use crate::events::{EventMessage, Invocation};
 use crate::settle::{Forward, LambdaSettler, Settled};
 
@@ -64,12 +65,15 @@ pub struct LambdaWorker {
     broker: Option<Arc<AmqpQueue>>,
     names: AmqpNames,
     ctx: OnceCell<HandlerContext>,
+    /// The checks S3 and EventBridge events start, when routes are set.
+    checks: Option<CheckEvents>,
 }
 
 impl LambdaWorker {
     /// Opens the store and, when `OXWRIGHT_AMQP_URL` is set, the broker;
     /// Chromium waits for the first invocation.
     pub async fn new(setup: Setup) -> anyhow::Result<Self> {
+        let checks = CheckEvents::from_setup(&setup)?;
         let store = setup.store().await?;
         let names = AmqpNames::new(&setup.config.queue.prefix);
         let (queue, broker): (Arc<dyn JobQueue>, _) = match setup.config.queue.amqp_url {
@@ -87,6 +91,7 @@ impl LambdaWorker {
             broker,
             names,
             ctx: OnceCell::new(),
+            checks,
         })
     }
 
@@ -144,6 +149,17 @@ impl LambdaWorker {
                     item_id: None,
                 };
                 self.direct(ctx, message, &job.id.to_string(), deadline).await
+            }
+            Invocation::S3(records) => {
+                let checks = self.check_events("an S3 notification")?;
+                self.run_checks(ctx, checks.from_s3(&records), deadline).await
+            }
+            Invocation::EventBridge(event) => {
+                let checks = self.check_events("an EventBridge event")?;
+                let wanted = checks
+                    .from_eventbridge(&event, &self.setup.policy)
+                    .map_err(FunctionError::BadEvent)?;
+                self.run_checks(ctx, wanted, deadline).await
             }
         }?;
         // Which browsers served it: the same pids on every invocation of a
@@ -229,6 +245,146 @@ impl LambdaWorker {
             Settled::Retry { .. } | Settled::Abandoned => Err(failure(ErrorKind::Timeout)),
             Settled::DeadLetter { .. } => Err(failure(ErrorKind::Internal)),
         }
+    }
+
+    fn check_events(&self, what: &str) -> Result<&CheckEvents, FunctionError> {
+        self.checks.as_ref().ok_or_else(|| {
+            FunctionError::BadEvent(format!(
+                "{what} starts checks, and {} routes none here",
+                crate::checks::CHECK_EVENTS
+            ))
+        })
+    }
+
+    /// Runs each check an event asked for, at most the pool's width at
+    /// once, and answers with their records; a check still running
+    /// elsewhere is skipped and said so. A failed check is an answer, not
+    /// an error: the event was handled, and the check's alert tells.
+    async fn run_checks(
+        &self,
+        ctx: &HandlerContext,
+        wanted: Vec<Wanted>,
+        deadline: Option<SystemTime>,
+    ) -> Result<Value, FunctionError> {
+        let checks = self.check_events("an event")?;
+        checks.sweep_outbox(self.store.clone()).await;
+        if wanted.is_empty() {
+            tracing::info!("the event matches no check route");
+        }
+        let width = ctx.pool.capacity().max(1);
+        let answers: Vec<Result<Value, FunctionError>> = futures::stream::iter(wanted)
+            .map(|w| self.run_check(ctx, checks, w, deadline))
+            .buffered(width)
+            .collect()
+            .await;
+        let mut runs = Vec::new();
+        let mut skipped = Vec::new();
+        for answer in answers {
+            let answer = answer?;
+            if answer.get("skipped").is_some() {
+                skipped.push(answer);
+            } else {
+                runs.push(answer);
+            }
+        }
+        Ok(json!({ "runs": runs, "skipped": skipped, "browsers_launched": self.browsers_launched() }))
+    }
+
+    /// Runs one check to its end on this function: each attempt's job
+    /// from a queue of its own through the consumer's path, its report
+    /// to the check's runner, which retries or closes the run.
+    async fn run_check(
+        &self,
+        ctx: &HandlerContext,
+        checks: &CheckEvents,
+        wanted: Wanted,
+        deadline: Option<SystemTime>,
+    ) -> Result<Value, FunctionError> {
+        let queue = Arc::new(MemoryQueue::new());
+        let runner = checks
+            .runner(&wanted.check, self.store.clone(), queue.clone())
+            .ok_or_else(|| FunctionError::BadEvent(format!("no check is named {:?}", wanted.check)))?;
+        runner.take_up_runs().await;
+        let started = match runner
+            .trigger(
+                &wanted.check,
+                crate::checks::TRIGGER,
+                wanted.url,
+                wanted.metadata,
+                true,
+            )
+            .await
+        {
+            Ok(started) => started,
+            Err(err) => return Ok(crate::checks::not_started(&wanted.check, &err)),
+        };
+        let mut done = started.done.expect("a run asked to wait has a receiver");
+        let mut consumer = queue
+            .consume_many(&[JobKind::Workflow], 1)
+            .await
+            .map_err(|e| FunctionError::Broker(e.to_string()))?;
+        let attempts = self.setup.config.queue.max_attempts.max(1);
+        let run = async {
+            loop {
+                tokio::select! {
+                    record = &mut done => {
+                        return record.map_err(|_| FunctionError::Broker("the check's run was dropped".into()));
+                    }
+                    Some(delivery) = consumer.next() => {
+                        let message = delivery.message().clone();
+                        let _ = delivery.ack().await;
+                        let report = self.run_attempt(ctx, message, attempts, deadline).await?;
+                        runner.take(&report).await;
+                    }
+                }
+            }
+        };
+        let record = match crate::worker::time_left(deadline) {
+            Some(left) => tokio::time::timeout(left, run)
+                .await
+                .map_err(|_| FunctionError::Deadline(format!("check {}", wanted.check)))??,
+            None => run.await?,
+        };
+        serde_json::to_value(&record).map_err(|e| FunctionError::BadEvent(e.to_string()))
+    }
+
+    /// Runs one attempt's job, delivering it again as the broker would
+    /// when it ends with no report (a crashed browser), up to `attempts`
+    /// times; then its report says it did not finish.
+    async fn run_attempt(
+        &self,
+        ctx: &HandlerContext,
+        message: Message,
+        attempts: u32,
+        deadline: Option<SystemTime>,
+    ) -> Result<JobReport, FunctionError> {
+        for delivery in 1..=attempts {
+            let event = EventMessage {
+                message: message.clone(),
+                redelivered: delivery > 1,
+                item_id: None,
+            };
+            if let (_, Some(report)) = self.run_one(ctx, event, Source::Direct, deadline).await? {
+                return Ok(report);
+            }
+        }
+        let job: oxwright_jobs::Job =
+            serde_json::from_slice(&message.body).map_err(|e| FunctionError::BadEvent(e.to_string()))?;
+        Ok(JobReport {
+            job_id: job.id,
+            kind: JobKind::Workflow,
+            batch_id: None,
+            url: job.url().to_string(),
+            status: oxwright_jobs::ReportStatus::Failed,
+            error: Some(JobError::new(
+                ErrorKind::Internal,
+                format!("the attempt ended with no report after {attempts} deliveries"),
+            )),
+            artifacts: Vec::new(),
+            attempt: attempts,
+            duration_ms: 0.0,
+            finished_at: chrono::Utc::now(),
+        })
     }
 
     async fn run_all(

@@ -99,6 +99,10 @@ pub struct CheckRunner {
     overdue_grace: Duration,
     /// Sealed login states by check name.
     states: BTreeMap<String, String>,
+    /// Whether a run's alert is delivered before the run's record is
+    /// handed back (a function that may be frozen once it answers),
+    /// rather than in a task of its own.
+    alerts_inline: bool,
 }
 
 impl std::fmt::Debug for CheckRunner {
@@ -127,7 +131,16 @@ impl CheckRunner {
             waiters: Mutex::new(HashMap::new()),
             overdue_grace: OVERDUE_GRACE,
             states: BTreeMap::new(),
+            alerts_inline: false,
         }
+    }
+
+    /// Delivers each run's alert before the run's record is handed back,
+    /// for a caller that may be frozen as soon as it answers (a Lambda
+    /// function); left undelivered, it stays in the outbox.
+    pub fn with_inline_alerts(mut self) -> Self {
+        self.alerts_inline = true;
+        self
     }
 
     /// Gives the sealed login states of the checks that start from one
@@ -145,6 +158,14 @@ impl CheckRunner {
     /// Takes up the runs a previous daemon left in flight and delivers
     /// the alerts it left in the outbox.
     pub async fn recover(&self) {
+        self.take_up_runs().await;
+        self.outbox.sweep().await;
+    }
+
+    /// Takes up the runs left in flight in the store by a previous daemon
+    /// (or by another function still running them), so a check is not
+    /// started twice at once.
+    pub async fn take_up_runs(&self) {
         for name in self.checks.keys() {
             match self.store.get(&inflight_key(name)).await {
                 Ok(bytes) => match serde_json::from_slice::<InFlight>(&bytes) {
@@ -160,7 +181,6 @@ impl CheckRunner {
                 Err(err) => tracing::warn!(check = %name, error = %err, "run in flight not read"),
             }
         }
-        self.outbox.sweep().await;
     }
 
     /// Starts a run of `name` now, unless its last run is still going.
@@ -422,9 +442,15 @@ impl CheckRunner {
         if let Err(err) = self.store.delete(&inflight_key(&check.name)).await {
             tracing::debug!(check = %check.name, error = %err, "run in flight not removed");
         }
-        if let Some(alert) = alert {
-            let outbox = self.outbox.clone();
-            tokio::spawn(async move { outbox.deliver(&alert).await });
+        match alert {
+            Some(alert) if self.alerts_inline => {
+                self.outbox.deliver(&alert).await;
+            }
+            Some(alert) => {
+                let outbox = self.outbox.clone();
+                tokio::spawn(async move { outbox.deliver(&alert).await });
+            }
+            None => {}
         }
         tracing::info!(
             check = %check.name, run_id = %run.run_id, status = record.status.as_str(),

@@ -14,6 +14,15 @@ terraform {
   }
 }
 
+# Checks on cloud events: the routes travel in the environment
+# (OXWRIGHT_CHECK_EVENTS), the check files in the image.
+locals {
+  check_environment = var.checks.routes == null ? {} : {
+    OXWRIGHT_SCHEDULER__CHECKS = var.checks.dir
+    OXWRIGHT_CHECK_EVENTS      = var.checks.routes
+  }
+}
+
 data "aws_secretsmanager_secret_version" "broker" {
   secret_id = var.broker_secret_arn
 }
@@ -70,7 +79,7 @@ module "function" {
     OXWRIGHT_S3       = var.store_url
     OXWRIGHT_AMQP_URL = jsondecode(data.aws_secretsmanager_secret_version.broker.secret_string)["amqp_url"]
     RUST_LOG          = "info"
-  }, var.environment)
+  }, local.check_environment, var.environment)
   env_kms_key_arn = var.env_kms_key_arn
   logs            = var.logs
   tags            = var.tags
@@ -92,4 +101,39 @@ resource "aws_lambda_event_source_mapping" "queue" {
     type = "BASIC_AUTH"
     uri  = var.broker_secret_arn
   }
+}
+
+# EventBridge rules that run checks: a schedule, or a pattern of events
+# (a deploy's); a route names the rule with `rule`.
+resource "aws_cloudwatch_event_rule" "check" {
+  for_each            = var.checks.rules
+  name                = each.key
+  description         = "oxwright checks on ${var.name}"
+  schedule_expression = each.value.schedule
+  event_pattern       = each.value.pattern
+  tags                = var.tags
+}
+
+resource "aws_cloudwatch_event_target" "check" {
+  for_each = var.checks.rules
+  rule     = aws_cloudwatch_event_rule.check[each.key].name
+  arn      = module.function.function_arn
+}
+
+resource "aws_lambda_permission" "check_rule" {
+  for_each      = var.checks.rules
+  statement_id  = "check-rule-${each.key}"
+  action        = "lambda:InvokeFunction"
+  function_name = module.function.function_arn
+  principal     = "events.amazonaws.com"
+  source_arn    = aws_cloudwatch_event_rule.check[each.key].arn
+}
+
+resource "aws_lambda_permission" "check_bucket" {
+  for_each      = toset(var.checks.buckets)
+  statement_id  = "check-bucket-${replace(each.key, "/[^A-Za-z0-9_-]/", "-")}"
+  action        = "lambda:InvokeFunction"
+  function_name = module.function.function_arn
+  principal     = "s3.amazonaws.com"
+  source_arn    = each.key
 }

@@ -111,3 +111,17 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "checks" {
+  description = "Checks the function runs on cloud events (the book's Checks chapter, \"On a cloud event\"): `dir` holds the check files in the image; `routes` is the OXWRIGHT_CHECK_EVENTS table as JSON (null: no checks); each `rules` entry is an EventBridge rule of that name invoking the function, on a `schedule` expression or an event `pattern` (JSON), for a route's `rule`; `buckets` are the ARNs of the S3 buckets allowed to invoke it (their notification configuration stays with the bucket)."
+  type = object({
+    dir    = optional(string, "/var/task/checks")
+    routes = optional(string)
+    rules = optional(map(object({
+      schedule = optional(string)
+      pattern  = optional(string)
+    })), {})
+    buckets = optional(list(string), [])
+  })
+  default = {}
+}
