@@ -268,9 +268,10 @@ impl CheckEvents {
         )
     }
 
-    /// Delivers the alerts a function stopped before delivering.
-    pub async fn sweep_outbox(&self, store: Arc<dyn oxwright_artifacts::ArtifactStore>) {
-        Outbox::new(store, self.secret.clone()).sweep().await;
+    /// Delivers the alerts of `check` a function stopped before
+    /// delivering; it lists that check's outbox only.
+    pub async fn sweep_outbox(&self, check: &str, store: Arc<dyn oxwright_artifacts::ArtifactStore>) {
+        Outbox::new(store, self.secret.clone()).sweep_check(check).await;
     }
 }
 

@@ -267,7 +267,6 @@ impl LambdaWorker {
         deadline: Option<SystemTime>,
     ) -> Result<Value, FunctionError> {
         let checks = self.check_events("an event")?;
-        checks.sweep_outbox(self.store.clone()).await;
         if wanted.is_empty() {
             tracing::info!("the event matches no check route");
         }
@@ -304,6 +303,7 @@ impl LambdaWorker {
         let runner = checks
             .runner(&wanted.check, self.store.clone(), queue.clone())
             .ok_or_else(|| FunctionError::BadEvent(format!("no check is named {:?}", wanted.check)))?;
+        checks.sweep_outbox(&wanted.check, self.store.clone()).await;
         runner.take_up_runs().await;
         let started = match runner
             .trigger(

@@ -9,6 +9,7 @@
 
 mod support;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use oxwright_fixtures::{FixtureServer, SiteHealth};
@@ -18,15 +19,22 @@ use support::{Answer, FakeRuntime, Function, fixture};
 /// The alerts a receiver took: event header, body, signature header.
 type Taken = Arc<Mutex<Vec<(String, Value, String)>>>;
 
-async fn receiver() -> (std::net::SocketAddr, Taken) {
+/// Starts an alert receiver; while the flag is set it answers 503.
+async fn receiver() -> (std::net::SocketAddr, Taken, Arc<AtomicBool>) {
     let taken: Taken = Arc::default();
+    let down = Arc::new(AtomicBool::new(false));
     let app = axum::Router::new().route(
         "/alerts",
         axum::routing::post({
             let taken = taken.clone();
+            let down = down.clone();
             move |headers: axum::http::HeaderMap, body: String| {
                 let taken = taken.clone();
+                let down = down.clone();
                 async move {
+                    if down.load(Ordering::SeqCst) {
+                        return axum::http::StatusCode::SERVICE_UNAVAILABLE;
+                    }
                     let header = |name: &str| {
                         headers
                             .get(name)
@@ -48,7 +56,7 @@ async fn receiver() -> (std::net::SocketAddr, Taken) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (addr, taken)
+    (addr, taken, down)
 }
 
 fn s3_event(bucket: &str, key: &str) -> Value {
@@ -86,7 +94,7 @@ fn events_of(taken: &Taken) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s3_and_eventbridge_events_run_their_checks_and_a_change_alerts_once() {
     let site = FixtureServer::start().await.expect("fixture site");
-    let (alerts, taken) = receiver().await;
+    let (alerts, taken, receiver_down) = receiver().await;
     let checks = tempfile::tempdir().unwrap();
     std::fs::write(
         checks.path().join("account.check.toml"),
@@ -187,8 +195,10 @@ async fn s3_and_eventbridge_events_run_their_checks_and_a_change_alerts_once() {
     assert_eq!(third["runs"][0]["status"], "failed", "{third}");
     assert_eq!(events_of(&taken), ["check.failed"]);
 
-    // 4. Healed: the next release's run passes and says so once.
+    // 4. Healed while the receiver is down: the run passes, and its
+    // `check.recovered` waits in the outbox after the delivery's retries.
     site.set_health(SiteHealth::Healthy);
+    receiver_down.store(true, Ordering::SeqCst);
     let fourth = response(
         runtime
             .invoke(s3_event("site-releases", "prod/shop-v3.tar.gz"))
@@ -196,16 +206,35 @@ async fn s3_and_eventbridge_events_run_their_checks_and_a_change_alerts_once() {
         &function,
     );
     assert_eq!(fourth["runs"][0]["status"], "passed", "{fourth}");
-    assert_eq!(events_of(&taken), ["check.failed", "check.recovered"]);
+    assert_eq!(events_of(&taken), ["check.failed"]);
+    let waiting = std::fs::read_dir(out.join("checks/account/outbox"))
+        .unwrap()
+        .count();
+    assert_eq!(waiting, 1, "the undelivered alert is kept");
 
-    // 5. An event no route takes runs nothing, and is not an error.
+    // The receiver is back: the check's next run delivers it first, once.
+    receiver_down.store(false, Ordering::SeqCst);
+    let fifth = response(
+        runtime
+            .invoke(s3_event("site-releases", "prod/shop-v4.tar.gz"))
+            .await,
+        &function,
+    );
+    assert_eq!(fifth["runs"][0]["status"], "passed", "{fifth}");
+    assert_eq!(events_of(&taken), ["check.failed", "check.recovered"]);
+    let waiting = std::fs::read_dir(out.join("checks/account/outbox"))
+        .unwrap()
+        .count();
+    assert_eq!(waiting, 0, "delivered, the alert left the outbox");
+
+    // 6. An event no route takes runs nothing, and is not an error.
     let other = response(
         runtime.invoke(s3_event("logs", "prod/access.log")).await,
         &function,
     );
     assert_eq!(other["runs"], json!([]), "{other}");
 
-    // 6. A deploy URL the policy refuses is a bad event; nothing runs.
+    // 7. A deploy URL the policy refuses is a bad event; nothing runs.
     let hostile = eventbridge_event(
         "com.example.deploy",
         "Deployment Succeeded",
@@ -226,7 +255,7 @@ async fn s3_and_eventbridge_events_run_their_checks_and_a_change_alerts_once() {
     let logged = std::fs::read_dir(out.join("checks/account/runs"))
         .unwrap()
         .count();
-    assert_eq!(logged, 4, "the refused event ran nothing");
+    assert_eq!(logged, 5, "the refused event ran nothing");
     assert_eq!(events_of(&taken), ["check.failed", "check.recovered"]);
 }
 

@@ -87,9 +87,18 @@ impl Outbox {
 
     /// Every alert waiting in the outbox, oldest first.
     pub async fn pending(&self) -> Result<Vec<PendingAlert>, oxwright_artifacts::ArtifactError> {
+        self.pending_under("checks/").await
+    }
+
+    /// The alerts waiting under `under` (all checks', or one's
+    /// [`prefix`]), oldest first.
+    async fn pending_under(
+        &self,
+        under: &str,
+    ) -> Result<Vec<PendingAlert>, oxwright_artifacts::ArtifactError> {
         let mut keys: Vec<String> = self
             .store
-            .list("checks/")
+            .list(under)
             .await?
             .into_iter()
             .filter(|k| k.contains("/outbox/") && k.ends_with(".json"))
@@ -155,7 +164,17 @@ impl Outbox {
 
     /// Delivers every alert left in the outbox (at the daemon's start).
     pub async fn sweep(&self) {
-        match self.pending().await {
+        self.sweep_under("checks/").await;
+    }
+
+    /// Delivers the alerts left in `check`'s outbox only, listing no other
+    /// key (a function that runs one check).
+    pub async fn sweep_check(&self, check: &str) {
+        self.sweep_under(&prefix(check)).await;
+    }
+
+    async fn sweep_under(&self, under: &str) {
+        match self.pending_under(under).await {
             Ok(alerts) => {
                 for alert in alerts {
                     self.deliver(&alert).await;
@@ -163,5 +182,40 @@ impl Outbox {
             }
             Err(err) => tracing::warn!(error = %err, "the alert outbox could not be read"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxwright_artifacts::MemoryStore;
+
+    fn alert(check: &str, id: &str) -> PendingAlert {
+        PendingAlert {
+            id: id.into(),
+            check: check.into(),
+            webhook: "http://127.0.0.1:9/alerts".into(),
+            event: "check.failed".into(),
+            body: serde_json::json!({"check": check}),
+        }
+    }
+
+    #[tokio::test]
+    async fn one_checks_outbox_is_read_without_the_others() {
+        let store = Arc::new(MemoryStore::new());
+        let outbox = Outbox::new(store.clone(), None);
+        outbox.put(&alert("login", "r1-failed")).await.unwrap();
+        outbox.put(&alert("checkout", "r2-failed")).await.unwrap();
+        outbox.put(&alert("login", "r0-failed")).await.unwrap();
+        let login: Vec<_> = outbox
+            .pending_under(&prefix("login"))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|a| a.id)
+            .collect();
+        assert_eq!(login, ["r0-failed", "r1-failed"], "oldest first, login's only");
+        assert_eq!(outbox.pending().await.unwrap().len(), 3);
+        assert!(outbox.pending_under(&prefix("log")).await.unwrap().is_empty());
     }
 }
