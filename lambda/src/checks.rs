@@ -91,6 +91,8 @@ impl Route {
 /// A run an event asks for: the check, the deployment URL, the metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Wanted {
+    /// What started it: an event, or a call by name.
+    pub trigger: Trigger,
     /// The check's name.
     pub check: String,
     /// The origin that replaces the start URL's.
@@ -115,12 +117,17 @@ impl CheckEvents {
     /// check, a check the URL policy refuses or whose saved login cannot
     /// be sealed is a usage error: the function does not start.
     pub fn from_setup(setup: &Setup) -> anyhow::Result<Option<Self>> {
-        let Some(raw) = setup.env.get(CHECK_EVENTS).filter(|r| !r.trim().is_empty()) else {
+        let raw = setup.env.get(CHECK_EVENTS).filter(|r| !r.trim().is_empty());
+        let dir = setup.config.scheduler.checks.as_ref();
+        if raw.is_none() && dir.is_none() {
             return Ok(None);
-        };
+        }
         let usage = |message: String| UsageError::from_any(format!("{CHECK_EVENTS}: {message}"));
-        let routes: Vec<Route> = serde_json::from_str(raw).map_err(|e| usage(e.to_string()))?;
-        let dir = setup.config.scheduler.checks.as_ref().ok_or_else(|| {
+        let routes: Vec<Route> = match raw {
+            Some(raw) => serde_json::from_str(raw).map_err(|e| usage(e.to_string()))?,
+            None => Vec::new(),
+        };
+        let dir = dir.ok_or_else(|| {
             usage(
                 "the routes name checks: set OXWRIGHT_SCHEDULER__CHECKS to the directory of check files"
                     .into(),
@@ -246,6 +253,31 @@ impl CheckEvents {
         Ok(wanted)
     }
 
+    /// The run a check invoked by name asks for: a loaded check, its URL
+    /// allowed by `policy`, its metadata bounded.
+    pub fn from_call(&self, call: &crate::events::CheckCall, policy: &UrlPolicy) -> Result<Wanted, String> {
+        if !self.checks.contains_key(&call.check) {
+            return Err(format!("no check is named {:?}", call.check));
+        }
+        let url = match &call.url {
+            Some(raw) => Some(inputs::deploy_url(policy, &json!({ "url": raw }), "url")?),
+            None => None,
+        };
+        if call.metadata.len() > MAX_METADATA_FIELDS {
+            return Err(format!(
+                "{} metadata fields: at most {MAX_METADATA_FIELDS}",
+                call.metadata.len()
+            ));
+        }
+        let metadata = call.metadata.iter().map(|(k, v)| (clip(k), clip(v))).collect();
+        Ok(Wanted {
+            trigger: Trigger::Api,
+            check: call.check.clone(),
+            url,
+            metadata,
+        })
+    }
+
     /// A runner of the one check `name`, over `queue`, keeping its state
     /// where the fleet keeps it and delivering its alerts before it
     /// answers.
@@ -287,6 +319,7 @@ fn add(
             continue;
         }
         wanted.push(Wanted {
+            trigger: Trigger::Event,
             check: check.clone(),
             url: url.clone(),
             metadata: metadata.clone(),
@@ -317,8 +350,8 @@ pub fn not_started(check: &str, err: &TriggerError) -> Value {
     json!({ "check": check, "skipped": reason, "message": err.to_string() })
 }
 
-/// The trigger a route's runs record.
-pub const TRIGGER: Trigger = Trigger::Event;
+/// The most metadata fields a check invoked by name records.
+const MAX_METADATA_FIELDS: usize = 32;
 
 #[cfg(test)]
 mod tests {
@@ -467,6 +500,29 @@ mod tests {
             message(setup(r#"[{"on":"s3","checks":["home"]}]"#, false))
                 .contains("OXWRIGHT_SCHEDULER__CHECKS")
         );
-        assert!(setup("", true).unwrap().is_none());
+        assert!(setup("", false).unwrap().is_none());
+        let by_name = setup("", true).unwrap().expect("checks loaded, no route");
+        let call = |check: &str, url: Option<&str>| crate::events::CheckCall {
+            check: check.into(),
+            url: url.map(Into::into),
+            metadata: BTreeMap::from([("sha".into(), "x".repeat(300))]),
+        };
+        let policy = UrlPolicy::default();
+        let wanted = by_name
+            .from_call(&call("home", Some("https://pr-7.preview.example/")), &policy)
+            .unwrap();
+        assert_eq!(wanted.trigger, Trigger::Api);
+        assert_eq!(wanted.metadata["sha"].len(), inputs::MAX_METADATA_CHARS);
+        assert!(
+            by_name
+                .from_call(&call("nope", None), &policy)
+                .unwrap_err()
+                .contains("nope")
+        );
+        assert!(
+            by_name
+                .from_call(&call("home", Some("http://10.0.0.1/")), &policy)
+                .is_err()
+        );
     }
 }

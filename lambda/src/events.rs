@@ -39,6 +39,24 @@ pub enum Invocation {
     S3(Vec<aws_lambda_events::event::s3::S3EventRecord>),
     /// An EventBridge event (a scheduled one, or any other source's).
     EventBridge(Box<aws_lambda_events::event::eventbridge::EventBridgeEvent>),
+    /// A check invoked by name (`{"check": NAME, "url"?, "metadata"?}`).
+    Check(CheckCall),
+}
+
+/// A check invoked by name, as `POST /v1/checks/{name}/runs` starts one:
+/// the deployment URL whose origin replaces the start URL's, and metadata
+/// to record (a commit sha).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckCall {
+    /// The check's name.
+    pub check: String,
+    /// The deployment URL.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// What the run records.
+    #[serde(default)]
+    pub metadata: std::collections::BTreeMap<String, String>,
 }
 
 /// Says which invocation `event` is, by its shape.
@@ -62,12 +80,17 @@ pub fn parse(event: Value, names: &AmqpNames) -> Result<Invocation, FunctionErro
         let parsed: aws_lambda_events::event::sqs::SqsEvent = serde_json::from_value(event).map_err(bad)?;
         return Ok(Invocation::Sqs(sqs_messages(parsed)));
     }
+    if event.get("check").is_some() {
+        let call: CheckCall = serde_json::from_value(event).map_err(bad)?;
+        return Ok(Invocation::Check(call));
+    }
     if event.get("schema_version").is_some() {
         let job: Job = serde_json::from_value(event).map_err(bad)?;
         return Ok(Invocation::Job(Box::new(job)));
     }
     Err(FunctionError::BadEvent(
-        "expected rmqMessagesByQueue, Records, an EventBridge event or a job's schema_version".into(),
+        "expected rmqMessagesByQueue, Records, an EventBridge event, a check or a job's schema_version"
+            .into(),
     ))
 }
 

@@ -161,6 +161,13 @@ impl LambdaWorker {
                     .map_err(FunctionError::BadEvent)?;
                 self.run_checks(ctx, wanted, deadline).await
             }
+            Invocation::Check(call) => {
+                let checks = self.check_events("a check invoked by name")?;
+                let wanted = checks
+                    .from_call(&call, &self.setup.policy)
+                    .map_err(FunctionError::BadEvent)?;
+                self.run_checks(ctx, vec![wanted], deadline).await
+            }
         }?;
         // Which browsers served it: the same pids on every invocation of a
         // warm environment (an SQS answer keeps to its documented shape).
@@ -250,7 +257,7 @@ impl LambdaWorker {
     fn check_events(&self, what: &str) -> Result<&CheckEvents, FunctionError> {
         self.checks.as_ref().ok_or_else(|| {
             FunctionError::BadEvent(format!(
-                "{what} starts checks, and {} routes none here",
+                "{what} starts checks, and none is loaded here: set OXWRIGHT_SCHEDULER__CHECKS (and {} for events)",
                 crate::checks::CHECK_EVENTS
             ))
         })
@@ -306,13 +313,7 @@ impl LambdaWorker {
         checks.sweep_outbox(&wanted.check, self.store.clone()).await;
         runner.take_up_runs().await;
         let started = match runner
-            .trigger(
-                &wanted.check,
-                crate::checks::TRIGGER,
-                wanted.url,
-                wanted.metadata,
-                true,
-            )
+            .trigger(&wanted.check, wanted.trigger, wanted.url, wanted.metadata, true)
             .await
         {
             Ok(started) => started,

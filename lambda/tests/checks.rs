@@ -4,8 +4,10 @@
 //! deploy event each run the check their route names, its record, state
 //! and run log where the fleet keeps them; the failure raises exactly one
 //! signed `check.failed` and the heal one `check.recovered`, delivered
-//! before the function answers; an event no route matches runs nothing,
-//! and a deploy URL the policy refuses is a bad event.
+//! before the function answers (or before the check's next run when the
+//! receiver is down); a check invoked by name runs as an API call does;
+//! an event no route matches runs nothing, and a deploy URL the policy
+//! refuses is a bad event.
 
 mod support;
 
@@ -227,14 +229,35 @@ async fn s3_and_eventbridge_events_run_their_checks_and_a_change_alerts_once() {
         .count();
     assert_eq!(waiting, 0, "delivered, the alert left the outbox");
 
-    // 6. An event no route takes runs nothing, and is not an error.
+    // 6. A check invoked by name, as a CI job calls the function.
+    let called = response(
+        runtime
+            .invoke(json!({"check": "account", "url": site.url("/"), "metadata": {"sha": "9e1f"}}))
+            .await,
+        &function,
+    );
+    assert_eq!(called["runs"][0]["status"], "passed", "{called}");
+    assert_eq!(called["runs"][0]["trigger"], "api", "{called}");
+    assert_eq!(called["runs"][0]["metadata"]["sha"], "9e1f", "{called}");
+    match runtime.invoke(json!({"check": "nope"})).await {
+        Answer::Error(e) => {
+            assert_eq!(e["errorType"], "Permanent.bad_event", "{e}");
+            assert!(
+                e["errorMessage"].as_str().is_some_and(|m| m.contains("nope")),
+                "{e}"
+            );
+        }
+        Answer::Response(v) => panic!("an unknown check must fail the invocation, got {v}"),
+    }
+
+    // 7. An event no route takes runs nothing, and is not an error.
     let other = response(
         runtime.invoke(s3_event("logs", "prod/access.log")).await,
         &function,
     );
     assert_eq!(other["runs"], json!([]), "{other}");
 
-    // 7. A deploy URL the policy refuses is a bad event; nothing runs.
+    // 8. A deploy URL the policy refuses is a bad event; nothing runs.
     let hostile = eventbridge_event(
         "com.example.deploy",
         "Deployment Succeeded",
@@ -255,7 +278,7 @@ async fn s3_and_eventbridge_events_run_their_checks_and_a_change_alerts_once() {
     let logged = std::fs::read_dir(out.join("checks/account/runs"))
         .unwrap()
         .count();
-    assert_eq!(logged, 5, "the refused event ran nothing");
+    assert_eq!(logged, 6, "the refused event ran nothing");
     assert_eq!(events_of(&taken), ["check.failed", "check.recovered"]);
 }
 
