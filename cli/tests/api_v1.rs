@@ -695,3 +695,90 @@ async fn an_embedded_daemon_stopped_mid_batch_leaves_a_complete_manifest() {
     );
     assert!(batch.join("summary.json").exists(), "the batch is complete");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_through_the_api_follows_links_and_rel_next_within_its_patterns() {
+    let site = FixtureServer::start().await.unwrap();
+    let (hook_url, received) = receiver().await;
+    let daemon = start(&site, CONFIG, "127.0.0.1:0", None);
+    let client = Client {
+        http: http_client(),
+        base: daemon.base.clone(),
+        token: None,
+    };
+    let (_, doc) = client.call("get", "/v1/openapi.json", None).await;
+    let mut api = OpenApi::new(doc);
+
+    let (status, refused) = client
+        .call(
+            "post",
+            "/v1/crawls",
+            Some(&json!({ "url": site.url("/listing"), "crawl": { "include": ["re:("] } })),
+        )
+        .await;
+    api.check("/v1/crawls", "post", status, &refused);
+    assert_eq!(
+        status, 400,
+        "a pattern that does not compile is refused: {refused}"
+    );
+
+    // The listing links its items and, by a link and by rel=next, its
+    // second page; only the two listing pages match the patterns.
+    let body = json!({
+        "url": site.url("/listing"),
+        "crawl": { "include": ["/listing", "/listing/2"], "per_host_delay_ms": 0 },
+        "webhook": { "url": hook_url, "events": ["completed"] },
+    });
+    let (status, accepted) = client.call("post", "/v1/crawls", Some(&body)).await;
+    api.check("/v1/crawls", "post", status, &accepted);
+    assert_eq!(status, 202, "{accepted}");
+    let batch_id = accepted["batch_id"].as_str().unwrap().to_owned();
+    let done = wait_complete(&client, &mut api, &batch_id).await;
+    assert_eq!(
+        (done["total"].as_u64(), done["ok"].as_u64()),
+        (Some(2), Some(2)),
+        "{done}"
+    );
+    let event = wait_event(&received, &batch_id, &["completed"]).await;
+    assert_eq!(event["data"]["total"], 2, "{event}");
+
+    let batch = daemon.dir.path().join("out/batches").join(&batch_id);
+    let manifest = std::fs::read_to_string(batch.join("manifest.jsonl")).unwrap();
+    let lines: Vec<(String, u64, Option<String>)> = manifest
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|l| {
+            (
+                l["url"].as_str().unwrap().to_owned(),
+                l["depth"].as_u64().unwrap(),
+                l["parent"].as_str().map(str::to_owned),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            (site.url("/listing"), 0, None),
+            (site.url("/listing/2"), 1, Some(site.url("/listing"))),
+        ],
+        "{manifest}"
+    );
+    let skipped = std::fs::read_to_string(batch.join("skipped.jsonl")).unwrap();
+    let reasons: BTreeMap<String, String> = skipped
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|l| {
+            (
+                l["url"].as_str().unwrap().to_owned(),
+                l["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    for item in ["/listing/item/k-100", "/listing/item/p-400", "/"] {
+        assert_eq!(
+            reasons.get(&site.url(item)).map(String::as_str),
+            Some("excluded"),
+            "{item}: {skipped}"
+        );
+    }
+}

@@ -82,12 +82,17 @@ pub async fn run_scheduler(
     );
     checks.recover().await;
     let gate = Arc::new(crate::batch::Gate::new(robots_cache(&opts)?));
+    let crawls = Arc::new(crate::crawl::LiveCrawls::new(
+        Some(robots_cache(&opts)?),
+        shutdown.clone(),
+    ));
     let state = Arc::new(AppState {
         tracker: Mutex::new(BatchTracker::new(store.clone())),
         queue: queue.clone(),
         store,
         checks: checks.clone(),
         gate: gate.clone(),
+        crawls: crawls.clone(),
         hooks: crate::hooks::Hooks::new(opts.api.signing_secret.clone()),
         waiters: Waiters::default(),
         ui: UiAuth::new(opts.api.token.as_deref()),
@@ -129,6 +134,7 @@ pub async fn run_scheduler(
     let result = report_loop(&state, &shutdown).await;
     shutdown.cancel();
     tasks.wait().await;
+    crawls.wait().await;
     let flushed = state.tracker.lock().await.flush().await;
     if let Ok(summaries) = &flushed {
         finished(&state, summaries).await;
@@ -256,6 +262,10 @@ async fn take_report(
     };
     let job_id = report.job_id;
     state.gate.finished(&report);
+    // A crawl's page: the crawl writes its line and acks it.
+    let Some((report, ack)) = state.crawls.route(report, ack) else {
+        return;
+    };
     // A check's run: its record, state and alert are stored before the ack.
     if state.checks.take(&report).await {
         if let Err(err) = ack.ack().await {

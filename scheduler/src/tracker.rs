@@ -169,6 +169,10 @@ impl BatchTracker {
                 }
                 Err(err) => return Err((err, ack)),
             }
+            if self.finished.contains_key(batch_id) {
+                ack_now(ack).await;
+                return Ok(Recorded::Duplicate);
+            }
         }
         let batch = self.open.get_mut(batch_id).expect("loaded above");
         let recorded = match batch.manifest.record(report).await {
@@ -182,9 +186,24 @@ impl BatchTracker {
         Ok(recorded)
     }
 
-    /// Opens `batch_id` from its record and any manifest already stored;
-    /// returns false when no record exists.
+    /// Opens `batch_id` from its record and any manifest already stored,
+    /// or counts it finished when its summary is stored; returns false
+    /// when no record exists.
     async fn load(&mut self, batch_id: &str) -> Result<bool, BatchError> {
+        // A batch whose summary is stored is complete: a late report (a
+        // redelivery, a crawl's page that ended after the crawl) changes
+        // nothing of it.
+        match self.store.get(&keys::batch_summary(batch_id)).await {
+            Ok(body) => {
+                if let Ok(summary) = serde_json::from_slice::<BatchSummary>(&body) {
+                    self.finished
+                        .insert(batch_id.to_owned(), BatchStatus::of(&summary, true));
+                    return Ok(true);
+                }
+            }
+            Err(ArtifactError::NotFound { .. }) => {}
+            Err(err) => return Err(err.into()),
+        }
         let Some(record) = read_batch_record(self.store.as_ref(), batch_id).await? else {
             return Ok(false);
         };
@@ -285,6 +304,9 @@ impl BatchTracker {
             Err(err) => return Err(err.into()),
         }
         if self.load(batch_id).await? {
+            if let Some(done) = self.finished.get(batch_id) {
+                return Ok(Some(done.clone()));
+            }
             let batch = &self.open[batch_id];
             return Ok(Some(BatchStatus::of(batch.manifest.summary(), false)));
         }

@@ -8,7 +8,7 @@ use clap::Args;
 use oxwright_config::Setup;
 use oxwright_jobs::CrawlOptions;
 use oxwright_scheduler::batch::{BatchLine, new_batch_id, parse_url_entry};
-use oxwright_scheduler::crawl::{CrawlRequest, CrawlSummary, run_crawl};
+use oxwright_scheduler::crawl::{CrawlRequest, CrawlStop, CrawlSummary, run_crawl};
 use url::Url;
 
 use super::batch::{Embedded, PoliteArgs, progress_bar, show_progress};
@@ -137,14 +137,19 @@ pub async fn run(setup: Setup, cmd: CrawlCmd) -> anyhow::Result<i32> {
         options,
         window: embedded.capacity * 2,
     };
+    let reports = embedded.queue.reports().await?;
+    let mut show = show_progress(progress.clone());
     let summary = run_crawl(
         embedded.queue.clone(),
         embedded.store.clone(),
         robots,
         req,
-        show_progress(progress.clone()),
-        shutdown.clone(),
-        embedded.workers_done.clone().cancelled_owned(),
+        reports,
+        |report, so_far| show(report, so_far.ok + so_far.failed, so_far.total),
+        CrawlStop {
+            shutdown: shutdown.clone(),
+            drained: embedded.workers_done.clone().cancelled_owned(),
+        },
     )
     .await;
     oxwright_telemetry::console::clear_hook();

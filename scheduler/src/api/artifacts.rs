@@ -14,9 +14,9 @@ use super::state::AppState;
 /// is what `/v1/openapi.json` serves.
 pub const OPENAPI: &str = include_str!("../openapi.json");
 
-/// The OpenAPI document served: [`OPENAPI`] with its `FetchOptions`
-/// schema generated from the fetch job's declaration (`FetchSpec`), so it
-/// lists every option with its type and description.
+/// The OpenAPI document served: [`OPENAPI`] with its `FetchOptions`,
+/// `JobRequest` and `CrawlOptions` schemas generated from their
+/// declarations, so it lists every option with its type and description.
 pub fn openapi_document() -> &'static str {
     static DOC: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
         let mut doc: serde_json::Value = serde_json::from_str(OPENAPI).expect("the OpenAPI document is JSON");
@@ -24,6 +24,8 @@ pub fn openapi_document() -> &'static str {
             serde_json::Value::Object(oxwright_jobs::schema::fetch_options_schema());
         doc["components"]["schemas"]["JobRequest"] =
             serde_json::Value::Object(oxwright_jobs::schema::job_request_schema());
+        doc["components"]["schemas"]["CrawlOptions"] =
+            serde_json::Value::Object(oxwright_jobs::schema::schema_of::<oxwright_jobs::CrawlOptions>());
         doc.to_string()
     });
     &DOC
@@ -85,5 +87,24 @@ mod tests {
         assert!(options.get("url").is_none());
         let request = &doc["components"]["schemas"]["FetchRequest"]["allOf"];
         assert_eq!(request[0]["$ref"], "#/components/schemas/FetchOptions");
+    }
+
+    #[test]
+    fn the_served_document_lists_every_crawl_option() {
+        let doc: serde_json::Value = serde_json::from_str(openapi_document()).unwrap();
+        let options = &doc["components"]["schemas"]["CrawlOptions"]["properties"];
+        for key in [
+            "max_depth",
+            "limit",
+            "include",
+            "exclude",
+            "ignore_robots",
+            "per_host_concurrency",
+            "normalise",
+        ] {
+            assert!(options.get(key).is_some(), "CrawlOptions lacks {key}");
+        }
+        assert_eq!(options["max_depth"]["default"], 5);
+        assert!(doc["paths"]["/v1/crawls"]["post"].is_object());
     }
 }

@@ -6,6 +6,7 @@
 mod artifacts;
 mod batches;
 mod checks;
+mod crawls;
 mod error;
 mod fetch;
 mod jobs;
@@ -24,6 +25,7 @@ use axum::routing::{get, post};
 pub use crate::links::{ArtifactLink, artifact_links};
 pub use artifacts::{OPENAPI, openapi_document};
 pub use batches::MAX_PAGE;
+pub use crawls::MAX_CRAWL_STARTS;
 pub(crate) use error::ApiError;
 pub use fetch::{DEFAULT_FETCH_DEADLINE_MS, MAX_FETCH_DEADLINE_MS};
 pub(crate) use state::AppState;
@@ -45,6 +47,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             .route("/v1/jobs", post(jobs::post_job))
             .route("/v1/fetch", post(fetch::post_fetch))
             .route("/v1/batches", post(batches::post_batch))
+            .route("/v1/crawls", post(crawls::post_crawl))
             .route(
                 "/v1/batches/{id}",
                 get(batches::get_batch).delete(batches::delete_batch),

@@ -31,6 +31,8 @@ pub(crate) struct AppState {
     pub(crate) checks: Arc<crate::checks::CheckRunner>,
     /// The batches released host by host.
     pub(crate) gate: Arc<crate::batch::Gate>,
+    /// The crawls running here.
+    pub(crate) crawls: Arc<crate::crawl::LiveCrawls>,
 }
 
 impl AppState {
@@ -40,6 +42,7 @@ impl AppState {
         crate::batch::Batches {
             store: &self.store,
             tracker: &self.tracker,
+            growing: self.crawls.as_ref(),
             view_only: self.opts.api.view_only,
         }
     }

@@ -52,6 +52,15 @@ pub fn check_batch_id(id: &str) -> Result<(), BatchFault> {
     Ok(())
 }
 
+/// Batches that grow while they run (crawls): their runner, not the
+/// tracker, knows their progress, and cancelling one also stops it.
+pub trait Growing: Send + Sync {
+    /// The progress of batch `id` when it is one still growing here.
+    fn status(&self, id: &str) -> Option<BatchStatus>;
+    /// Stops batch `id` growing; says whether it was one.
+    fn stop(&self, id: &str) -> bool;
+}
+
 /// The batches one daemon can see: through its tracker, or only in the
 /// store when `view_only`.
 pub struct Batches<'a> {
@@ -59,6 +68,8 @@ pub struct Batches<'a> {
     pub store: &'a Arc<dyn ArtifactStore>,
     /// The daemon's tracker of batches in progress.
     pub tracker: &'a Mutex<BatchTracker>,
+    /// The batches still growing here.
+    pub growing: &'a dyn Growing,
     /// The daemon gets no reports: the store is all it knows.
     pub view_only: bool,
 }
@@ -83,7 +94,7 @@ impl Batches<'_> {
     /// The manifest of batch `id` as the tracker holds it (lines not yet
     /// written included), or as written.
     pub async fn manifest(&self, id: &str) -> Result<Vec<u8>, BatchFault> {
-        if self.view_only {
+        if self.view_only || self.growing.status(id).is_some() {
             return self.stored_manifest(id).await;
         }
         let held = self.tracker.lock().await.manifest_lines(id);
@@ -102,6 +113,9 @@ impl Batches<'_> {
         id: &str,
         record: Option<&BatchRecord>,
     ) -> Result<Option<BatchStatus>, BatchFault> {
+        if let Some(status) = self.growing.status(id) {
+            return Ok(Some(status));
+        }
         if !self.view_only {
             return Ok(self.tracker.lock().await.status(id).await?);
         }
@@ -138,21 +152,31 @@ impl Batches<'_> {
     /// ones finish.
     pub async fn cancel(&self, id: &str) -> Result<(), BatchFault> {
         check_batch_id(id)?;
-        let Some(status) = self.tracker.lock().await.status(id).await? else {
+        let status = match self.growing.status(id) {
+            Some(status) => Some(status),
+            None => self.tracker.lock().await.status(id).await?,
+        };
+        let Some(status) = status else {
             return Err(BatchFault::Unknown(id.to_owned()));
         };
         if status.complete {
             return Err(BatchFault::Complete(id.to_owned()));
         }
-        let marker = Cancelled {
-            batch_id: id.to_owned(),
-            cancelled_at: chrono::Utc::now(),
-        };
-        let body = serde_json::to_vec_pretty(&marker).expect("markers serialise");
-        self.store
-            .put(&keys::batch_cancelled(id), Bytes::from(body), "application/json")
-            .await?;
+        mark_cancelled(self.store.as_ref(), id).await?;
+        self.growing.stop(id);
         tracing::info!(batch_id = %id, "batch cancelled: its jobs not yet started are skipped");
         Ok(())
     }
+}
+
+/// Marks batch `id` cancelled: workers skip its jobs not yet started.
+pub async fn mark_cancelled(store: &dyn ArtifactStore, id: &str) -> Result<(), ArtifactError> {
+    let marker = Cancelled {
+        batch_id: id.to_owned(),
+        cancelled_at: chrono::Utc::now(),
+    };
+    let body = serde_json::to_vec_pretty(&marker).expect("markers serialise");
+    store
+        .put(&keys::batch_cancelled(id), Bytes::from(body), "application/json")
+        .await
 }

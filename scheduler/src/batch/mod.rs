@@ -7,7 +7,7 @@ pub mod input;
 pub mod manifest;
 pub mod run;
 
-pub use control::{BatchFault, Batches, check_batch_id};
+pub use control::{BatchFault, Batches, Growing, check_batch_id, mark_cancelled};
 pub use gate::{Gate, submit_for_release, submit_gated};
 pub use input::{BatchLine, parse_url_entry, parse_url_list, policy_error, shorten};
 pub use manifest::{BatchSummary, ManifestWriter, Place};

@@ -3,11 +3,13 @@
 //! robots.txt, and releases what it takes host by host, politely.
 
 pub mod frontier;
+pub mod live;
 pub mod map;
 pub mod run;
 pub mod scope;
 
 pub use frontier::{Frontier, Judged, Taken};
+pub use live::{CrawlServices, LiveCrawls};
 pub use map::{MapPage, MapRequest, MapSource, MappedUrl, PageReader, SiteMap, SitemapEntry, map_site};
-pub use run::{CrawlError, CrawlRequest, CrawlSummary, run_crawl};
+pub use run::{CrawlError, CrawlRequest, CrawlStop, CrawlSummary, run_crawl};
 pub use scope::{PatternError, Scope};

@@ -17,7 +17,7 @@ use oxwright_jobs::{
     CrawlOptions, ErrorKind, FetchSpec, Job, JobError, JobId, JobKind, JobReport, JobSpec, PageLinks,
     ReportStatus, SkipReason, SkippedUrl, keys,
 };
-use oxwright_queue::{JobQueue, QueueError};
+use oxwright_queue::{JobQueue, QueueError, ReportAck, ReportStream};
 use oxwright_robots::RobotsCache;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
@@ -246,14 +246,14 @@ impl Crawl {
         &mut self,
         report: &JobReport,
         taken: &Taken,
-        on_report: &mut impl FnMut(&JobReport, usize, usize),
+        on_report: &mut impl FnMut(&JobReport, &BatchSummary),
     ) -> Result<(), ArtifactError> {
         let place = Place {
             depth: taken.depth,
             parent: taken.parent.clone(),
         };
         if self.manifest.record_placed(report, &place).await? {
-            on_report(report, self.manifest.done(), self.manifest.summary().total);
+            on_report(report, self.manifest.summary());
         }
         Ok(())
     }
@@ -265,7 +265,7 @@ impl Crawl {
         template: &FetchSpec,
         in_flight: &mut HashMap<JobId, (String, Taken)>,
         window: usize,
-        on_report: &mut impl FnMut(&JobReport, usize, usize),
+        on_report: &mut impl FnMut(&JobReport, &BatchSummary),
     ) -> Result<(), CrawlError> {
         let now = Instant::now();
         while in_flight.len() < window
@@ -291,6 +291,56 @@ impl Crawl {
         Ok(())
     }
 
+    /// After an interrupt: the pages in flight report as they end (a
+    /// worker skips those of a cancelled crawl) until `drained`, then what
+    /// is already queued; every page taken that never reported gets a
+    /// `cancelled` line.
+    async fn wind_down(
+        &mut self,
+        reports: &mut dyn ReportStream,
+        batch_id: &str,
+        mut in_flight: HashMap<JobId, (String, Taken)>,
+        drained: impl Future<Output = ()>,
+        on_report: &mut impl FnMut(&JobReport, &BatchSummary),
+    ) -> Result<(), CrawlError> {
+        tokio::pin!(drained);
+        let mut done_waiting = false;
+        while !in_flight.is_empty() {
+            let next = if done_waiting {
+                match tokio::time::timeout(Duration::from_millis(200), reports.next_unacked()).await {
+                    Ok(Some(next)) => next,
+                    _ => break,
+                }
+            } else {
+                tokio::select! {
+                    () = &mut drained => {
+                        done_waiting = true;
+                        continue;
+                    }
+                    next = reports.next_unacked() => match next {
+                        Some(next) => next,
+                        None => break,
+                    },
+                }
+            };
+            let (report, ack) = next;
+            if let Some((report, (_, taken))) = claim(report, batch_id, &mut in_flight) {
+                self.record(&report, &taken, on_report).await?;
+            }
+            settle(ack).await;
+        }
+        let never_ran = in_flight
+            .into_values()
+            .map(|(_, taken)| taken)
+            .chain(self.frontier.hosts().drain())
+            .collect::<Vec<_>>();
+        for taken in never_ran {
+            let report = self.not_run(&taken, "not run: the crawl was interrupted");
+            self.record(&report, &taken, on_report).await?;
+        }
+        Ok(())
+    }
+
     /// A line for a page that never ran.
     fn not_run(&self, taken: &Taken, why: &str) -> JobReport {
         let error = JobError::new(ErrorKind::Cancelled, why);
@@ -298,24 +348,35 @@ impl Crawl {
     }
 }
 
-/// Runs `req`: `on_report` sees each manifest line with (done, total so
-/// far). `robots` (absent when the crawl ignores robots.txt) answers for
-/// every URL before it is taken. When `shutdown` fires, releasing stops;
-/// once `drained` resolves the remaining reports are collected and every
-/// page taken that never ran gets a `cancelled` line.
+/// How a crawl is stopped: when `shutdown` fires, releasing stops; the
+/// reports of the pages in flight are taken until `drained` resolves (the
+/// workers done, or a grace period), and every page taken that never
+/// reported gets a `cancelled` line.
+pub struct CrawlStop<D> {
+    /// Stops releasing pages.
+    pub shutdown: CancellationToken,
+    /// Resolves once no further report is worth waiting for.
+    pub drained: D,
+}
+
+/// Runs `req`: its pages go out on `queue`, their reports come from
+/// `reports` (the queue's own, or those a daemon routes to the crawl),
+/// each acked once its line is written; `on_report` sees each manifest
+/// line with the crawl's summary so far. `robots` (absent when the crawl
+/// ignores robots.txt) answers for every URL before it is taken.
 pub async fn run_crawl(
     queue: Arc<dyn JobQueue>,
     store: Arc<dyn ArtifactStore>,
     robots: Option<RobotsCache>,
     req: CrawlRequest,
-    mut on_report: impl FnMut(&JobReport, usize, usize),
-    shutdown: CancellationToken,
-    drained: impl Future<Output = ()>,
+    mut reports: Box<dyn ReportStream>,
+    mut on_report: impl FnMut(&JobReport, &BatchSummary),
+    stop: CrawlStop<impl Future<Output = ()>>,
 ) -> Result<CrawlSummary, CrawlError> {
+    let CrawlStop { shutdown, drained } = stop;
     let started = std::time::Instant::now();
     let created_at = Utc::now();
     let mut crawl = Crawl::open(store.clone(), robots, &req, created_at).await?;
-    let mut reports = queue.reports().await?;
     for start in &req.starts {
         crawl.offer(start, 0, None).await?;
     }
@@ -353,44 +414,31 @@ pub async fn run_crawl(
                 break;
             }
             _ = tokio::time::sleep_until(wake.unwrap_or(now)), if wake.is_some() => {}
-            next = reports.next() => match next {
-                Some(Ok(report)) => {
-                    if report.batch_id.as_deref() == Some(req.batch_id.as_str())
-                        && let Some((key, taken)) = in_flight.remove(&report.job_id)
-                    {
+            next = reports.next_unacked() => match next {
+                Some((report, ack)) => {
+                    if let Some((report, (key, taken))) = claim(report, &req.batch_id, &mut in_flight) {
                         crawl.frontier.hosts().answered(&key, &report, Instant::now());
                         crawl.record(&report, &taken, &mut on_report).await?;
                         if report.status == ReportStatus::Ok {
                             crawl.discover(report.job_id, &taken).await?;
                         }
                     }
+                    settle(ack).await;
                 }
-                Some(Err(err)) => tracing::warn!(error = %err, "unreadable report skipped"),
                 None => return Err(QueueError::Closed.into()),
             },
         }
     }
     if interrupted {
-        drained.await;
-        // Reports of pages that finished during the drain are already queued.
-        while let Ok(Some(Ok(report))) =
-            tokio::time::timeout(Duration::from_millis(200), reports.next()).await
-        {
-            if report.batch_id.as_deref() == Some(req.batch_id.as_str())
-                && let Some((_, taken)) = in_flight.remove(&report.job_id)
-            {
-                crawl.record(&report, &taken, &mut on_report).await?;
-            }
-        }
-        let never_ran = in_flight
-            .into_values()
-            .map(|(_, taken)| taken)
-            .chain(crawl.frontier.hosts().drain())
-            .collect::<Vec<_>>();
-        for taken in never_ran {
-            let report = crawl.not_run(&taken, "not run: the crawl was interrupted");
-            crawl.record(&report, &taken, &mut on_report).await?;
-        }
+        crawl
+            .wind_down(
+                reports.as_mut(),
+                &req.batch_id,
+                in_flight,
+                drained,
+                &mut on_report,
+            )
+            .await?;
     }
     let total = crawl.manifest.summary().total;
     write_record(store.as_ref(), &req.batch_id, created_at, total).await?;
@@ -403,6 +451,34 @@ pub async fn run_crawl(
         skipped: crawl.skipped,
         skipped_list: crawl.skipped_key,
     })
+}
+
+/// The report of one of this crawl's pages in flight, with what the
+/// frontier knows of it; `None` for an unreadable report or another's.
+fn claim(
+    report: Result<JobReport, QueueError>,
+    batch_id: &str,
+    in_flight: &mut HashMap<JobId, (String, Taken)>,
+) -> Option<(JobReport, (String, Taken))> {
+    let report = match report {
+        Ok(report) => report,
+        Err(err) => {
+            tracing::warn!(error = %err, "unreadable report skipped");
+            return None;
+        }
+    };
+    if report.batch_id.as_deref() != Some(batch_id) {
+        return None;
+    }
+    let taken = in_flight.remove(&report.job_id)?;
+    Some((report, taken))
+}
+
+/// Acks a report the crawl has recorded (or that is not its own).
+async fn settle(ack: ReportAck) {
+    if let Err(err) = ack.ack().await {
+        tracing::debug!(error = %err, "a crawl's report ack failed");
+    }
 }
 
 /// What was submitted, as a batch records it: the dashboard shows the

@@ -1,0 +1,383 @@
+//! `POST /v1/crawls` on the scheduler daemon over the in-memory queue and
+//! store, with a worker played here and a real robots.txt server: the
+//! crawl takes exactly what its rules allow, each page once, with its
+//! depth and parent; `GET /v1/batches/{id}` shows it growing; a cancel
+//! stops it releasing pages.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use oxwright_artifacts::{ArtifactStore, MemoryStore};
+use oxwright_jobs::{JobKind, JobReport, ReportStatus, keys};
+use oxwright_policy::UrlPolicy;
+use oxwright_queue::{JobQueue, MemoryQueue};
+use oxwright_scheduler::{SchedulerOptions, run_scheduler};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+struct Daemon {
+    addr: SocketAddr,
+    queue: Arc<MemoryQueue>,
+    store: Arc<MemoryStore>,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Daemon {
+    async fn stop(self) {
+        self.shutdown.cancel();
+        tokio::time::timeout(Duration::from_secs(10), self.task)
+            .await
+            .expect("the daemon stops")
+            .unwrap();
+    }
+}
+
+async fn start() -> Daemon {
+    let queue = Arc::new(MemoryQueue::new());
+    let store = Arc::new(MemoryStore::new());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let shutdown = CancellationToken::new();
+    let opts = SchedulerOptions {
+        policy: Arc::new(UrlPolicy::allowing(["127.0.0.1".parse().unwrap()])),
+        flush_interval: Duration::from_millis(50),
+        schedules: Vec::new(),
+        webhooks: Vec::new(),
+        webhook_secrets: BTreeMap::new(),
+        api: Default::default(),
+        checks: Vec::new(),
+        check_states: Default::default(),
+    };
+    let task = tokio::spawn({
+        let (queue, store, shutdown) = (queue.clone(), store.clone(), shutdown.clone());
+        async move {
+            run_scheduler(queue, store, opts, Some(listener), shutdown)
+                .await
+                .expect("scheduler runs");
+        }
+    });
+    Daemon {
+        addr,
+        queue,
+        store,
+        shutdown,
+        task,
+    }
+}
+
+/// Serves `robots.txt` (and nothing else: the pages are the worker's).
+async fn robots_server(robots: &'static str) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let n = stream.read(&mut buf).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&buf[..n]);
+                let response = if head.starts_with("GET /robots.txt ") {
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{robots}",
+                        robots.len()
+                    )
+                } else {
+                    "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned()
+                };
+                let _ = stream.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    addr
+}
+
+/// One HTTP/1.1 request; returns the status and the JSON body.
+async fn http(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    (
+        status,
+        serde_json::from_str(body).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+/// The links of each page of the site, by path.
+fn links_of(origin: &str, path: &str) -> Vec<String> {
+    let at = |p: &str| format!("{origin}{p}");
+    match path {
+        "/" => vec![
+            at("/a"),
+            at("/b"),
+            at("/private/x"),
+            "http://other.test/".to_owned(),
+            // The same pages spelt otherwise: fetched once.
+            at("/a?utm_source=news"),
+            at("/#top"),
+        ],
+        "/a" => vec![at("/"), at("/a/deep")],
+        "/b" => vec![at("/b/deep"), at("/a")],
+        "/a/deep" => vec![at("/a/deep/deeper")],
+        _ => Vec::new(),
+    }
+}
+
+/// Plays a worker: answers each fetch job with a result holding its
+/// page's links, and an ok report (twice, as a redelivery would). Holds
+/// its answers while `hold` is set.
+async fn play_worker(
+    queue: Arc<MemoryQueue>,
+    store: Arc<MemoryStore>,
+    origin: String,
+    hold: Arc<std::sync::atomic::AtomicBool>,
+    stop: CancellationToken,
+) {
+    let mut consumer = queue.consume(JobKind::Fetch, 8).await.unwrap();
+    loop {
+        let delivery = tokio::select! {
+            () = stop.cancelled() => return,
+            next = consumer.next() => match next {
+                Some(d) => d,
+                None => return,
+            },
+        };
+        while hold.load(std::sync::atomic::Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let job = delivery.job().as_ref().unwrap().clone();
+        let url = url::Url::parse(job.url()).unwrap();
+        let cancelled = store
+            .exists(&keys::batch_cancelled(job.batch_id.as_deref().unwrap()))
+            .await
+            .unwrap();
+        let links: Vec<serde_json::Value> = links_of(&origin, url.path())
+            .into_iter()
+            .map(|u| serde_json::json!({ "url": u }))
+            .collect();
+        let result = serde_json::json!({
+            "final_url": job.url(),
+            "links": { "internal": links, "external": [] },
+        });
+        store
+            .put(
+                &keys::job_result(JobKind::Fetch, job.id),
+                result.to_string().into(),
+                "application/json",
+            )
+            .await
+            .unwrap();
+        let report = JobReport {
+            job_id: job.id,
+            kind: job.kind(),
+            batch_id: job.batch_id.clone(),
+            url: job.url().to_owned(),
+            status: if cancelled {
+                ReportStatus::Failed
+            } else {
+                ReportStatus::Ok
+            },
+            error: cancelled.then(|| {
+                oxwright_jobs::JobError::new(oxwright_jobs::ErrorKind::Cancelled, "the batch was cancelled")
+            }),
+            artifacts: vec![keys::job_result(job.kind(), job.id)],
+            attempt: job.attempt,
+            duration_ms: 1.0,
+            finished_at: chrono::Utc::now(),
+        };
+        queue.publish_report(&report).await.unwrap();
+        queue.publish_report(&report).await.unwrap();
+        delivery.ack().await.unwrap();
+    }
+}
+
+async fn wait_for(daemon: &Daemon, batch_id: &str, state: &str) -> serde_json::Value {
+    for _ in 0..200 {
+        let (status, body) = http(daemon.addr, "GET", &format!("/v1/batches/{batch_id}"), "").await;
+        assert_eq!(status, 200, "{body}");
+        if body["state"] == state {
+            return body;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("crawl {batch_id} never {state}");
+}
+
+async fn lines(store: &MemoryStore, key: &str) -> Vec<serde_json::Value> {
+    let body = store.get(key).await.unwrap();
+    String::from_utf8(body.to_vec())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_through_the_api_takes_what_its_rules_allow_each_page_once() {
+    let site = robots_server("User-agent: *\nDisallow: /private\n").await;
+    let origin = format!("http://{site}");
+    let daemon = start().await;
+    let stop = CancellationToken::new();
+    tokio::spawn(play_worker(
+        daemon.queue.clone(),
+        daemon.store.clone(),
+        origin.clone(),
+        Arc::default(),
+        stop.clone(),
+    ));
+
+    let (status, refused) = http(daemon.addr, "POST", "/v1/crawls", r#"{"url": "ftp://x/"}"#).await;
+    assert_eq!(status, 400, "{refused}");
+    let (status, refused) = http(
+        daemon.addr,
+        "POST",
+        "/v1/crawls",
+        &format!(r#"{{"url": "{origin}/", "crawl": {{"depth": 2}}}}"#),
+    )
+    .await;
+    assert_eq!(status, 400, "an unknown crawl option is refused: {refused}");
+    assert!(
+        refused["message"].as_str().unwrap().contains("depth"),
+        "{refused}"
+    );
+
+    let body = serde_json::json!({
+        "url": format!("{origin}/"),
+        "crawl": { "max_depth": 2, "per_host_delay_ms": 0 },
+        "options": { "render": "never" },
+    });
+    let (status, accepted) = http(daemon.addr, "POST", "/v1/crawls", &body.to_string()).await;
+    assert_eq!(status, 202, "{accepted}");
+    let batch_id = accepted["batch_id"].as_str().unwrap().to_owned();
+    assert_eq!(accepted["status_url"], format!("/v1/batches/{batch_id}"));
+
+    let done = wait_for(&daemon, &batch_id, "completed").await;
+    assert_eq!(
+        (done["total"].as_u64(), done["ok"].as_u64()),
+        (Some(5), Some(5)),
+        "{done}"
+    );
+    let taken: Vec<(String, u64, Option<String>)> = lines(&daemon.store, &keys::batch_manifest(&batch_id))
+        .await
+        .iter()
+        .map(|l| {
+            (
+                l["url"].as_str().unwrap().trim_start_matches(&origin).to_owned(),
+                l["depth"].as_u64().unwrap(),
+                l["parent"]
+                    .as_str()
+                    .map(|p| p.trim_start_matches(&origin).to_owned()),
+            )
+        })
+        .collect();
+    let paths: BTreeSet<&str> = taken.iter().map(|(p, ..)| p.as_str()).collect();
+    assert_eq!(taken.len(), paths.len(), "each page once: {taken:?}");
+    assert_eq!(
+        paths,
+        BTreeSet::from(["/", "/a", "/b", "/a/deep", "/b/deep"]),
+        "{taken:?}"
+    );
+    for (path, depth, parent) in &taken {
+        let want = match path.as_str() {
+            "/" => (0, None),
+            "/a" | "/b" => (1, Some("/")),
+            "/a/deep" => (2, Some("/a")),
+            _ => (2, Some("/b")),
+        };
+        assert_eq!((*depth, parent.as_deref()), want, "{path}");
+    }
+    let skipped: BTreeMap<String, String> = lines(&daemon.store, &keys::batch_skipped(&batch_id))
+        .await
+        .iter()
+        .map(|l| {
+            (
+                l["url"].as_str().unwrap().trim_start_matches(&origin).to_owned(),
+                l["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        skipped.get("/private/x").map(String::as_str),
+        Some("robots"),
+        "{skipped:?}"
+    );
+    assert_eq!(
+        skipped.get("http://other.test/").map(String::as_str),
+        Some("off_host"),
+        "{skipped:?}"
+    );
+    assert_eq!(
+        skipped.get("/a/deep/deeper").map(String::as_str),
+        Some("depth"),
+        "{skipped:?}"
+    );
+    // A finished crawl cannot be cancelled, and its results page as a batch's.
+    let (status, _) = http(daemon.addr, "DELETE", &format!("/v1/batches/{batch_id}"), "").await;
+    assert_eq!(status, 409);
+    let (_, page) = http(daemon.addr, "GET", &format!("/v1/batches/{batch_id}?limit=2"), "").await;
+    assert_eq!(page["results"].as_array().unwrap().len(), 2);
+    assert_eq!(page["next_offset"], 2);
+    stop.cancel();
+    daemon.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_crawl_releases_no_further_page_and_ends_cancelled() {
+    let site = robots_server("User-agent: *\nAllow: /\n").await;
+    let origin = format!("http://{site}");
+    let daemon = start().await;
+    let hold = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let stop = CancellationToken::new();
+    tokio::spawn(play_worker(
+        daemon.queue.clone(),
+        daemon.store.clone(),
+        origin.clone(),
+        hold.clone(),
+        stop.clone(),
+    ));
+    let body = serde_json::json!({ "url": format!("{origin}/"), "crawl": { "per_host_delay_ms": 0 } });
+    let (status, accepted) = http(daemon.addr, "POST", "/v1/crawls", &body.to_string()).await;
+    assert_eq!(status, 202, "{accepted}");
+    let batch_id = accepted["batch_id"].as_str().unwrap().to_owned();
+    let running = wait_for(&daemon, &batch_id, "running").await;
+    assert_eq!(running["complete"], false);
+    // The start page is out; cancelling now leaves its links unfollowed.
+    let (status, answer) = http(daemon.addr, "DELETE", &format!("/v1/batches/{batch_id}"), "").await;
+    assert_eq!(status, 202, "{answer}");
+    hold.store(false, std::sync::atomic::Ordering::SeqCst);
+    let done = wait_for(&daemon, &batch_id, "cancelled").await;
+    for _ in 0..100 {
+        if daemon
+            .store
+            .exists(&keys::batch_summary(&batch_id))
+            .await
+            .unwrap()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let summary: serde_json::Value =
+        serde_json::from_slice(&daemon.store.get(&keys::batch_summary(&batch_id)).await.unwrap()).unwrap();
+    assert_eq!(summary["interrupted"], true, "{summary}");
+    assert_eq!(
+        summary["total"], 1,
+        "no page released after the cancel: {summary} {done}"
+    );
+    let manifest = lines(&daemon.store, &keys::batch_manifest(&batch_id)).await;
+    assert_eq!(manifest.len(), 1, "{manifest:?}");
+    assert_eq!(manifest[0]["error"]["kind"], "cancelled", "{manifest:?}");
+    stop.cancel();
+    daemon.stop().await;
+}
