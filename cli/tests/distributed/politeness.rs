@@ -6,6 +6,8 @@
 //! obeyed, and a scheduler killed mid-batch is replaced by one that takes
 //! the batch up where it was, losing no page. A batch `oxwright submit`
 //! lists with host limits is taken up by the scheduler already running.
+//! A crawl started through `POST /v1/crawls` keeps the same limits while
+//! three workers take its pages, each page loaded once.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -79,9 +81,21 @@ async fn serve(State(host): State<Host>, req: Request) -> Response {
             .into_response();
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
+    // Each page links its two children in a tree, and a private page.
+    let links = target
+        .strip_prefix("/page/")
+        .and_then(|n| n.parse::<u64>().ok())
+        .map(|n| {
+            format!(
+                r#"<nav><a href="/page/{}">next</a> <a href="/page/{}">other</a> <a href="/private/{n}">private</a></nav>"#,
+                2 * n + 1,
+                2 * n + 2
+            )
+        })
+        .unwrap_or_default();
     let html = format!(
         "<!doctype html><html><head><title>{target}</title></head><body><main><h1>Page {target}</h1>\
-         <p>A page of the politeness site, with enough words in it to be read as its content.</p></main></body></html>"
+         <p>A page of the politeness site, with enough words in it to be read as its content.</p></main>{links}</body></html>"
     );
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response()
 }
@@ -247,4 +261,55 @@ async fn a_batch_submitted_with_host_limits_is_taken_up_by_the_running_scheduler
         },
     )
     .await;
+}
+
+/// `POST /v1/crawls` across three workers: the scheduler follows each
+/// page's links as its report comes back over the broker, takes the
+/// limit's worth of pages, each loaded once, never more than the host's
+/// limit at once, and nothing robots.txt disallows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_through_the_api_keeps_each_hosts_limit_across_three_workers() {
+    let (a, a_host) = start_host().await;
+    let mut cluster = Cluster::start().await;
+    cluster.with_env("OXWRIGHT_ALLOW_HOSTS", &a.to_string());
+    let (_, base) = cluster.scheduler_api();
+    for _ in 0..3 {
+        cluster.worker(4, &[]);
+    }
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let body = serde_json::json!({
+        "url": format!("http://{a}/page/0"),
+        "crawl": { "limit": 60, "max_depth": 10, "per_host_concurrency": 2, "per_host_delay_ms": 0 },
+        "options": { "render": "never" },
+    });
+    let answer = reqwest::Client::new()
+        .post(format!("{base}/v1/crawls"))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 202);
+    let accepted: serde_json::Value = serde_json::from_str(&answer.text().await.unwrap()).unwrap();
+    let batch = accepted["batch_id"].as_str().unwrap().to_owned();
+
+    let lines = cluster.manifest(&batch, Duration::from_secs(180)).await;
+    assert_eq!(lines.len(), 60, "the limit's worth of pages");
+    assert!(lines.iter().all(|l| l["status"] == "ok"), "{lines:?}");
+    let mut loads: BTreeMap<String, usize> = BTreeMap::new();
+    for (target, _, _) in a_host.pages() {
+        *loads.entry(target).or_default() += 1;
+    }
+    assert_eq!(loads.len(), 60, "{loads:?}");
+    assert!(loads.values().all(|n| *n == 1), "a page loaded twice: {loads:?}");
+    assert!(loads.keys().all(|t| t.starts_with("/page/")), "{loads:?}");
+    assert_eq!(a_host.max_in_flight(), 2, "the host's limit");
+    for line in &lines {
+        let depth = line["depth"].as_u64().unwrap();
+        assert_eq!(line["parent"].is_null(), depth == 0, "{line}");
+    }
+    let skipped = cluster.store.get(&keys::batch_skipped(&batch)).await.unwrap();
+    let skipped = String::from_utf8(skipped.to_vec()).unwrap();
+    assert!(skipped.contains(r#""reason":"robots""#), "{skipped}");
+    assert!(skipped.contains(r#""reason":"limit""#), "{skipped}");
 }
