@@ -512,6 +512,25 @@ impl ArtifactStore for SwitchedStore {
         self.inner.append(key, line).await
     }
 
+    async fn get_versioned(
+        &self,
+        key: &str,
+    ) -> Result<(bytes::Bytes, oxwright_artifacts::Version), oxwright_artifacts::ArtifactError> {
+        self.check(key)?;
+        self.inner.get_versioned(key).await
+    }
+
+    async fn put_if(
+        &self,
+        key: &str,
+        body: bytes::Bytes,
+        content_type: &str,
+        expect: &oxwright_artifacts::Expect,
+    ) -> Result<oxwright_artifacts::Version, oxwright_artifacts::ArtifactError> {
+        self.check(key)?;
+        self.inner.put_if(key, body, content_type, expect).await
+    }
+
     async fn list(&self, prefix: &str) -> Result<Vec<String>, oxwright_artifacts::ArtifactError> {
         self.check(prefix)?;
         self.inner.list(prefix).await

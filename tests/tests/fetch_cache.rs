@@ -233,6 +233,18 @@ impl ArtifactStore for ReadsFail {
     async fn append(&self, key: &str, line: Bytes) -> Result<(), ArtifactError> {
         self.0.append(key, line).await
     }
+    async fn get_versioned(&self, key: &str) -> Result<(Bytes, oxwright_artifacts::Version), ArtifactError> {
+        self.get(key).await.map(|_| unreachable!("reads fail"))
+    }
+    async fn put_if(
+        &self,
+        key: &str,
+        body: Bytes,
+        content_type: &str,
+        expect: &oxwright_artifacts::Expect,
+    ) -> Result<oxwright_artifacts::Version, ArtifactError> {
+        self.0.put_if(key, body, content_type, expect).await
+    }
     async fn list(&self, prefix: &str) -> Result<Vec<String>, ArtifactError> {
         self.0.list(prefix).await
     }

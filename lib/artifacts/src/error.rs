@@ -11,7 +11,15 @@ pub enum ArtifactError {
         /// The key that was asked for.
         key: String,
     },
+    /// A conditional write found another version than it expected: the
+    /// artefact changed (or appeared, or went) since it was read.
+    #[error("artifact {key} changed since it was read: the conditional write was refused")]
+    Conflict {
+        /// The artefact's key.
+        key: String,
+    },
     /// The key cannot name an artefact (see [`crate::validate_key`]).
+
     #[error("invalid artifact key {key:?}: {reason}")]
     InvalidKey {
         /// The refused key.
@@ -68,6 +76,7 @@ impl ArtifactError {
     pub fn key(&self) -> &str {
         match self {
             Self::NotFound { key }
+            | Self::Conflict { key }
             | Self::InvalidKey { key, .. }
             | Self::Io { key, .. }
             | Self::Backend { key, .. } => key,
@@ -79,7 +88,8 @@ impl ArtifactError {
     /// artefacts and bad keys are not.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::NotFound { .. } | Self::InvalidKey { .. } => false,
+            // A conflict is settled by reading again, not by repeating the write.
+            Self::NotFound { .. } | Self::Conflict { .. } | Self::InvalidKey { .. } => false,
             Self::Io { source, .. } => matches!(
                 source.kind(),
                 io::ErrorKind::Interrupted

@@ -12,7 +12,7 @@ use tracing::debug;
 
 use crate::key::TEMP_PREFIX;
 use crate::store::terminated_line;
-use crate::{ArtifactError, ArtifactStore, validate_key, validate_prefix};
+use crate::{ArtifactError, ArtifactStore, Expect, Version, validate_key, validate_prefix};
 
 /// Distinguishes temporary files written concurrently by one process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -62,7 +62,8 @@ where
     }
 }
 
-fn write_atomically(path: &Path, body: &[u8]) -> io::Result<()> {
+/// The directory of `path`, created, and its file name.
+fn placed(path: &Path) -> io::Result<(&Path, &str)> {
     let dir = path
         .parent()
         .ok_or_else(|| io::Error::other("key has no parent"))?;
@@ -71,6 +72,11 @@ fn write_atomically(path: &Path, body: &[u8]) -> io::Result<()> {
         .file_name()
         .and_then(|n| n.to_str())
         .ok_or_else(|| io::Error::other("key has no file name"))?;
+    Ok((dir, name))
+}
+
+fn write_atomically(path: &Path, body: &[u8]) -> io::Result<()> {
+    let (dir, name) = placed(path)?;
     let temp = dir.join(format!(
         "{TEMP_PREFIX}{}-{}-{name}",
         std::process::id(),
@@ -96,6 +102,31 @@ fn append_line(path: &Path, line: &[u8]) -> io::Result<()> {
     let mut file = OpenOptions::new().create(true).append(true).open(path)?;
     // One write call per line: O_APPEND makes it land whole at the end.
     file.write_all(line)
+}
+
+/// Writes `body` to `path` when the file there is what `expect` says,
+/// holding an exclusive lock on a lock file beside it meanwhile, so
+/// conditional writers in any process take turns. The lock file's name
+/// starts with the temporary prefix, so `list` never shows it.
+fn write_if(path: &Path, body: &[u8], expect: &Expect) -> io::Result<Result<Version, ()>> {
+    let (dir, name) = placed(path)?;
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(format!("{TEMP_PREFIX}lock-{name}")))?;
+    lock.lock()?;
+    let current = match fs::read(path) {
+        Ok(body) => Some(Version::of_body(&body)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    if !expect.holds(current.as_ref()) {
+        return Ok(Err(()));
+    }
+    write_atomically(path, body)?;
+    // The lock goes with the file handle.
+    Ok(Ok(Version::of_body(body)))
 }
 
 /// Collects keys of regular files under `dir`, skipping temporary files.
@@ -147,6 +178,31 @@ impl ArtifactStore for FsStore {
         let path = self.path_of(key)?;
         let line = terminated_line(line);
         blocking(key, move || append_line(&path, &line)).await
+    }
+
+    async fn get_versioned(&self, key: &str) -> Result<(Bytes, Version), ArtifactError> {
+        let body = self.get(key).await?;
+        let version = Version::of_body(&body);
+        Ok((body, version))
+    }
+
+    async fn put_if(
+        &self,
+        key: &str,
+        body: Bytes,
+        content_type: &str,
+        expect: &Expect,
+    ) -> Result<Version, ArtifactError> {
+        let path = self.path_of(key)?;
+        let expect = expect.clone();
+        let len = body.len();
+        match blocking(key, move || write_if(&path, &body, &expect)).await? {
+            Ok(version) => {
+                debug!(key, bytes = len, content_type, "artifact written on condition");
+                Ok(version)
+            }
+            Err(()) => Err(ArtifactError::Conflict { key: key.to_owned() }),
+        }
     }
 
     async fn list(&self, prefix: &str) -> Result<Vec<String>, ArtifactError> {

@@ -19,4 +19,4 @@ pub use key::{validate_key, validate_prefix};
 pub use memory::MemoryStore;
 pub use s3::{DEFAULT_MULTIPART_THRESHOLD, DEFAULT_PART_SIZE, S3Config, S3Credentials, S3Store};
 pub use section::StoreSection;
-pub use store::ArtifactStore;
+pub use store::{ArtifactStore, Expect, Version};

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 use crate::store::terminated_line;
-use crate::{ArtifactError, ArtifactStore, validate_key, validate_prefix};
+use crate::{ArtifactError, ArtifactStore, Expect, Version, validate_key, validate_prefix};
 
 /// One stored artefact.
 #[derive(Debug, Clone)]
@@ -84,6 +84,36 @@ impl ArtifactStore for MemoryStore {
         body.extend_from_slice(&line);
         entry.body = Bytes::from(body);
         Ok(())
+    }
+
+    async fn get_versioned(&self, key: &str) -> Result<(Bytes, Version), ArtifactError> {
+        let body = self.get(key).await?;
+        let version = Version::of_body(&body);
+        Ok((body, version))
+    }
+
+    async fn put_if(
+        &self,
+        key: &str,
+        body: Bytes,
+        content_type: &str,
+        expect: &Expect,
+    ) -> Result<Version, ArtifactError> {
+        validate_key(key)?;
+        let version = Version::of_body(&body);
+        let mut entries = self.lock();
+        let current = entries.get(key).map(|e| Version::of_body(&e.body));
+        if !expect.holds(current.as_ref()) {
+            return Err(ArtifactError::Conflict { key: key.to_owned() });
+        }
+        entries.insert(
+            key.to_owned(),
+            Entry {
+                body,
+                content_type: content_type.to_owned(),
+            },
+        );
+        Ok(version)
     }
 
     async fn list(&self, prefix: &str) -> Result<Vec<String>, ArtifactError> {

@@ -22,7 +22,7 @@ use bytes::{Bytes, BytesMut};
 use tracing::debug;
 
 use crate::store::terminated_line;
-use crate::{ArtifactError, ArtifactStore, validate_key, validate_prefix};
+use crate::{ArtifactError, ArtifactStore, Expect, Version, validate_key, validate_prefix};
 
 /// Default size above which `put` uses a multipart upload (8 MiB).
 pub const DEFAULT_MULTIPART_THRESHOLD: usize = 8 * 1024 * 1024;
@@ -277,6 +277,12 @@ impl S3Store {
 
     /// Returns the object under `key`, `None` when there is none.
     async fn get_opt(&self, key: &str) -> Result<Option<Bytes>, ArtifactError> {
+        Ok(self.get_tagged(key).await?.map(|(body, _)| body))
+    }
+
+    /// Returns the object under `key` with its ETag, `None` when there is
+    /// none.
+    async fn get_tagged(&self, key: &str) -> Result<Option<(Bytes, Option<String>)>, ArtifactError> {
         let output = match self
             .client
             .get_object()
@@ -291,13 +297,14 @@ impl S3Store {
             }
             Err(err) => return Err(backend_error(key, err)),
         };
+        let tag = output.e_tag().map(str::to_owned);
         let body = output.body.collect().await.map_err(|e| ArtifactError::Backend {
             key: key.to_owned(),
             message: format!("reading body: {e}"),
             retryable: true,
             source: Some(Box::new(e)),
         })?;
-        Ok(Some(body.into_bytes()))
+        Ok(Some((body.into_bytes(), tag)))
     }
 
     fn append_lock(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
@@ -401,6 +408,57 @@ impl ArtifactStore for S3Store {
             None => line,
         };
         self.put(key, body, "application/x-ndjson").await
+    }
+
+    async fn get_versioned(&self, key: &str) -> Result<(Bytes, Version), ArtifactError> {
+        validate_key(key)?;
+        match self.get_tagged(key).await? {
+            Some((body, Some(tag))) => Ok((body, Version::new(tag))),
+            Some((_, None)) => Err(ArtifactError::Backend {
+                key: key.to_owned(),
+                message: "the server sent no ETag, which conditional writes need".to_owned(),
+                retryable: false,
+                source: None,
+            }),
+            None => Err(ArtifactError::NotFound { key: key.to_owned() }),
+        }
+    }
+
+    // One request whatever the size: conditional writes are for records,
+    // and S3 takes a single PUT up to 5 GB.
+    #[tracing::instrument(name = "s3.put_if", skip_all, fields(key = %key, bytes = body.len()))]
+    async fn put_if(
+        &self,
+        key: &str,
+        body: Bytes,
+        content_type: &str,
+        expect: &Expect,
+    ) -> Result<Version, ArtifactError> {
+        validate_key(key)?;
+        let request = self
+            .client
+            .put_object()
+            .bucket(&self.config.bucket)
+            .key(self.full_key(key))
+            .content_type(content_type)
+            .body(ByteStream::from(body));
+        let request = match expect {
+            Expect::Absent => request.if_none_match("*"),
+            Expect::Version(version) => request.if_match(version.as_str()),
+        };
+        match request.send().await {
+            Ok(output) => Ok(Version::new(output.e_tag().unwrap_or_default())),
+            // 412: another version is there; 409: another conditional write
+            // of the key is under way; 404: the expected object is gone.
+            Err(err)
+                if err
+                    .raw_response()
+                    .is_some_and(|r| matches!(r.status().as_u16(), 404 | 409 | 412)) =>
+            {
+                Err(ArtifactError::Conflict { key: key.to_owned() })
+            }
+            Err(err) => Err(backend_error(key, err)),
+        }
     }
 
     async fn list(&self, prefix: &str) -> Result<Vec<String>, ArtifactError> {

@@ -117,6 +117,12 @@ impl Outbox {
         Ok(alerts)
     }
 
+    /// Takes `alert` back out of the outbox undelivered (its state change
+    /// lost to another scheduler's).
+    pub async fn withdraw(&self, alert: &PendingAlert) -> Result<(), oxwright_artifacts::ArtifactError> {
+        self.store.delete(&key(alert)).await
+    }
+
     /// Delivers `alert`, trying again with [`RETRY_DELAYS`], and removes it
     /// from the outbox once its receiver took it. Says whether it did.
     pub async fn deliver(&self, alert: &PendingAlert) -> bool {

@@ -10,6 +10,11 @@
 //! so a restarted daemon takes up the reports of the runs it published
 //! before, and a check never runs twice at once: a tick that finds its
 //! last run still going is skipped and counted in the check's state.
+//!
+//! Schedulers sharing a store (a daemon, the functions) agree through
+//! conditional writes: a run in flight is created only where none is,
+//! and a state is written only over the version it was folded from; a
+//! scheduler that loses reads again and folds again.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -17,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use oxwright_artifacts::{ArtifactError, ArtifactStore};
+use oxwright_artifacts::{ArtifactError, ArtifactStore, Expect};
 use oxwright_checks::{AttemptOutcome, Check, CheckRun, RunContext, Trigger, run_key, state_key};
 use oxwright_jobs::{Job, JobError, JobId, JobKind, JobReport, JobSpec, ReportStatus, WorkflowResult, keys};
 use oxwright_queue::JobQueue;
@@ -58,6 +63,10 @@ struct EndedAttempt {
 /// How long past the last attempt's deadline a run waits for its report
 /// before [`CheckRunner`] closes it as failed.
 const OVERDUE_GRACE: Duration = Duration::from_secs(5 * 60);
+
+/// How many times a state change is folded again after losing a
+/// conditional write to another scheduler before it is given up.
+const STATE_WRITE_TRIES: usize = 16;
 
 fn inflight_key(check: &str) -> String {
     format!("checks/{check}/inflight.json")
@@ -167,19 +176,46 @@ impl CheckRunner {
     /// started twice at once.
     pub async fn take_up_runs(&self) {
         for name in self.checks.keys() {
-            match self.store.get(&inflight_key(name)).await {
-                Ok(bytes) => match serde_json::from_slice::<InFlight>(&bytes) {
-                    Ok(run) => {
-                        tracing::info!(check = %name, run_id = %run.run_id, "run in flight taken up");
-                        self.inflight.lock().await.insert(name.to_owned(), run);
-                    }
-                    Err(err) => {
-                        tracing::warn!(check = %name, error = %err, "unreadable run in flight left alone")
-                    }
-                },
-                Err(ArtifactError::NotFound { .. }) => {}
-                Err(err) => tracing::warn!(check = %name, error = %err, "run in flight not read"),
+            if let Ok(Some(run)) = self.stored_inflight(name).await {
+                tracing::info!(check = %name, run_id = %run.run_id, "run in flight taken up");
+                self.inflight.lock().await.insert(name.to_owned(), run);
             }
+        }
+    }
+
+    /// The run of `name` the store has in flight, if it has one; an
+    /// unreadable one is an error (and left alone).
+    async fn stored_inflight(&self, name: &str) -> Result<Option<InFlight>, ArtifactError> {
+        let read = match self.store.get(&inflight_key(name)).await {
+            Ok(bytes) => serde_json::from_slice::<InFlight>(&bytes)
+                .map(Some)
+                .map_err(|err| ArtifactError::Backend {
+                    key: inflight_key(name),
+                    message: format!("unreadable run in flight: {err}"),
+                    retryable: false,
+                    source: None,
+                }),
+            Err(ArtifactError::NotFound { .. }) => Ok(None),
+            Err(err) => Err(err),
+        };
+        if let Err(err) = &read {
+            tracing::warn!(check = %name, error = %err, "run in flight not read");
+        }
+        read
+    }
+
+    /// Forgets `name`'s run in flight when the store says it ended: another
+    /// scheduler sharing the store took its report and closed it.
+    async fn forget_if_closed_elsewhere(&self, name: &str) {
+        let mut inflight = self.inflight.lock().await;
+        let Some(run) = inflight.get(name) else {
+            return;
+        };
+        if let Ok(stored) = self.stored_inflight(name).await
+            && stored.is_none_or(|stored| stored.run_id != run.run_id)
+        {
+            tracing::info!(check = %name, run_id = %run.run_id, "run closed by another scheduler forgotten");
+            inflight.remove(name);
         }
     }
 
@@ -196,6 +232,7 @@ impl CheckRunner {
             .checks
             .get(name)
             .ok_or_else(|| TriggerError::Unknown(name.to_string()))?;
+        self.forget_if_closed_elsewhere(name).await;
         self.abandon_if_overdue(check).await;
         let mut inflight = self.inflight.lock().await;
         if inflight.contains_key(name) {
@@ -216,9 +253,31 @@ impl CheckRunner {
         };
         let job = self.attempt_job(check, &run);
         run.job_id = job.id;
-        self.put_inflight(&run)
+        let body = serde_json::to_vec(&run).expect("runs serialise");
+        match self
+            .store
+            .put_if(
+                &inflight_key(name),
+                Bytes::from(body),
+                "application/json",
+                &Expect::Absent,
+            )
             .await
-            .map_err(|e| TriggerError::Failed(e.to_string()))?;
+        {
+            Ok(_) => {}
+            Err(ArtifactError::Conflict { .. }) => {
+                // Another scheduler started a run meanwhile: it is in flight
+                // here too, so it is closed if its report never comes.
+                if let Ok(Some(theirs)) = self.stored_inflight(name).await {
+                    tracing::info!(check = %name, run_id = %theirs.run_id, "run started by another scheduler taken up");
+                    inflight.insert(name.to_owned(), theirs);
+                }
+                drop(inflight);
+                self.count_skipped(name).await;
+                return Err(TriggerError::Running(name.to_string()));
+            }
+            Err(err) => return Err(TriggerError::Failed(err.to_string())),
+        }
         crate::submit::publish_job(self.queue.as_ref(), &job)
             .await
             .map_err(|e| TriggerError::Failed(e.to_string()))?;
@@ -309,9 +368,7 @@ impl CheckRunner {
     }
 
     async fn count_skipped(&self, name: &str) {
-        let mut state = self.state(name).await;
-        state.skipped_ticks += 1;
-        if let Err(err) = self.put_state(&state).await {
+        if let Err(err) = self.update_state(name, |state| state.skipped_ticks += 1).await {
             tracing::warn!(check = %name, error = %err, "skipped tick not counted");
         }
         super::metrics::record_skipped(name);
@@ -326,11 +383,54 @@ impl CheckRunner {
         }
     }
 
-    async fn put_state(&self, state: &CheckState) -> Result<(), ArtifactError> {
+    /// `name`'s stored state (a new one when none is stored) and what a
+    /// write over it expects to find.
+    async fn read_state(&self, name: &str) -> Result<(CheckState, Expect), ArtifactError> {
+        match self.store.get_versioned(&state_key(name)).await {
+            Ok((bytes, version)) => Ok((
+                serde_json::from_slice(&bytes).unwrap_or_else(|_| CheckState::new(name)),
+                Expect::Version(version),
+            )),
+            Err(ArtifactError::NotFound { .. }) => Ok((CheckState::new(name), Expect::Absent)),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Writes `state` over the version it was read at; a
+    /// [`ArtifactError::Conflict`] says another scheduler wrote it meanwhile.
+    async fn write_state(&self, state: &CheckState, expect: &Expect) -> Result<(), ArtifactError> {
         let body = serde_json::to_vec(state).expect("states serialise");
         self.store
-            .put(&state_key(&state.check), Bytes::from(body), "application/json")
+            .put_if(
+                &state_key(&state.check),
+                Bytes::from(body),
+                "application/json",
+                expect,
+            )
             .await
+            .map(|_| ())
+    }
+
+    /// Applies `change` to `name`'s stored state and writes it over the
+    /// version it read, reading and applying again when another scheduler
+    /// wrote it meanwhile.
+    async fn update_state(
+        &self,
+        name: &str,
+        change: impl Fn(&mut CheckState),
+    ) -> Result<CheckState, ArtifactError> {
+        for _ in 0..STATE_WRITE_TRIES {
+            let (mut state, expect) = self.read_state(name).await?;
+            change(&mut state);
+            match self.write_state(&state, &expect).await {
+                Ok(()) => return Ok(state),
+                Err(ArtifactError::Conflict { .. }) => {
+                    tracing::debug!(check = %name, "check state written by another scheduler meanwhile; applying again");
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        Err(ArtifactError::Conflict { key: state_key(name) })
     }
 
     /// Takes `report` when it is of a check's run in flight; says whether
@@ -414,30 +514,7 @@ impl CheckRunner {
         {
             tracing::warn!(check = %check.name, error = %err, "run record not written");
         }
-        let mut state = self.state(&check.name).await;
-        let rule = AlertRule {
-            after: check.alert.after,
-            reminder_every: check.alert.reminder_every,
-        };
-        let event = state.fold(&run.run_id, record.status.is_pass(), Utc::now(), rule);
-        let alert = match (event, &check.alert.webhook) {
-            (Some(event), Some(webhook)) => Some(PendingAlert {
-                id: format!("{}-{}", run.run_id, event.as_str().trim_start_matches("check.")),
-                check: check.name.clone(),
-                webhook: webhook.to_string(),
-                event: event.as_str().to_string(),
-                body: super::alert_body(event, &record, &state),
-            }),
-            _ => None,
-        };
-        if let Some(alert) = &alert
-            && let Err(err) = self.outbox.put(alert).await
-        {
-            tracing::warn!(check = %check.name, error = %err, "alert not written to the outbox");
-        }
-        if let Err(err) = self.put_state(&state).await {
-            tracing::warn!(check = %check.name, error = %err, "check state not written");
-        }
+        let (state, alert) = self.fold_run(check, &run.run_id, &record).await;
         super::metrics::record_run(&record, state.health);
         if let Err(err) = self.store.delete(&inflight_key(&check.name)).await {
             tracing::debug!(check = %check.name, error = %err, "run in flight not removed");
@@ -458,6 +535,65 @@ impl CheckRunner {
             "check run ended"
         );
         record
+    }
+
+    /// Folds `record` into `check`'s state; the alert the change raises
+    /// goes to the outbox before the state is written, so a scheduler
+    /// that stops in between still sends it. A fold that loses its
+    /// conditional write to another scheduler's takes its alert back and
+    /// folds again over the state that won.
+    async fn fold_run(
+        &self,
+        check: &Check,
+        run_id: &str,
+        record: &CheckRun,
+    ) -> (CheckState, Option<PendingAlert>) {
+        let rule = AlertRule {
+            after: check.alert.after,
+            reminder_every: check.alert.reminder_every,
+        };
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let (mut state, expect) = match self.read_state(&check.name).await {
+                Ok(read) => read,
+                Err(err) => {
+                    tracing::warn!(check = %check.name, error = %err, "check state not read; folding into a new one");
+                    (CheckState::new(&check.name), Expect::Absent)
+                }
+            };
+            let event = state.fold(run_id, record.status.is_pass(), Utc::now(), rule);
+            let alert = match (event, &check.alert.webhook) {
+                (Some(event), Some(webhook)) => Some(PendingAlert {
+                    id: format!("{run_id}-{}", event.as_str().trim_start_matches("check.")),
+                    check: check.name.clone(),
+                    webhook: webhook.to_string(),
+                    event: event.as_str().to_string(),
+                    body: super::alert_body(event, record, &state),
+                }),
+                _ => None,
+            };
+            if let Some(alert) = &alert
+                && let Err(err) = self.outbox.put(alert).await
+            {
+                tracing::warn!(check = %check.name, error = %err, "alert not written to the outbox");
+            }
+            match self.write_state(&state, &expect).await {
+                Err(ArtifactError::Conflict { .. }) if tries < STATE_WRITE_TRIES => {
+                    tracing::debug!(check = %check.name, "check state written by another scheduler meanwhile; folding again");
+                    if let Some(alert) = &alert
+                        && let Err(err) = self.outbox.withdraw(alert).await
+                    {
+                        tracing::warn!(check = %check.name, error = %err, "alert of a lost fold not withdrawn");
+                    }
+                }
+                Err(err) => {
+                    tracing::warn!(check = %check.name, error = %err, "check state not written");
+                    return (state, alert);
+                }
+                Ok(()) => return (state, alert),
+            }
+        }
     }
 
     /// What one ended attempt came to, read back from its artefacts.
@@ -561,6 +697,118 @@ mod tests {
         let state = runner.state("login").await;
         assert_eq!((state.runs, state.consecutive_failures), (1, 1));
         assert_eq!(state.skipped_ticks, 1);
+    }
+
+    /// A memory store whose writes take a while, so read-change-write
+    /// steps of two schedulers overlap.
+    #[derive(Debug, Clone)]
+    struct SlowWrites(MemoryStore);
+
+    #[async_trait::async_trait]
+    impl ArtifactStore for SlowWrites {
+        async fn put(&self, key: &str, body: Bytes, content_type: &str) -> Result<(), ArtifactError> {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            self.0.put(key, body, content_type).await
+        }
+        async fn get(&self, key: &str) -> Result<Bytes, ArtifactError> {
+            self.0.get(key).await
+        }
+        async fn append(&self, key: &str, line: Bytes) -> Result<(), ArtifactError> {
+            self.0.append(key, line).await
+        }
+        async fn list(&self, prefix: &str) -> Result<Vec<String>, ArtifactError> {
+            self.0.list(prefix).await
+        }
+        async fn exists(&self, key: &str) -> Result<bool, ArtifactError> {
+            self.0.exists(key).await
+        }
+        async fn delete(&self, key: &str) -> Result<(), ArtifactError> {
+            self.0.delete(key).await
+        }
+        async fn get_versioned(
+            &self,
+            key: &str,
+        ) -> Result<(Bytes, oxwright_artifacts::Version), ArtifactError> {
+            self.0.get_versioned(key).await
+        }
+        async fn put_if(
+            &self,
+            key: &str,
+            body: Bytes,
+            content_type: &str,
+            expect: &Expect,
+        ) -> Result<oxwright_artifacts::Version, ArtifactError> {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            self.0.put_if(key, body, content_type, expect).await
+        }
+        fn describe(&self) -> String {
+            "memory store with slow writes".into()
+        }
+    }
+
+    #[tokio::test]
+    async fn two_schedulers_over_one_store_run_a_check_once_at_a_time_and_count_every_skipped_tick() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn ArtifactStore> = Arc::new(SlowWrites(MemoryStore::new()));
+        let queue = Arc::new(MemoryQueue::new());
+        let scheduler = |store: &Arc<dyn ArtifactStore>| {
+            let check = runner(dir.path(), OVERDUE_GRACE)
+                .checks
+                .into_values()
+                .next()
+                .unwrap();
+            CheckRunner::new(vec![check], store.clone(), queue.clone(), None)
+        };
+        let (a, b) = (scheduler(&store), scheduler(&store));
+        fn tick(r: &CheckRunner) -> impl Future<Output = Result<Started, TriggerError>> + '_ {
+            r.trigger("login", Trigger::Schedule, None, BTreeMap::new(), false)
+        }
+        let (ta, tb) = tokio::join!(tick(&a), tick(&b));
+        assert!(
+            ta.is_ok() != tb.is_ok(),
+            "exactly one starts the run: {ta:?} {tb:?}"
+        );
+        let started = ta.or(tb).unwrap();
+        assert_eq!(
+            queue.depth(JobKind::Workflow).await.unwrap(),
+            1,
+            "one job published"
+        );
+        assert!(a.running("login").await && b.running("login").await);
+
+        // Ticks on both while it runs: each one counted, none lost.
+        for _ in 0..10 {
+            let (sa, sb) = tokio::join!(tick(&a), tick(&b));
+            for skipped in [sa, sb] {
+                assert!(matches!(skipped, Err(TriggerError::Running(_))), "{skipped:?}");
+            }
+        }
+        assert_eq!(a.state("login").await.skipped_ticks, 21);
+
+        // The run's report reaches one of them; the other starts the next run.
+        let report = JobReport {
+            job_id: started.job_id,
+            kind: JobKind::Workflow,
+            batch_id: None,
+            url: "http://a.test/app/login".into(),
+            status: ReportStatus::Failed,
+            error: Some(JobError::new(oxwright_jobs::ErrorKind::Internal, "broken")),
+            artifacts: Vec::new(),
+            attempt: 1,
+            duration_ms: 1.0,
+            finished_at: Utc::now(),
+        };
+        let (took_a, took_b) = tokio::join!(a.take(&report), b.take(&report));
+        assert!(took_a && took_b, "both had it in flight");
+        let state = a.state("login").await;
+        assert_eq!(
+            (state.runs, state.consecutive_failures, state.skipped_ticks),
+            (1, 1, 21)
+        );
+        assert_eq!(a.runs("login", 10).await.unwrap().len(), 1);
+        let next = tick(&b).await.expect("the closed run no longer holds the check");
+        assert_ne!(next.run_id, started.run_id);
+        assert!(matches!(tick(&a).await, Err(TriggerError::Running(_))));
     }
 
     #[tokio::test]

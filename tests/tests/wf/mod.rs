@@ -304,6 +304,21 @@ impl ArtifactStore for KeepsCheckpoints {
     async fn append(&self, key: &str, line: bytes::Bytes) -> Result<(), ArtifactError> {
         self.inner.append(key, line).await
     }
+    async fn get_versioned(
+        &self,
+        key: &str,
+    ) -> Result<(bytes::Bytes, oxwright_artifacts::Version), ArtifactError> {
+        self.inner.get_versioned(key).await
+    }
+    async fn put_if(
+        &self,
+        key: &str,
+        body: bytes::Bytes,
+        content_type: &str,
+        expect: &oxwright_artifacts::Expect,
+    ) -> Result<oxwright_artifacts::Version, ArtifactError> {
+        self.inner.put_if(key, body, content_type, expect).await
+    }
     async fn list(&self, prefix: &str) -> Result<Vec<String>, ArtifactError> {
         self.inner.list(prefix).await
     }
