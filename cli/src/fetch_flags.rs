@@ -31,6 +31,9 @@ fn all() -> &'static [FetchOption] {
 /// The id a flag's value is kept under: apart from every other flag's.
 const ID_PREFIX: &str = "option:";
 
+/// The id of `--storage-state`, whose file's cookies join `--cookie`'s.
+const STORAGE_STATE_ID: &str = "storage-state";
+
 /// The id of the companion flag naming the host a credentials flag's
 /// credentials go to.
 fn host_id(option: &str) -> String {
@@ -79,7 +82,18 @@ impl Args for FetchArgs {
                 );
             }
         }
-        cmd
+        cmd.arg(
+            Arg::new(STORAGE_STATE_ID)
+                .long("storage-state")
+                .value_name("FILE")
+                .value_parser(|raw: &str| storage_state_cookies(std::path::Path::new(raw)).map(|_| raw.to_string()))
+                .help(
+                    "Fetch signed in: the cookies of a saved login, a Playwright `storageState` JSON file \
+                     (as `oxwright run --save-storage-state` writes), each to its own domain and path, a \
+                     Secure one over HTTPS (or to loopback) only; expired ones are left out. Its localStorage is not \
+                     restored: a site that keeps its login there needs `oxwright run --storage-state`.",
+                ),
+        )
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {
@@ -122,6 +136,16 @@ impl FromArgMatches for FetchArgs {
             }
             object.insert(option.name.clone(), value);
         }
+        if given(matches, STORAGE_STATE_ID) {
+            let path = raw_values(matches, STORAGE_STATE_ID).pop().unwrap_or_default();
+            let saved = storage_state_cookies(std::path::Path::new(&path)).map_err(invalid)?;
+            let cookies = object
+                .entry("cookies")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(cookies) = cookies {
+                cookies.extend(saved);
+            }
+        }
         let patch = FetchPatch::from_object(object, &[]).map_err(|e| invalid(e.to_string()))?;
         // Each flag was checked alone; what holds between flags is checked here.
         let mut spec =
@@ -135,6 +159,36 @@ impl FromArgMatches for FetchArgs {
         *self = Self::from_arg_matches(matches)?;
         Ok(())
     }
+}
+
+/// The cookies of the saved login at `path` as the job JSON's `cookies`
+/// items: each with its domain and path, `secure` when it is; a cookie
+/// whose `expires` has passed is left out (`-1`, a session cookie, is kept).
+fn storage_state_cookies(path: &std::path::Path) -> Result<Vec<Value>, String> {
+    let (state, _) =
+        oxwright_engine::StorageState::read_file(path).map_err(|e| format!("storage state {e}"))?;
+    let now = chrono::Utc::now().timestamp() as f64;
+    Ok(state
+        .cookies
+        .iter()
+        .filter(|c| {
+            c.get("expires")
+                .and_then(Value::as_f64)
+                .is_none_or(|at| at <= 0.0 || at > now)
+        })
+        .map(|c| {
+            let text = |key: &str| c.get(key).and_then(Value::as_str).unwrap_or_default();
+            let mut cookie =
+                json!({ "name": text("name"), "value": text("value"), "domain": text("domain") });
+            if !text("path").is_empty() {
+                cookie["path"] = json!(text("path"));
+            }
+            if c.get("secure").and_then(Value::as_bool) == Some(true) {
+                cookie["secure"] = json!(true);
+            }
+            cookie
+        })
+        .collect())
 }
 
 fn invalid(message: String) -> clap::Error {

@@ -5,7 +5,8 @@
 //! site sees no login post; the same check without it fails; a state saved
 //! by Playwright starts a check signed in, and Playwright opens the members'
 //! page with one oxwright saved. The session cookie's value is in no output
-//! or artefact of the check.
+//! or artefact of the check. `fetch --storage-state` sends the state's live
+//! cookies on the served and the rendered path, an expired one left out.
 
 use std::path::{Path, PathBuf};
 
@@ -256,4 +257,89 @@ async fn a_check_whose_state_is_missing_or_malformed_exits_2_naming_the_key_and_
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cookie 1 has no `domain`"), "{err}");
     assert!(site.requests().is_empty(), "no check ran");
+}
+
+/// A storage state holding `ada`'s session cookie for the fixture's host,
+/// `secure` as given, beside an expired cookie.
+fn members_state(site: &FixtureServer, path: &Path, secure: bool) {
+    let host = site.addr().ip().to_string();
+    let state = serde_json::json!({
+        "cookies": [
+            {"name": MEMBERS_COOKIE, "value": members_token("ada"), "domain": host, "path": "/",
+             "expires": -1, "httpOnly": true, "secure": secure, "sameSite": "Lax"},
+            {"name": "stale", "value": "expired-long-ago", "domain": host, "path": "/",
+             "expires": 1_000_000, "httpOnly": false, "secure": false, "sameSite": "Lax"}
+        ],
+        "origins": []
+    });
+    std::fs::write(path, serde_json::to_vec(&state).unwrap()).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_saved_login_signs_in_a_fetch_served_and_rendered_leaving_expired_cookies_out() {
+    let site = FixtureServer::start().await.unwrap();
+    let work = Workdir::new();
+    let state = work.path("ada.json");
+    let fetch = |render: &'static str| {
+        let mut args = work.global(&site);
+        args.extend(
+            [
+                "fetch",
+                "--render",
+                render,
+                // The greeting is a line of its own, which main mode may drop.
+                "--content",
+                "full",
+                "--storage-state",
+                &state.display().to_string(),
+                &site.url("/members/home"),
+            ]
+            .map(String::from),
+        );
+        oxwright_output(args, &[])
+    };
+    let greeted = |out: &std::process::Output| {
+        assert_eq!(out.status.code(), Some(0), "{}", show(out));
+        String::from_utf8_lossy(&out.stdout).contains(&format!("{MEMBERS_WELCOME}ada"))
+    };
+    let sent_stale = |site: &FixtureServer| {
+        site.requests().iter().any(|r| {
+            r.headers
+                .iter()
+                .any(|(n, v)| n == "cookie" && v.contains("stale"))
+        })
+    };
+
+    members_state(&site, &state, false);
+    for render in ["never", "always"] {
+        let out = fetch(render).await;
+        assert!(greeted(&out), "--render {render} is signed in: {}", show(&out));
+    }
+    assert!(!sent_stale(&site), "the expired cookie was sent");
+    assert_eq!(login_posts(&site), 0);
+
+    // A Secure cookie goes to the loopback fixture over plain HTTP on both
+    // paths, as a browser counts loopback a secure context (over HTTP to
+    // any other host neither sends it; the served path's unit test).
+    members_state(&site, &state, true);
+    for render in ["never", "always"] {
+        let out = fetch(render).await;
+        assert!(
+            greeted(&out),
+            "--render {render} kept a Secure cookie from loopback: {}",
+            show(&out)
+        );
+    }
+
+    // A malformed state is a usage error before anything is fetched.
+    std::fs::write(&state, b"[1, 2]").unwrap();
+    let before = site.requests().len();
+    let out = fetch("never").await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("storage state"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(site.requests().len(), before);
 }

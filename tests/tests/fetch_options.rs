@@ -273,6 +273,7 @@ fn shaped(spec: &mut FetchSpec) {
         value: "abc123".into(),
         domain: None,
         path: None,
+        secure: false,
     });
     spec.user_agent = Some("OxTest/1.0 (fixture)".into());
     spec.locale = Some("de-DE".into());

@@ -65,6 +65,7 @@ async fn never_shapes_its_request_as_a_render_does() {
         value: "abc".into(),
         domain: None,
         path: None,
+        secure: false,
     });
     spec.user_agent = Some("FixtureBot/1.0".into());
     spec.locale = Some("de-DE".into());

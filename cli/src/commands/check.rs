@@ -235,10 +235,9 @@ fn read_checks(paths: &[PathBuf], policy: &oxwright_policy::UrlPolicy) -> anyhow
 /// The saved login state a check names; a missing or malformed file is
 /// refused naming the check file, the key and its line.
 fn read_state(check: &Check, path: &std::path::Path) -> anyhow::Result<oxwright_engine::StorageState> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| usage(check.storage_state_error(format!("reading {}: {e}", path.display()))))?;
-    oxwright_engine::StorageState::from_json(&bytes)
-        .map_err(|e| usage(check.storage_state_error(format!("{}: {e}", path.display()))))
+    oxwright_engine::StorageState::read_file(path)
+        .map(|(state, _)| state)
+        .map_err(|e| usage(check.storage_state_error(e)))
 }
 
 /// Refuses missing secrets before a browser starts, and registers every

@@ -202,3 +202,49 @@ fn a_value_is_read_by_its_options_type() {
         Ok(serde_json::json!({"width": 3}))
     );
 }
+
+#[test]
+fn a_saved_login_gives_its_live_cookies_beside_the_cookie_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.json");
+    let future = chrono::Utc::now().timestamp() + 3600;
+    std::fs::write(
+        &path,
+        serde_json::to_vec(&json!({
+            "cookies": [
+                {"name": "sid", "value": "s3ss10n-value", "domain": ".a.example", "path": "/app",
+                 "expires": future, "httpOnly": true, "secure": true, "sameSite": "Lax"},
+                {"name": "lang", "value": "de", "domain": "a.example", "path": "/", "expires": -1,
+                 "httpOnly": false, "secure": false, "sameSite": "Lax"},
+                {"name": "old", "value": "gone", "domain": "a.example", "path": "/", "expires": 1000,
+                 "httpOnly": false, "secure": false, "sameSite": "Lax"}
+            ],
+            "origins": [{"origin": "https://a.example", "localStorage": [{"name": "k", "value": "v"}]}]
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    let spec = parse(&["--cookie", "ab=1", "--storage-state", path.to_str().unwrap()]).unwrap();
+    let cookies: Vec<_> = spec
+        .cookies
+        .iter()
+        .map(|c| (c.name.as_str(), c.domain.as_deref(), c.path.as_deref(), c.secure))
+        .collect();
+    assert_eq!(
+        cookies,
+        [
+            ("ab", None, None, false),
+            ("sid", Some(".a.example"), Some("/app"), true),
+            ("lang", Some("a.example"), Some("/"), false),
+        ],
+        "the expired cookie is left out"
+    );
+    std::fs::write(&path, b"{\"cookies\": [{\"name\": \"x\"}]}").unwrap();
+    let err = parse(&["--storage-state", path.to_str().unwrap()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("storage state") && err.contains("state.json"),
+        "{err}"
+    );
+}

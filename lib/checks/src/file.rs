@@ -545,9 +545,7 @@ impl Check {
                     oxwright_secrets::CheckpointKey::ENV
                 ))
             })?;
-        let bytes = std::fs::read(path).map_err(|e| refused(format!("reading {}: {e}", path.display())))?;
-        oxwright_engine::StorageState::from_json(&bytes)
-            .map_err(|e| refused(format!("{}: {e}", path.display())))?;
+        let (_, bytes) = oxwright_engine::StorageState::read_file(path).map_err(refused)?;
         key.seal(&bytes, oxwright_jobs::STORAGE_STATE_BOUND)
             .map(Some)
             .map_err(refused)

@@ -96,6 +96,21 @@ impl StorageState {
         Ok(state)
     }
 
+    /// Reads the `storageState` file at `path` (at most
+    /// [`MAX_STORAGE_STATE_BYTES`] read) and checks it as
+    /// [`StorageState::from_json`] does; returns the state and the file's
+    /// bytes (what a sealed copy seals). The one reader of saved logins:
+    /// an error starts with the path.
+    pub fn read_file(path: &std::path::Path) -> Result<(Self, Vec<u8>), String> {
+        use std::io::Read as _;
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_STORAGE_STATE_BYTES as u64 + 1).read_to_end(&mut bytes))
+            .map_err(|e| format!("{}: cannot be read: {e}", path.display()))?;
+        let state = Self::from_json(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok((state, bytes))
+    }
+
     /// The state as Playwright's `storageState` file holds it, so that
     /// Playwright loads it: each cookie's `name`, `value`, `domain`,
     /// `path`, `expires` (-1 for a session cookie), `httpOnly`, `secure`

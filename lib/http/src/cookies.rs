@@ -39,7 +39,7 @@ impl Jar {
                 domain,
                 host_only,
                 path: c.path.clone().unwrap_or_else(|| "/".into()),
-                secure: false,
+                secure: c.secure,
             });
         }
         jar
@@ -104,7 +104,15 @@ impl Jar {
     pub(crate) fn header_for(&self, url: &Url) -> Option<String> {
         let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
         let path = url.path();
-        let https = url.scheme() == "https";
+        // A browser sends a `Secure` cookie over HTTPS, and to a loopback
+        // host, which it counts as a secure context.
+        let loopback = match url.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            None => false,
+        };
+        let https = url.scheme() == "https" || loopback;
         let pairs: Vec<String> = self
             .0
             .iter()
@@ -150,6 +158,7 @@ mod tests {
                 value: "1".into(),
                 domain: None,
                 path: None,
+                secure: false,
             }],
         );
         assert_eq!(jar.header_for(&url).as_deref(), Some("s=1"));
@@ -168,5 +177,33 @@ mod tests {
         let sub = Url::parse("http://www.a.example/page").unwrap();
         assert_eq!(jar.header_for(&sub).as_deref(), Some("region=eu"));
         assert_eq!(jar.header_for(&url).as_deref(), Some("region=eu"));
+    }
+
+    #[test]
+    fn a_secure_spec_cookie_goes_over_https_or_to_loopback_only() {
+        let secure = CookieSpec {
+            name: "sid".into(),
+            value: "1".into(),
+            domain: Some(".a.example".into()),
+            path: None,
+            secure: true,
+        };
+        let https = Url::parse("https://www.a.example/").unwrap();
+        let jar = Jar::new(&https, std::slice::from_ref(&secure));
+        assert_eq!(jar.header_for(&https).as_deref(), Some("sid=1"));
+        assert_eq!(
+            jar.header_for(&Url::parse("http://www.a.example/").unwrap()),
+            None
+        );
+        // Loopback is a secure context to a browser, over plain HTTP too.
+        let local = Url::parse("http://127.0.0.1:8080/").unwrap();
+        let jar = Jar::new(
+            &local,
+            &[CookieSpec {
+                domain: None,
+                ..secure
+            }],
+        );
+        assert_eq!(jar.header_for(&local).as_deref(), Some("sid=1"));
     }
 }

@@ -662,6 +662,7 @@ mod tests {
             value: "b; c=d".into(),
             domain: None,
             path: None,
+            secure: false,
         });
         assert!(s.validate().is_err());
         let mut s = base();

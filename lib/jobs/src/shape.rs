@@ -24,6 +24,9 @@ pub struct CookieSpec {
     /// Its path; by default `/`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Sent over HTTPS only, as a browser sends a `Secure` cookie.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub secure: bool,
 }
 
 /// A viewport size in CSS pixels.

@@ -12,10 +12,9 @@ use crate::exit::usage;
 
 /// Reads a saved state; a missing or malformed file is a usage error.
 pub(crate) fn read(path: &Path) -> anyhow::Result<StorageState> {
-    let bytes = std::fs::read(path)
-        .with_context(|| format!("reading the storage state {}", path.display()))
-        .map_err(usage)?;
-    StorageState::from_json(&bytes).map_err(|e| usage(format!("storage state {}: {e}", path.display())))
+    StorageState::read_file(path)
+        .map(|(state, _)| state)
+        .map_err(|e| usage(format!("storage state {e}")))
 }
 
 /// Writes `state` to `path` in Playwright's shape, mode 0600, through a

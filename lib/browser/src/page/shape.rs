@@ -134,6 +134,9 @@ pub(crate) async fn set_cookies(tab: &Tab, url: &url::Url, shape: &RequestShape)
                 Some(domain) => cookie["domain"] = json!(domain),
                 None => cookie["url"] = json!(url.as_str()),
             }
+            if c.secure {
+                cookie["secure"] = json!(true);
+            }
             cookie
         })
         .collect();
