@@ -253,6 +253,37 @@ async fn auto_renders_a_frame_whose_article_comes_after_load() {
     );
 }
 
+/// A news page that serves the first paragraphs of its article (about 60
+/// words) and appends the rest from an inline `fetch`, is rendered by
+/// `auto` and read whole; `never` reads the teaser and says a render would
+/// differ, naming the teaser.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_renders_a_teaser_whose_script_appends_the_rest() {
+    let env = Env::start().await;
+    let r = fetch(&env, &with(&env, "/teaser-article", Render::Auto))
+        .await
+        .unwrap();
+    let why = r.render_reason.clone().unwrap_or_default();
+    assert!(r.rendered, "{why}");
+    assert!(why.contains("teaser of"), "{why}");
+    assert!(r.markdown.contains("harbour board"), "{}", r.markdown);
+    assert!(
+        r.markdown.contains(markers::TEASER_REST_CONTENT),
+        "{}",
+        r.markdown
+    );
+    let r = fetch(&env, &with(&env, "/teaser-article", Render::Never))
+        .await
+        .unwrap();
+    assert!(r.markdown.contains("harbour board"), "{}", r.markdown);
+    assert!(!r.markdown.contains(markers::TEASER_REST_CONTENT));
+    assert!(
+        r.warnings.iter().any(|w| w.contains("teaser of")),
+        "{:?}",
+        r.warnings
+    );
+}
+
 /// An article a web component keeps in its open shadow root reaches the
 /// Markdown (what the component's own styles hide does not), rendered by
 /// default and by `auto`, which sees an empty custom element and a script.

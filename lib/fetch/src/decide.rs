@@ -19,6 +19,11 @@
 //!   point such as `#root`, an empty `<main>`/`<article>`, a loading
 //!   placeholder, a `<noscript>` that asks for JavaScript, a script that
 //!   sends the page elsewhere): render, and say which sign;
+//! - a teaser (fewer than [`TEASER_WORDS`] words) with an inline script
+//!   that loads content (`fetch(`, `XMLHttpRequest`, jQuery's `$.ajax`
+//!   and kin, `axios`, a dynamic `import(`): render, since a news page
+//!   whose script appends the rest of its article serves the first
+//!   paragraphs only;
 //! - otherwise read it when the main content has at least [`SHORT_WORDS`]
 //!   words, and render it when it has fewer.
 //!
@@ -31,6 +36,9 @@ use oxwright_jobs::{FetchSpec, Format, WaitUntil};
 pub const LONG_WORDS: usize = 200;
 /// Main-content words under which a scripted page is rendered.
 pub const SHORT_WORDS: usize = 50;
+/// Main-content words under which a page whose inline script loads
+/// content is read as a teaser of its article, and rendered.
+pub const TEASER_WORDS: usize = 100;
 
 /// The decision and its reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +110,9 @@ pub struct Signs {
     pub noscript_wall: bool,
     /// An inline script that assigns the page's location.
     pub script_redirect: bool,
+    /// An inline script that loads content (`fetch(`, `XMLHttpRequest`,
+    /// jQuery's loaders, `axios`, a dynamic `import(`).
+    pub inline_loader: bool,
     /// The main-content reader found no article in the served document and
     /// fell back to the whole page. Set by the caller from the conversion,
     /// not from the markup.
@@ -170,6 +181,7 @@ pub fn signs_of(doc: &Document) -> Signs {
             }
             s.inline_scripts += 1;
             s.script_redirect |= assigns_location(&code);
+            s.inline_loader |= loads_content(&code);
         }
     }
     let empty = |n: &dom_query::NodeRef| {
@@ -284,6 +296,33 @@ fn assigns_location(code: &str) -> bool {
     false
 }
 
+/// Calls that load content, each found where no identifier character
+/// comes before it (`prefetch(` and `reimport(` are not loads).
+const LOADERS: &[&str] = &[
+    "fetch(",
+    "XMLHttpRequest",
+    "$.ajax(",
+    "$.get(",
+    "$.getJSON(",
+    "$.post(",
+    "jQuery.ajax(",
+    "axios.",
+    "axios(",
+    "import(",
+];
+
+/// Says whether a script loads content: one of [`LOADERS`], or jQuery's
+/// `$(…).load(url)`.
+fn loads_content(code: &str) -> bool {
+    let standalone = |needle: &str| {
+        code.match_indices(needle).any(|(i, _)| {
+            let before = code[..i].chars().next_back().unwrap_or(' ');
+            !(before.is_alphanumeric() || before == '_' || before == '$')
+        })
+    };
+    LOADERS.iter().any(|l| standalone(l)) || code.contains(").load(")
+}
+
 /// Decides from the served document's `signs` and its main content's word
 /// count (prose: the words outside links).
 pub fn decide(signs: &Signs, main_words: usize) -> Decision {
@@ -332,6 +371,11 @@ pub fn decide(signs: &Signs, main_words: usize) -> Decision {
     if signs.script_redirect {
         return Decision::render(format!(
             "a script in the served HTML sends the page elsewhere and its main content has {main_words} words"
+        ));
+    }
+    if (SHORT_WORDS..TEASER_WORDS).contains(&main_words) && signs.inline_loader {
+        return Decision::render(format!(
+            "the served article is a teaser of {main_words} words and an inline script loads content"
         ));
     }
     if main_words >= SHORT_WORDS {
@@ -424,6 +468,48 @@ mod tests {
         assert_eq!(target.as_str(), "http://a.example/old/next.html");
         assert_eq!(meta_refresh_target(&page("600"), &base), None);
         assert_eq!(meta_refresh_target(&page("600; url=/later"), &base), None);
+    }
+
+    #[test]
+    fn a_teaser_whose_inline_script_loads_content_is_rendered() {
+        let page = |script: &str| {
+            format!("<html><body><article><p>Short.</p></article><script>{script}</script></body></html>")
+        };
+        for loader in [
+            "fetch('/api/rest').then(r => r.json())",
+            "window.fetch(url)",
+            "var x = new XMLHttpRequest();",
+            "$.getJSON('/rest', add)",
+            "$('#more').load('/rest')",
+            "axios.get('/rest')",
+            "import('./rest.js').then(m => m.show())",
+        ] {
+            let signs = signs(&page(loader));
+            assert!(signs.inline_loader, "{loader}");
+            let d = decide(&signs, 60);
+            assert!(
+                d.render && d.reason.contains("teaser of 60 words"),
+                "{loader}: {d:?}"
+            );
+            assert!(
+                !decide(&signs, TEASER_WORDS).render,
+                "{loader}: an article of 100 words is read"
+            );
+        }
+        for not_a_loader in [
+            "prefetch('/next')",
+            "reimport(x)",
+            "gtag('config', 'G-1')",
+            "window.addEventListener('load', init)",
+        ] {
+            let signs = signs(&page(not_a_loader));
+            assert!(!signs.inline_loader, "{not_a_loader}");
+            assert!(!decide(&signs, 60).render, "{not_a_loader}");
+        }
+        // A loader in a script file is not seen: the served markup names the file only.
+        let file =
+            signs("<html><body><article><p>Short.</p></article><script src=/app.js></script></body></html>");
+        assert!(!file.inline_loader && !decide(&file, 60).render);
     }
 
     #[test]
