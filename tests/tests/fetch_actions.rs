@@ -121,6 +121,40 @@ async fn a_step_whose_element_is_missing_names_the_step() {
     );
 }
 
+/// A long read whose three sections each load when they come into view is
+/// read whole with `scroll`, which goes down a screen at a time and waits
+/// at each for what it set off; `scroll: bottom` jumps past the first two,
+/// and a plain fetch reads none. `auto` renders for it; `never` refuses it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scroll_reads_every_section_that_loads_when_seen() {
+    let env = Env::start().await;
+    let parts = |markdown: &str| {
+        (1..=3)
+            .filter(|n| markdown.contains(&format!("LAZY-PART-{n}")))
+            .collect::<Vec<_>>()
+    };
+    let plain = fetch_page(&env.pool, &env.policy, &env.spec("/lazy-sections"))
+        .await
+        .unwrap()
+        .result;
+    assert_eq!(parts(&plain.markdown), Vec::<usize>::new(), "{}", plain.markdown);
+    let mut jump = env.spec("/lazy-sections");
+    jump.actions = vec!["scroll: bottom".to_owned()];
+    let jumped = fetch_page(&env.pool, &env.policy, &jump).await.unwrap().result;
+    assert_eq!(parts(&jumped.markdown), [3], "{}", jumped.markdown);
+    let mut through = env.spec("/lazy-sections");
+    through.scroll = true;
+    let read = fetch_page(&env.pool, &env.policy, &through).await.unwrap().result;
+    assert_eq!(parts(&read.markdown), [1, 2, 3], "{}", read.markdown);
+    through.render = oxwright_jobs::Render::Auto;
+    let auto = fetch_page(&env.pool, &env.policy, &through).await.unwrap().result;
+    assert!(auto.rendered, "{:?}", auto.render_reason);
+    assert_eq!(parts(&auto.markdown), [1, 2, 3]);
+    through.render = oxwright_jobs::Render::Never;
+    let err = fetch_page(&env.pool, &env.policy, &through).await.unwrap_err();
+    assert!(err.message.contains("scroll"), "{err}");
+}
+
 /// A section a page asks for only when it comes into view is read after a
 /// `scroll:` action: the scroll waits for what it set off, as a click
 /// waits for what it started.

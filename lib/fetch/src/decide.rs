@@ -69,6 +69,8 @@ impl Decision {
 pub fn needs_browser(spec: &FetchSpec) -> Option<&'static str> {
     if !spec.actions.is_empty() {
         Some("actions")
+    } else if spec.scroll {
+        Some("scroll")
     } else if spec.wait_for.is_some() {
         Some("wait_for")
     } else if spec.wait_until != WaitUntil::Ready {

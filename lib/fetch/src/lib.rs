@@ -316,6 +316,7 @@ pub(crate) async fn pdf_output(
             "include/exclude",
         ),
         (!spec.actions.is_empty(), "actions"),
+        (spec.scroll, "scroll"),
         (spec.extract_css.is_some(), "extract_css"),
     ]
     .into_iter()
@@ -423,12 +424,18 @@ pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Parses the spec's `actions` with the structured-workflow grammar; a bad
+/// Parses the spec's `actions` (and `scroll`, a last `scroll: through`)
+/// with the structured-workflow grammar; a bad
 /// step is an `invalid_input` error naming it.
 pub fn parse_actions(spec: &FetchSpec) -> Result<Vec<StructuredStep>, JobError> {
-    oxwright_steps::parse_steps(&spec.actions).map_err(|e| {
+    // `scroll` is a last step of its own, after the actions.
+    let mut items = spec.actions.clone();
+    if spec.scroll {
+        items.push("scroll: through".to_owned());
+    }
+    oxwright_steps::parse_steps(&items).map_err(|e| {
         let (n, message) = (e.line, e.message);
-        let text = spec.actions.get(n.saturating_sub(1)).map_or("", |a| a.trim());
+        let text = items.get(n.saturating_sub(1)).map_or("", |a| a.trim());
         JobError::new(
             ErrorKind::InvalidInput,
             format!("action {n} ({text}) is not a structured step: {message}"),

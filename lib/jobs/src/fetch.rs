@@ -391,6 +391,13 @@ pub struct FetchSpec {
     /// are refused (a fetch has no secret store).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<String>,
+    /// Scrolls the page through before it is read: down a screen at a
+    /// time to the bottom (at most 30 screens), waiting at each screen for
+    /// what coming into view set off (a section, comments, images loaded
+    /// when seen), after the actions. Needs a browser: `render: auto`
+    /// renders, `never` refuses it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub scroll: bool,
     /// How old a cached result of the same request may be and still be
     /// the answer, in milliseconds; `0` always fetches (and neither reads
     /// nor writes the cache), at most 30 days.
@@ -516,6 +523,7 @@ impl FetchSpec {
             formats: Vec::new(),
             dialogs: DialogAction::default(),
             actions: Vec::new(),
+            scroll: false,
             max_age_ms: 0,
             link_style: LinkStyle::default(),
             extract_css: None,

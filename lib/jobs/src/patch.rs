@@ -208,7 +208,7 @@ mod tests {
             "basic_auth": { "username": "u", "password": "p" },
             "proxy": "http://u:p@127.0.0.1:3128", "formats": ["text"],
             "response_headers": ["etag"], "max_tokens": 100, "dialogs": "accept",
-            "actions": ["click: button \"Go\""], "max_age_ms": 60000, "link_style": "text",
+            "actions": ["click: button \"Go\""], "scroll": true, "max_age_ms": 60000, "link_style": "text",
             "extract_css": { "baseSelector": "li", "fields": [{ "name": "t", "type": "text" }] },
             "extract": { "type": "object" }, "extract_prompt": "Prices in euros.", "learn": true
         }))

@@ -114,16 +114,28 @@ pub enum ScrollTo {
     Up,
     /// One screen down.
     Down,
+    /// Down a screen at a time to the bottom, waiting at each screen for
+    /// what it set off (at most [`ScrollTo::MAX_SCREENS`] screens).
+    Through,
 }
 
 impl ScrollTo {
-    /// The script that scrolls.
+    /// The most screens `scroll: through` goes down (an endless feed
+    /// never ends).
+    pub const MAX_SCREENS: usize = 30;
+
+    /// What `scroll: through` evaluates at each screen: scrolls one screen
+    /// down and says whether the page's bottom is now in view.
+    pub const THROUGH_STEP: &str = "(() => { window.scrollBy(0, window.innerHeight * 0.9); \
+        return window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2; })()";
+
+    /// The script that scrolls (one screen of it, for `through`).
     pub fn script(self) -> &'static str {
         match self {
             ScrollTo::Top => "window.scrollTo(0, 0)",
             ScrollTo::Bottom => "window.scrollTo(0, document.documentElement.scrollHeight)",
             ScrollTo::Up => "window.scrollBy(0, -window.innerHeight * 0.9)",
-            ScrollTo::Down => "window.scrollBy(0, window.innerHeight * 0.9)",
+            ScrollTo::Down | ScrollTo::Through => "window.scrollBy(0, window.innerHeight * 0.9)",
         }
     }
 }
@@ -374,8 +386,9 @@ pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
             "bottom" => Ok(StepAction::ScrollPage(ScrollTo::Bottom)),
             "up" => Ok(StepAction::ScrollPage(ScrollTo::Up)),
             "down" => Ok(StepAction::ScrollPage(ScrollTo::Down)),
+            "through" => Ok(StepAction::ScrollPage(ScrollTo::Through)),
             _ => target_step(rest, Action::Scroll)
-                .map_err(|e| format!("{e} (scroll takes a target or top, bottom, up, down)")),
+                .map_err(|e| format!("{e} (scroll takes a target or top, bottom, up, down, through)")),
         },
         "fill" => value_step(&verb, rest, Action::Fill),
         "select" => value_step(&verb, rest, Action::Select),

@@ -11,7 +11,7 @@ use oxwright_jobs::{StepDecision, StepDurations as Durations, StepValue};
 use oxwright_secrets::{MemorySecrets, Sanitizer};
 
 use crate::executor::{ActError, Executor};
-use crate::grammar::{Assertion, StepAction, StructuredStep};
+use crate::grammar::{Assertion, ScrollTo, StepAction, StructuredStep};
 use crate::{Action, ActionValue, AttemptError, ParseError, StepError};
 
 /// Attempts per structured step (seed: at most 3).
@@ -167,22 +167,39 @@ pub async fn attempt_step(
                 Some(format!("{to:?}").to_lowercase()),
                 None,
             ));
-            let t = Instant::now();
-            let r = exec.page().evaluate(to.script(), exec.timeout()).await;
-            trace.durations.action_ms = ms(t.elapsed());
-            // What the scroll set off (a section loaded as it comes into
-            // view) is waited for, as an action's settle waits for what it
-            // started: the page's pending work done, its text quiet.
-            let r = match r {
-                Ok(_) => {
-                    let t = Instant::now();
-                    let ready = oxwright_engine::WaitCondition::LoadState(oxwright_engine::WaitUntil::Ready);
-                    let settled = exec.page().wait_for(&ready, exec.timeout()).await;
-                    trace.durations.settle_ms += ms(t.elapsed());
-                    settled
-                }
-                Err(e) => Err(e),
+            let screens = if *to == ScrollTo::Through {
+                ScrollTo::MAX_SCREENS
+            } else {
+                1
             };
+            let mut r = Ok(());
+            for _ in 0..screens {
+                let t = Instant::now();
+                let script = if *to == ScrollTo::Through {
+                    ScrollTo::THROUGH_STEP
+                } else {
+                    to.script()
+                };
+                let scrolled = exec.page().evaluate(script, exec.timeout()).await;
+                trace.durations.action_ms += ms(t.elapsed());
+                // What the scroll set off (a section loaded as it comes into
+                // view) is waited for, as an action's settle waits for what
+                // it started: the page's pending work done, its text quiet.
+                let at_bottom = match scrolled {
+                    Ok(v) => v.as_bool().unwrap_or(true),
+                    Err(e) => {
+                        r = Err(e);
+                        break;
+                    }
+                };
+                let t = Instant::now();
+                let ready = oxwright_engine::WaitCondition::LoadState(oxwright_engine::WaitUntil::Ready);
+                r = exec.page().wait_for(&ready, exec.timeout()).await;
+                trace.durations.settle_ms += ms(t.elapsed());
+                if r.is_err() || at_bottom {
+                    break;
+                }
+            }
             match r {
                 Ok(()) => Ok(()),
                 Err(e) if e.is_fatal() => return Err(e.into()),

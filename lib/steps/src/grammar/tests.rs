@@ -55,6 +55,7 @@ fn the_grown_grammar_parses() {
         );
     }
     assert_eq!(step("scroll: bottom"), StepAction::ScrollPage(ScrollTo::Bottom));
+    assert_eq!(step("scroll: through"), StepAction::ScrollPage(ScrollTo::Through));
     assert_eq!(
         step(r#"click: button "Add to cart" nth 1"#),
         StepAction::Act {

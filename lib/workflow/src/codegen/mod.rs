@@ -356,6 +356,11 @@ fn step_from_line(
             g.push("page.removeAllListeners('dialog');".into());
             g.push(format!("page.on('dialog', (dialog) => {how});"));
         }
+        StepAction::ScrollPage(oxwright_steps::ScrollTo::Through) => g.push(format!(
+            "for (let screen = 0; screen < {}; screen++) {{ const end = await page.evaluate({}); await page.waitForTimeout(500); if (end) break; }}",
+            oxwright_steps::ScrollTo::MAX_SCREENS,
+            ts::string(oxwright_steps::ScrollTo::THROUGH_STEP)
+        )),
         StepAction::ScrollPage(to) => g.push(format!("await page.evaluate({});", ts::string(to.script()))),
         StepAction::Act {
             locator,
