@@ -20,7 +20,7 @@
 //!   placeholder, a `<noscript>` that asks for JavaScript, a script that
 //!   sends the page elsewhere): render, and say which sign;
 //! - a teaser (fewer than [`TEASER_WORDS`] words) with an inline script
-//!   that loads content (`fetch(`, `XMLHttpRequest`, jQuery's `$.ajax`
+//!   that loads content (`fetch(`, `new XMLHttpRequest`, jQuery's `$.ajax`
 //!   and kin, `axios`, a dynamic `import(`): render, since a news page
 //!   whose script appends the rest of its article serves the first
 //!   paragraphs only;
@@ -302,7 +302,7 @@ fn assigns_location(code: &str) -> bool {
 /// comes before it (`prefetch(` and `reimport(` are not loads).
 const LOADERS: &[&str] = &[
     "fetch(",
-    "XMLHttpRequest",
+    "new XMLHttpRequest",
     "$.ajax(",
     "$.get(",
     "$.getJSON(",
@@ -314,7 +314,7 @@ const LOADERS: &[&str] = &[
 ];
 
 /// Says whether a script loads content: one of [`LOADERS`], or jQuery's
-/// `$(…).load(url)`.
+/// `$(…).load("url")` (not `.load(function …)`, which binds an event).
 fn loads_content(code: &str) -> bool {
     let standalone = |needle: &str| {
         code.match_indices(needle).any(|(i, _)| {
@@ -322,7 +322,10 @@ fn loads_content(code: &str) -> bool {
             !(before.is_alphanumeric() || before == '_' || before == '$')
         })
     };
-    LOADERS.iter().any(|l| standalone(l)) || code.contains(").load(")
+    let jquery_load = code
+        .match_indices(").load(")
+        .any(|(i, m)| code[i + m.len()..].trim_start().starts_with(['\'', '"', '`']));
+    LOADERS.iter().any(|l| standalone(l)) || jquery_load
 }
 
 /// Decides from the served document's `signs` and its main content's word
@@ -500,6 +503,8 @@ mod tests {
         }
         for not_a_loader in [
             "prefetch('/next')",
+            "$(frame).load(function () { resize(); })",
+            "var send = XMLHttpRequest.prototype.send;",
             "reimport(x)",
             "gtag('config', 'G-1')",
             "window.addEventListener('load', init)",
