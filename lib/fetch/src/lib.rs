@@ -265,6 +265,30 @@ where
 /// The largest PDF read as a page's document.
 pub const PDF_MAX_BYTES: usize = 50 * 1024 * 1024;
 
+/// The options asked for that apply to HTML pages only (a PDF leaves them out).
+fn page_only_options(spec: &FetchSpec) -> Vec<&'static str> {
+    [
+        (spec.include_html || spec.formats.contains(&Format::Html), "html"),
+        (spec.formats.contains(&Format::RawHtml), "raw_html"),
+        (
+            spec.screenshot
+                || spec.formats.contains(&Format::Screenshot)
+                || spec.formats.contains(&Format::ScreenshotFullPage),
+            "screenshot",
+        ),
+        (
+            !spec.include.is_empty() || !spec.exclude.is_empty(),
+            "include/exclude",
+        ),
+        (!spec.actions.is_empty(), "actions"),
+        (spec.scroll, "scroll"),
+        (spec.extract_css.is_some(), "extract_css"),
+    ]
+    .into_iter()
+    .filter_map(|(asked, name)| asked.then_some(name))
+    .collect()
+}
+
 /// The result of a fetch whose main document was a PDF: its text as
 /// Markdown (see [`pdf`]), the formats that apply to a document.
 pub(crate) async fn pdf_output(
@@ -302,26 +326,7 @@ pub(crate) async fn pdf_output(
     if let Some((kept, full)) = trimmed {
         warnings.push(budget_warning(spec, kept, full));
     }
-    let page_only: Vec<&str> = [
-        (spec.include_html || spec.formats.contains(&Format::Html), "html"),
-        (spec.formats.contains(&Format::RawHtml), "raw_html"),
-        (
-            spec.screenshot
-                || spec.formats.contains(&Format::Screenshot)
-                || spec.formats.contains(&Format::ScreenshotFullPage),
-            "screenshot",
-        ),
-        (
-            !spec.include.is_empty() || !spec.exclude.is_empty(),
-            "include/exclude",
-        ),
-        (!spec.actions.is_empty(), "actions"),
-        (spec.scroll, "scroll"),
-        (spec.extract_css.is_some(), "extract_css"),
-    ]
-    .into_iter()
-    .filter_map(|(asked, name)| asked.then_some(name))
-    .collect();
+    let page_only = page_only_options(spec);
     if !page_only.is_empty() {
         warnings.push(format!(
             "the document is a PDF ({} page(s)): {} apply only to HTML pages and were left out",

@@ -161,52 +161,64 @@ pub async fn attempt_step(
                 Err(e) => Err(AttemptError::Action(sanitizer.clean(&e.message))),
             }
         }
-        StepAction::ScrollPage(to) => {
-            trace.decision = Some(plain_decision(
-                "scroll",
-                Some(format!("{to:?}").to_lowercase()),
-                None,
-            ));
-            let screens = if *to == ScrollTo::Through {
-                ScrollTo::MAX_SCREENS
-            } else {
-                1
-            };
-            let mut r = Ok(());
-            for _ in 0..screens {
-                let t = Instant::now();
-                let script = if *to == ScrollTo::Through {
-                    ScrollTo::THROUGH_STEP
-                } else {
-                    to.script()
-                };
-                let scrolled = exec.page().evaluate(script, exec.timeout()).await;
-                trace.durations.action_ms += ms(t.elapsed());
-                // What the scroll set off (a section loaded as it comes into
-                // view) is waited for, as an action's settle waits for what
-                // it started: the page's pending work done, its text quiet.
-                let at_bottom = match scrolled {
-                    Ok(v) => v.as_bool().unwrap_or(true),
-                    Err(e) => {
-                        r = Err(e);
-                        break;
-                    }
-                };
-                let t = Instant::now();
-                let ready = oxwright_engine::WaitCondition::LoadState(oxwright_engine::WaitUntil::Ready);
-                r = exec.page().wait_for(&ready, exec.timeout()).await;
-                trace.durations.settle_ms += ms(t.elapsed());
-                if r.is_err() || at_bottom {
-                    break;
-                }
-            }
-            match r {
-                Ok(()) => Ok(()),
-                Err(e) if e.is_fatal() => return Err(e.into()),
-                Err(e) => Err(engine_attempt(&e)),
-            }
-        }
+        StepAction::ScrollPage(to) => scroll_step(exec, *to, sanitizer, trace).await?,
     })
+}
+
+/// A page scroll (`scroll: through`, a screen at a time to the bottom):
+/// each screen waits, as an action settles, for what it set off.
+async fn scroll_step(
+    exec: &mut Executor<'_>,
+    to: ScrollTo,
+    sanitizer: &Sanitizer,
+    trace: &mut StepTrace,
+) -> Result<Result<(), AttemptError>, StepError> {
+    trace.decision = Some(plain_decision(
+        "scroll",
+        Some(format!("{to:?}").to_lowercase()),
+        None,
+    ));
+    let screens = if to == ScrollTo::Through {
+        ScrollTo::MAX_SCREENS
+    } else {
+        1
+    };
+    let mut r = Ok(());
+    for _ in 0..screens {
+        let t = Instant::now();
+        let script = if to == ScrollTo::Through {
+            ScrollTo::THROUGH_STEP
+        } else {
+            to.script()
+        };
+        let scrolled = exec.page().evaluate(script, exec.timeout()).await;
+        trace.durations.action_ms += ms(t.elapsed());
+        // What the scroll set off (a section loaded as it comes into
+        // view) is waited for, as an action's settle waits for what
+        // it started: the page's pending work done, its text quiet.
+        let at_bottom = match scrolled {
+            Ok(v) => v.as_bool().unwrap_or(true),
+            Err(e) => {
+                r = Err(e);
+                break;
+            }
+        };
+        let t = Instant::now();
+        let ready = oxwright_engine::WaitCondition::LoadState(oxwright_engine::WaitUntil::Ready);
+        r = exec.page().wait_for(&ready, exec.timeout()).await;
+        trace.durations.settle_ms += ms(t.elapsed());
+        if r.is_err() || at_bottom {
+            break;
+        }
+    }
+    match r {
+        Ok(()) => Ok(Ok(())),
+        Err(e) if e.is_fatal() => Err(e.into()),
+        Err(e) => Ok(Err(AttemptError::from_engine(
+            &e,
+            sanitizer.clean(&e.to_string()),
+        ))),
+    }
 }
 
 /// An `expect:` step: the assertion holds within `wait`.
