@@ -86,7 +86,6 @@ impl Args for FetchArgs {
             Arg::new(STORAGE_STATE_ID)
                 .long("storage-state")
                 .value_name("FILE")
-                .value_parser(|raw: &str| storage_state_cookies(std::path::Path::new(raw)).map(|_| raw.to_string()))
                 .help(
                     "Fetch signed in: the cookies of a saved login, a Playwright `storageState` JSON file \
                      (as `oxwright run --save-storage-state` writes), each to its own domain and path, a \

@@ -23,14 +23,15 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use oxwright_artifacts::{ArtifactError, ArtifactStore, Expect};
-use oxwright_checks::{AttemptOutcome, Check, CheckRun, RunContext, Trigger, run_key, state_key};
+use oxwright_checks::{AttemptOutcome, Check, CheckRun, RunContext, Trigger, run_key};
 use oxwright_jobs::{Job, JobError, JobId, JobKind, JobReport, JobSpec, ReportStatus, WorkflowResult, keys};
 use oxwright_queue::JobQueue;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Mutex, oneshot};
 
-use super::outbox::{Outbox, PendingAlert};
-use super::state::{AlertRule, CheckState};
+use super::outbox::Outbox;
+
+mod stored_state;
 
 /// A run in flight, as `checks/<name>/inflight.json` keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -63,10 +64,6 @@ struct EndedAttempt {
 /// How long past the last attempt's deadline a run waits for its report
 /// before [`CheckRunner`] closes it as failed.
 const OVERDUE_GRACE: Duration = Duration::from_secs(5 * 60);
-
-/// How many times a state change is folded again after losing a
-/// conditional write to another scheduler before it is given up.
-const STATE_WRITE_TRIES: usize = 16;
 
 fn inflight_key(check: &str) -> String {
     format!("checks/{check}/inflight.json")
@@ -367,72 +364,6 @@ impl CheckRunner {
             .await
     }
 
-    async fn count_skipped(&self, name: &str) {
-        if let Err(err) = self.update_state(name, |state| state.skipped_ticks += 1).await {
-            tracing::warn!(check = %name, error = %err, "skipped tick not counted");
-        }
-        super::metrics::record_skipped(name);
-        tracing::info!(check = %name, "tick skipped: the last run is still going");
-    }
-
-    /// The state of `name` (a new one when none is stored).
-    pub async fn state(&self, name: &str) -> CheckState {
-        match self.store.get(&state_key(name)).await {
-            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|_| CheckState::new(name)),
-            Err(_) => CheckState::new(name),
-        }
-    }
-
-    /// `name`'s stored state (a new one when none is stored) and what a
-    /// write over it expects to find.
-    async fn read_state(&self, name: &str) -> Result<(CheckState, Expect), ArtifactError> {
-        match self.store.get_versioned(&state_key(name)).await {
-            Ok((bytes, version)) => Ok((
-                serde_json::from_slice(&bytes).unwrap_or_else(|_| CheckState::new(name)),
-                Expect::Version(version),
-            )),
-            Err(ArtifactError::NotFound { .. }) => Ok((CheckState::new(name), Expect::Absent)),
-            Err(err) => Err(err),
-        }
-    }
-
-    /// Writes `state` over the version it was read at; a
-    /// [`ArtifactError::Conflict`] says another scheduler wrote it meanwhile.
-    async fn write_state(&self, state: &CheckState, expect: &Expect) -> Result<(), ArtifactError> {
-        let body = serde_json::to_vec(state).expect("states serialise");
-        self.store
-            .put_if(
-                &state_key(&state.check),
-                Bytes::from(body),
-                "application/json",
-                expect,
-            )
-            .await
-            .map(|_| ())
-    }
-
-    /// Applies `change` to `name`'s stored state and writes it over the
-    /// version it read, reading and applying again when another scheduler
-    /// wrote it meanwhile.
-    async fn update_state(
-        &self,
-        name: &str,
-        change: impl Fn(&mut CheckState),
-    ) -> Result<CheckState, ArtifactError> {
-        for _ in 0..STATE_WRITE_TRIES {
-            let (mut state, expect) = self.read_state(name).await?;
-            change(&mut state);
-            match self.write_state(&state, &expect).await {
-                Ok(()) => return Ok(state),
-                Err(ArtifactError::Conflict { .. }) => {
-                    tracing::debug!(check = %name, "check state written by another scheduler meanwhile; applying again");
-                }
-                Err(err) => return Err(err),
-            }
-        }
-        Err(ArtifactError::Conflict { key: state_key(name) })
-    }
-
     /// Takes `report` when it is of a check's run in flight; says whether
     /// it was. Returns once everything the report decides is stored, so
     /// the caller acks it then.
@@ -537,65 +468,6 @@ impl CheckRunner {
         record
     }
 
-    /// Folds `record` into `check`'s state; the alert the change raises
-    /// goes to the outbox before the state is written, so a scheduler
-    /// that stops in between still sends it. A fold that loses its
-    /// conditional write to another scheduler's takes its alert back and
-    /// folds again over the state that won.
-    async fn fold_run(
-        &self,
-        check: &Check,
-        run_id: &str,
-        record: &CheckRun,
-    ) -> (CheckState, Option<PendingAlert>) {
-        let rule = AlertRule {
-            after: check.alert.after,
-            reminder_every: check.alert.reminder_every,
-        };
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            let (mut state, expect) = match self.read_state(&check.name).await {
-                Ok(read) => read,
-                Err(err) => {
-                    tracing::warn!(check = %check.name, error = %err, "check state not read; folding into a new one");
-                    (CheckState::new(&check.name), Expect::Absent)
-                }
-            };
-            let event = state.fold(run_id, record.status.is_pass(), Utc::now(), rule);
-            let alert = match (event, &check.alert.webhook) {
-                (Some(event), Some(webhook)) => Some(PendingAlert {
-                    id: format!("{run_id}-{}", event.as_str().trim_start_matches("check.")),
-                    check: check.name.clone(),
-                    webhook: webhook.to_string(),
-                    event: event.as_str().to_string(),
-                    body: super::alert_body(event, record, &state),
-                }),
-                _ => None,
-            };
-            if let Some(alert) = &alert
-                && let Err(err) = self.outbox.put(alert).await
-            {
-                tracing::warn!(check = %check.name, error = %err, "alert not written to the outbox");
-            }
-            match self.write_state(&state, &expect).await {
-                Err(ArtifactError::Conflict { .. }) if tries < STATE_WRITE_TRIES => {
-                    tracing::debug!(check = %check.name, "check state written by another scheduler meanwhile; folding again");
-                    if let Some(alert) = &alert
-                        && let Err(err) = self.outbox.withdraw(alert).await
-                    {
-                        tracing::warn!(check = %check.name, error = %err, "alert of a lost fold not withdrawn");
-                    }
-                }
-                Err(err) => {
-                    tracing::warn!(check = %check.name, error = %err, "check state not written");
-                    return (state, alert);
-                }
-                Ok(()) => return (state, alert),
-            }
-        }
-    }
-
     /// What one ended attempt came to, read back from its artefacts.
     async fn outcome(&self, attempt: &EndedAttempt) -> AttemptOutcome {
         let result: Option<WorkflowResult> = self
@@ -635,195 +507,4 @@ impl CheckRunner {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use oxwright_artifacts::MemoryStore;
-    use oxwright_queue::MemoryQueue;
-
-    fn runner(dir: &std::path::Path, grace: Duration) -> CheckRunner {
-        let path = dir.join("login.check.toml");
-        std::fs::write(
-            &path,
-            "url = \"http://a.test/app/login\"\nsteps = \"expect: text main = Pro\"\ntimeout = \"1s\"\n",
-        )
-        .unwrap();
-        let check = oxwright_checks::load(&path).unwrap();
-        let mut runner = CheckRunner::new(
-            vec![check],
-            Arc::new(MemoryStore::new()),
-            Arc::new(MemoryQueue::new()),
-            None,
-        );
-        runner.overdue_grace = grace;
-        runner
-    }
-
-    #[tokio::test]
-    async fn a_run_whose_report_never_comes_is_closed_after_its_deadline_and_the_check_runs_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let runner = runner(dir.path(), Duration::from_millis(200));
-        let first = runner
-            .trigger("login", Trigger::Schedule, None, BTreeMap::new(), true)
-            .await
-            .unwrap();
-        // Its report is lost: a tick while it is young is skipped and counted.
-        let again = runner
-            .trigger("login", Trigger::Schedule, None, BTreeMap::new(), false)
-            .await;
-        assert!(matches!(again, Err(TriggerError::Running(_))), "{again:?}");
-        assert_eq!(runner.state("login").await.skipped_ticks, 1);
-        tokio::time::sleep(Duration::from_millis(1300)).await;
-        let second = runner
-            .trigger("login", Trigger::Schedule, None, BTreeMap::new(), false)
-            .await
-            .expect("an overdue run no longer holds the check");
-        assert_ne!(second.run_id, first.run_id);
-        let record = first
-            .done
-            .unwrap()
-            .await
-            .expect("the waiter hears of the closed run");
-        assert_eq!(record.run_id, first.run_id);
-        assert!(!record.status.is_pass());
-        let error = record.error.as_ref().expect("the run says why it failed");
-        assert_eq!(error.kind, oxwright_jobs::ErrorKind::Timeout);
-        assert!(
-            error.message.contains("no report of attempt 1"),
-            "{}",
-            error.message
-        );
-        assert_eq!(runner.runs("login", 10).await.unwrap().len(), 1);
-        assert!(runner.running("login").await);
-        let state = runner.state("login").await;
-        assert_eq!((state.runs, state.consecutive_failures), (1, 1));
-        assert_eq!(state.skipped_ticks, 1);
-    }
-
-    /// A memory store whose writes take a while, so read-change-write
-    /// steps of two schedulers overlap.
-    #[derive(Debug, Clone)]
-    struct SlowWrites(MemoryStore);
-
-    #[async_trait::async_trait]
-    impl ArtifactStore for SlowWrites {
-        async fn put(&self, key: &str, body: Bytes, content_type: &str) -> Result<(), ArtifactError> {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-            self.0.put(key, body, content_type).await
-        }
-        async fn get(&self, key: &str) -> Result<Bytes, ArtifactError> {
-            self.0.get(key).await
-        }
-        async fn append(&self, key: &str, line: Bytes) -> Result<(), ArtifactError> {
-            self.0.append(key, line).await
-        }
-        async fn list(&self, prefix: &str) -> Result<Vec<String>, ArtifactError> {
-            self.0.list(prefix).await
-        }
-        async fn exists(&self, key: &str) -> Result<bool, ArtifactError> {
-            self.0.exists(key).await
-        }
-        async fn delete(&self, key: &str) -> Result<(), ArtifactError> {
-            self.0.delete(key).await
-        }
-        async fn get_versioned(
-            &self,
-            key: &str,
-        ) -> Result<(Bytes, oxwright_artifacts::Version), ArtifactError> {
-            self.0.get_versioned(key).await
-        }
-        async fn put_if(
-            &self,
-            key: &str,
-            body: Bytes,
-            content_type: &str,
-            expect: &Expect,
-        ) -> Result<oxwright_artifacts::Version, ArtifactError> {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-            self.0.put_if(key, body, content_type, expect).await
-        }
-        fn describe(&self) -> String {
-            "memory store with slow writes".into()
-        }
-    }
-
-    #[tokio::test]
-    async fn two_schedulers_over_one_store_run_a_check_once_at_a_time_and_count_every_skipped_tick() {
-        let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn ArtifactStore> = Arc::new(SlowWrites(MemoryStore::new()));
-        let queue = Arc::new(MemoryQueue::new());
-        let scheduler = |store: &Arc<dyn ArtifactStore>| {
-            let check = runner(dir.path(), OVERDUE_GRACE)
-                .checks
-                .into_values()
-                .next()
-                .unwrap();
-            CheckRunner::new(vec![check], store.clone(), queue.clone(), None)
-        };
-        let (a, b) = (scheduler(&store), scheduler(&store));
-        fn tick(r: &CheckRunner) -> impl Future<Output = Result<Started, TriggerError>> + '_ {
-            r.trigger("login", Trigger::Schedule, None, BTreeMap::new(), false)
-        }
-        let (ta, tb) = tokio::join!(tick(&a), tick(&b));
-        assert!(
-            ta.is_ok() != tb.is_ok(),
-            "exactly one starts the run: {ta:?} {tb:?}"
-        );
-        let started = ta.or(tb).unwrap();
-        assert_eq!(
-            queue.depth(JobKind::Workflow).await.unwrap(),
-            1,
-            "one job published"
-        );
-        assert!(a.running("login").await && b.running("login").await);
-
-        // Ticks on both while it runs: each one counted, none lost.
-        for _ in 0..10 {
-            let (sa, sb) = tokio::join!(tick(&a), tick(&b));
-            for skipped in [sa, sb] {
-                assert!(matches!(skipped, Err(TriggerError::Running(_))), "{skipped:?}");
-            }
-        }
-        assert_eq!(a.state("login").await.skipped_ticks, 21);
-
-        // The run's report reaches one of them; the other starts the next run.
-        let report = JobReport {
-            job_id: started.job_id,
-            kind: JobKind::Workflow,
-            batch_id: None,
-            url: "http://a.test/app/login".into(),
-            status: ReportStatus::Failed,
-            error: Some(JobError::new(oxwright_jobs::ErrorKind::Internal, "broken")),
-            artifacts: Vec::new(),
-            attempt: 1,
-            duration_ms: 1.0,
-            finished_at: Utc::now(),
-        };
-        let (took_a, took_b) = tokio::join!(a.take(&report), b.take(&report));
-        assert!(took_a && took_b, "both had it in flight");
-        let state = a.state("login").await;
-        assert_eq!(
-            (state.runs, state.consecutive_failures, state.skipped_ticks),
-            (1, 1, 21)
-        );
-        assert_eq!(a.runs("login", 10).await.unwrap().len(), 1);
-        let next = tick(&b).await.expect("the closed run no longer holds the check");
-        assert_ne!(next.run_id, started.run_id);
-        assert!(matches!(tick(&a).await, Err(TriggerError::Running(_))));
-    }
-
-    #[tokio::test]
-    async fn a_run_within_its_deadline_keeps_the_check() {
-        let dir = tempfile::tempdir().unwrap();
-        let runner = runner(dir.path(), Duration::from_secs(300));
-        runner
-            .trigger("login", Trigger::Schedule, None, BTreeMap::new(), false)
-            .await
-            .unwrap();
-        tokio::time::sleep(Duration::from_millis(1300)).await;
-        let again = runner
-            .trigger("login", Trigger::Schedule, None, BTreeMap::new(), false)
-            .await;
-        assert!(matches!(again, Err(TriggerError::Running(_))), "{again:?}");
-        assert!(runner.runs("login", 10).await.unwrap().is_empty());
-    }
-}
+mod tests;
