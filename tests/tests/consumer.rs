@@ -4,115 +4,50 @@
 //! artefact writes fail a few times is retried and ends ok, and a job that
 //! fails for good while its `error.json` cannot be written is retried until
 //! that artefact exists. A job past its deadline is not run: it ends
-//! `expired`, with its report and `error.json`.
+//! `expired`, with its report and `error.json`. A worker waits out a
+//! short store outage in place, so a page loaded once is not loaded again,
+//! and a fetch delivered again after its result was stored is answered
+//! from the store.
 
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use async_trait::async_trait;
-use bytes::Bytes;
 use common::Env;
-use oxwright_artifacts::{ArtifactError, ArtifactStore, MemoryStore};
-use oxwright_jobs::{ErrorKind, Job, JobKind, JobReport, JobSpec, ReportStatus, SitemapSpec, keys};
+use oxwright_artifacts::test_suite::FaultyStore;
+use oxwright_artifacts::{ArtifactStore, MemoryStore};
+use oxwright_fixtures::ARTICLE_PATHS;
+use oxwright_jobs::{ErrorKind, Job, JobReport, JobSpec, ReportStatus, SitemapSpec, keys};
 use oxwright_queue::{JobQueue, MemoryQueue};
-use oxwright_worker::{ConsumerOptions, HandlerContext, run_consumer};
+use oxwright_worker::{
+    ConsumerOptions, HandlerContext, STORE_PATIENCE, run_consumer, run_job, run_job_attempt,
+};
 use tokio_util::sync::CancellationToken;
 
-/// A memory store whose first `failures` puts fail like an S3 server that
-/// refuses connections (retryable backend errors).
-#[derive(Debug)]
-struct FlakyStore {
-    inner: MemoryStore,
-    failures: AtomicU32,
-}
-
-impl FlakyStore {
-    fn new(inner: MemoryStore, failures: u32) -> Self {
-        Self {
-            inner,
-            failures: AtomicU32::new(failures),
-        }
-    }
-
-    fn fail_once(&self, key: &str) -> Result<(), ArtifactError> {
-        let failing = self
-            .failures
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-            .is_ok();
-        if failing {
-            return Err(ArtifactError::Backend {
-                key: key.to_owned(),
-                message: "dispatch failure: connection refused".into(),
-                retryable: true,
-                source: None,
-            });
-        }
-        Ok(())
-    }
-}
-
-#[async_trait]
-impl ArtifactStore for FlakyStore {
-    async fn put(&self, key: &str, body: Bytes, content_type: &str) -> Result<(), ArtifactError> {
-        self.fail_once(key)?;
-        self.inner.put(key, body, content_type).await
-    }
-
-    async fn get(&self, key: &str) -> Result<Bytes, ArtifactError> {
-        self.inner.get(key).await
-    }
-
-    async fn append(&self, key: &str, line: Bytes) -> Result<(), ArtifactError> {
-        self.fail_once(key)?;
-        self.inner.append(key, line).await
-    }
-
-    async fn get_versioned(&self, key: &str) -> Result<(Bytes, oxwright_artifacts::Version), ArtifactError> {
-        self.inner.get_versioned(key).await
-    }
-
-    async fn put_if(
-        &self,
-        key: &str,
-        body: Bytes,
-        content_type: &str,
-        expect: &oxwright_artifacts::Expect,
-    ) -> Result<oxwright_artifacts::Version, ArtifactError> {
-        self.fail_once(key)?;
-        self.inner.put_if(key, body, content_type, expect).await
-    }
-
-    async fn list(&self, prefix: &str) -> Result<Vec<String>, ArtifactError> {
-        self.inner.list(prefix).await
-    }
-
-    async fn exists(&self, key: &str) -> Result<bool, ArtifactError> {
-        self.inner.exists(key).await
-    }
-
-    async fn delete(&self, key: &str) -> Result<(), ArtifactError> {
-        self.inner.delete(key).await
-    }
-
-    fn describe(&self) -> String {
-        "flaky memory store".into()
-    }
-}
-
 /// Runs `job` through a sitemap consumer (3 attempts, 10 ms retry delay)
-/// over a store failing its first `failures` writes; returns the single
-/// report published, the dead-letter kinds and the store.
+/// over a store failing its first `failures` writes, which the worker
+/// does not wait out; returns the single report published, the
+/// dead-letter kinds and the store.
 async fn run_through_consumer(env: &Env, job: Job, failures: u32) -> (JobReport, Vec<String>, MemoryStore) {
+    run_with_patience(env, job, failures, Duration::ZERO).await
+}
+
+/// Runs `job` as [`run_through_consumer`] does, through a consumer of its
+/// kind whose writes wait up to `patience` for the store.
+async fn run_with_patience(
+    env: &Env,
+    job: Job,
+    failures: u32,
+    patience: Duration,
+) -> (JobReport, Vec<String>, MemoryStore) {
     let memory = MemoryStore::new();
-    let store = Arc::new(FlakyStore::new(memory.clone(), failures));
-    let ctx = HandlerContext::new(env.pool.clone(), env.policy.clone(), store);
+    let store = Arc::new(FaultyStore::new(Arc::new(memory.clone())).refusing_writes(failures));
+    let ctx = HandlerContext::with_store_patience(env.pool.clone(), env.policy.clone(), store, patience);
     let queue = Arc::new(MemoryQueue::new());
     let mut reports = queue.reports().await.expect("report stream");
     queue.publish(&job).await.expect("publish");
-    let mut opts = ConsumerOptions::new(JobKind::Sitemap, 2);
+    let mut opts = ConsumerOptions::new(job.kind(), 2);
     opts.max_attempts = 3;
     opts.retry_delay = Duration::from_millis(10);
     let shutdown = CancellationToken::new();
@@ -235,4 +170,80 @@ async fn job_before_its_deadline_runs() {
     let (report, dead, _store) = run_through_consumer(&env, job, 0).await;
     assert_eq!(report.status, ReportStatus::Ok, "{:?}", report.error);
     assert!(dead.is_empty(), "{dead:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_outage_within_the_patience_is_waited_out_without_loading_the_page_again() {
+    let env = Env::start().await;
+    let path = ARTICLE_PATHS[0];
+    let job = Job::new(JobSpec::Fetch(env.spec(path)), None);
+    // page.md is refused three times: about 1.4 s of outage.
+    let (report, dead, store) = run_with_patience(&env, job.clone(), 3, STORE_PATIENCE).await;
+    assert_eq!(report.status, ReportStatus::Ok, "{:?}", report.error);
+    assert_eq!(
+        report.attempt, 1,
+        "waited out in place, not retried through the queue"
+    );
+    assert!(dead.is_empty(), "{dead:?}");
+    assert!(store.exists(&keys::job_result(job.kind(), job.id)).await.unwrap());
+    assert_eq!(env.site.hits(path), 1, "the page was loaded once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_outage_past_the_patience_runs_the_job_again() {
+    let env = Env::start().await;
+    let path = ARTICLE_PATHS[1];
+    let job = Job::new(JobSpec::Fetch(env.spec(path)), None);
+    // 300 ms of patience allows one wait of 200 ms: page.md is refused
+    // twice, then error.json once, and the job goes back to the queue.
+    let (report, dead, store) = run_with_patience(&env, job.clone(), 3, Duration::from_millis(300)).await;
+    assert_eq!(report.status, ReportStatus::Ok, "{:?}", report.error);
+    assert_eq!(report.attempt, 2, "the outage outlasted the patience");
+    assert!(dead.is_empty(), "{dead:?}");
+    assert!(store.exists(&keys::job_result(job.kind(), job.id)).await.unwrap());
+    assert_eq!(
+        env.site.hits(path),
+        2,
+        "nothing was stored, so the page was loaded again"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_delivered_again_after_its_result_was_stored_is_not_loaded_again() {
+    let env = Env::start().await;
+    let path = ARTICLE_PATHS[2];
+    let (ctx, store) = env.handler();
+    let job = Job::new(JobSpec::Fetch(env.spec(path)), None);
+    let first = run_job(&ctx, &job).await;
+    assert_eq!(first.status, ReportStatus::Ok, "{:?}", first.error);
+    assert_eq!(env.site.hits(path), 1);
+    // The worker died before its report went out: the broker gives the
+    // job back, marked as delivered before.
+    let again = run_job_attempt(&ctx, &job, true, true).await;
+    assert_eq!(again.status, ReportStatus::Ok, "{:?}", again.error);
+    assert_eq!(again.artifacts, first.artifacts);
+    assert_eq!(env.site.hits(path), 1, "answered from the store");
+    // A first delivery never asks the store: a fresh job with the same
+    // spec loads the page.
+    let fresh = Job::new(JobSpec::Fetch(env.spec(path)), None);
+    assert_eq!(
+        run_job_attempt(&ctx, &fresh, true, false).await.status,
+        ReportStatus::Ok
+    );
+    assert_eq!(env.site.hits(path), 2);
+    // A delivery given back whose result never landed runs.
+    let lost = Job::new(JobSpec::Fetch(env.spec(path)), None);
+    store
+        .put(
+            &keys::job_artifact(lost.kind(), lost.id, "page.md"),
+            "half".into(),
+            "text/markdown",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        run_job_attempt(&ctx, &lost, true, true).await.status,
+        ReportStatus::Ok
+    );
+    assert_eq!(env.site.hits(path), 3);
 }

@@ -145,7 +145,8 @@ pub async fn handle_delivery(
     // Before the last attempt a failed job whose error.json the store could
     // not take comes back as a retryable storage failure.
     let retry_possible = job.attempt < opts.max_attempts;
-    let report: JobReport = run_job_attempt(ctx, &job, retry_possible).await;
+    let delivered_before = delivery.redelivered();
+    let report: JobReport = run_job_attempt(ctx, &job, retry_possible, delivered_before).await;
     let done = |outcome| metrics::record_job(Some(job.kind()), outcome, started.elapsed().as_secs_f64());
     if let Some(err) = &report.error
         && err.kind == oxwright_jobs::ErrorKind::HandedOver

@@ -9,6 +9,6 @@ mod run;
 mod setup;
 
 pub use consumer::{ConsumerOptions, handle_delivery, run_consumer};
-pub use handlers::{HandlerContext, run_job, run_job_attempt, store_error};
+pub use handlers::{HandlerContext, STORE_PATIENCE, run_job, run_job_attempt, store_error};
 pub use run::{WorkerOptions, run_consumers, run_worker};
 pub use setup::{BrowserSetup, pool_config};

@@ -368,3 +368,129 @@ pub async fn racing_conditional_updates_lose_none(store: &dyn ArtifactStore) {
     );
     assert!(conflicts > 0, "the writers never raced; the check proves nothing");
 }
+
+/// A store for tests of what happens when the store misbehaves: it
+/// refuses its first writes (`put`, `append`, `put_if`) as a restarting S3
+/// server refuses them, and may take a while over each write, so that
+/// read-change-write steps of two writers overlap. Reads pass through.
+#[derive(Debug, Clone)]
+pub struct FaultyStore {
+    inner: std::sync::Arc<dyn ArtifactStore>,
+    refusals: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    retryable: bool,
+    write_delay: std::time::Duration,
+}
+
+impl FaultyStore {
+    /// Wraps `inner`, misbehaving in no way yet.
+    pub fn new(inner: std::sync::Arc<dyn ArtifactStore>) -> Self {
+        Self {
+            inner,
+            refusals: std::sync::Arc::default(),
+            retryable: true,
+            write_delay: std::time::Duration::ZERO,
+        }
+    }
+
+    /// Refuses the next `n` writes for a transient reason ("connection
+    /// refused", retryable).
+    #[must_use]
+    pub fn refusing_writes(self, n: u32) -> Self {
+        self.refusals.store(n, Ordering::SeqCst);
+        Self {
+            retryable: true,
+            ..self
+        }
+    }
+
+    /// Refuses the next `n` writes for good (not retryable).
+    #[must_use]
+    pub fn refusing_writes_for_good(self, n: u32) -> Self {
+        self.refusals.store(n, Ordering::SeqCst);
+        Self {
+            retryable: false,
+            ..self
+        }
+    }
+
+    /// Takes `delay` over every write before making it.
+    #[must_use]
+    pub fn with_slow_writes(self, delay: std::time::Duration) -> Self {
+        Self {
+            write_delay: delay,
+            ..self
+        }
+    }
+
+    /// How many writes are still to be refused.
+    pub fn refusals_left(&self) -> u32 {
+        self.refusals.load(Ordering::SeqCst)
+    }
+
+    async fn before_write(&self, key: &str) -> Result<(), ArtifactError> {
+        if !self.write_delay.is_zero() {
+            tokio::time::sleep(self.write_delay).await;
+        }
+        let refused = self
+            .refusals
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        if refused {
+            return Err(ArtifactError::Backend {
+                key: key.to_owned(),
+                message: "dispatch failure: connection refused".into(),
+                retryable: self.retryable,
+                source: None,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl ArtifactStore for FaultyStore {
+    async fn put(&self, key: &str, body: Bytes, content_type: &str) -> Result<(), ArtifactError> {
+        self.before_write(key).await?;
+        self.inner.put(key, body, content_type).await
+    }
+
+    async fn get(&self, key: &str) -> Result<Bytes, ArtifactError> {
+        self.inner.get(key).await
+    }
+
+    async fn append(&self, key: &str, line: Bytes) -> Result<(), ArtifactError> {
+        self.before_write(key).await?;
+        self.inner.append(key, line).await
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, ArtifactError> {
+        self.inner.list(prefix).await
+    }
+
+    async fn exists(&self, key: &str) -> Result<bool, ArtifactError> {
+        self.inner.exists(key).await
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), ArtifactError> {
+        self.inner.delete(key).await
+    }
+
+    async fn get_versioned(&self, key: &str) -> Result<(Bytes, crate::Version), ArtifactError> {
+        self.inner.get_versioned(key).await
+    }
+
+    async fn put_if(
+        &self,
+        key: &str,
+        body: Bytes,
+        content_type: &str,
+        expect: &Expect,
+    ) -> Result<crate::Version, ArtifactError> {
+        self.before_write(key).await?;
+        self.inner.put_if(key, body, content_type, expect).await
+    }
+
+    fn describe(&self) -> String {
+        format!("{} (with injected faults)", self.inner.describe())
+    }
+}

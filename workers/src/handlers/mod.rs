@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use chrono::Utc;
-use oxwright_artifacts::{ArtifactError, ArtifactStore};
+use oxwright_artifacts::{ArtifactError, ArtifactStore, PatientStore};
 use oxwright_browser::{BrowserPool, UrlPolicy};
 use oxwright_jobs::{ErrorKind, Job, JobError, JobReport, JobSpec, ReportStatus, keys};
 use oxwright_sitemap::{SitemapLoader, SitemapOptions};
@@ -21,7 +21,8 @@ pub struct HandlerContext {
     pub pool: BrowserPool,
     /// The URL policy every navigation obeys.
     pub policy: Arc<UrlPolicy>,
-    /// Where artefacts go.
+    /// Where artefacts go: the store given, behind a [`PatientStore`] that
+    /// waits out a short outage (see [`STORE_PATIENCE`]).
     pub store: Arc<dyn ArtifactStore>,
     /// Sitemap discovery and loading, with its cache.
     pub sitemaps: SitemapLoader,
@@ -79,14 +80,32 @@ impl std::fmt::Debug for ExtractModel {
 /// cancellation marker is read again.
 pub const CANCEL_RECHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// How long a worker waits, in place, for a store that refuses a write
+/// for a transient reason (an S3 server restarting, a network blip)
+/// before the job fails as `storage` and goes back to the queue. A page
+/// whose result is held through the outage is not loaded again.
+pub const STORE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(20);
+
 impl HandlerContext {
-    /// Builds a context; the sitemap loader shares the URL policy.
+    /// Builds a context writing through `store` with [`STORE_PATIENCE`];
+    /// the sitemap loader shares the URL policy.
     pub fn new(pool: BrowserPool, policy: Arc<UrlPolicy>, store: Arc<dyn ArtifactStore>) -> Self {
+        Self::with_store_patience(pool, policy, store, STORE_PATIENCE)
+    }
+
+    /// Builds a context whose writes wait up to `patience` for a store
+    /// that refuses them for a transient reason (zero: not at all).
+    pub fn with_store_patience(
+        pool: BrowserPool,
+        policy: Arc<UrlPolicy>,
+        store: Arc<dyn ArtifactStore>,
+        patience: std::time::Duration,
+    ) -> Self {
         let sitemaps = SitemapLoader::new(policy.clone(), SitemapOptions::default());
         Self {
             pool,
             policy,
-            store,
+            store: Arc::new(PatientStore::new(store, patience)),
             sitemaps,
             workflow: workflow::WorkflowContext::default(),
             store_id: Arc::default(),
@@ -112,7 +131,7 @@ pub fn store_error(err: &ArtifactError) -> JobError {
 /// Never fails: a failed job yields a report with a typed error and an
 /// `error.json` artefact (when the store takes it).
 pub async fn run_job(ctx: &HandlerContext, job: &Job) -> JobReport {
-    run_job_attempt(ctx, job, false).await
+    run_job_attempt(ctx, job, false, false).await
 }
 
 /// Runs `job` like [`run_job`]. When `retry_possible` and the `error.json`
@@ -120,8 +139,18 @@ pub async fn run_job(ctx: &HandlerContext, job: &Job) -> JobReport {
 /// the report carries that [`ErrorKind::Storage`] error instead of the
 /// job's own, so the delivery is retried rather than settled without its
 /// error artefact. On the last attempt the job's own error is kept.
+///
+/// `delivered_before` says the job may have run already (a later attempt,
+/// or a delivery the broker gave back after a worker died or a report
+/// was lost): a fetch whose `result.json` is stored is then answered from
+/// the store, without loading the page again.
 #[tracing::instrument(skip_all, fields(job_id = %job.id, kind = %job.kind(), attempt = job.attempt))]
-pub async fn run_job_attempt(ctx: &HandlerContext, job: &Job, retry_possible: bool) -> JobReport {
+pub async fn run_job_attempt(
+    ctx: &HandlerContext,
+    job: &Job,
+    retry_possible: bool,
+    delivered_before: bool,
+) -> JobReport {
     let started = Instant::now();
     let refused = match expired(job, Utc::now()) {
         Some(err) => Some(err),
@@ -133,7 +162,10 @@ pub async fn run_job_attempt(ctx: &HandlerContext, job: &Job, retry_possible: bo
     let outcome = match refused {
         Some(err) => Err(err),
         None => match &job.spec {
-            JobSpec::Fetch(spec) => run_fetch(ctx, job, spec).await,
+            JobSpec::Fetch(spec) => match stored_fetch(ctx, job, delivered_before).await {
+                Some(written) => Ok(written),
+                None => run_fetch(ctx, job, spec).await,
+            },
             JobSpec::Sitemap(spec) => sitemap::run_sitemap(ctx, job, spec).await,
             JobSpec::Workflow(spec) => workflow::run_workflow_job(ctx, job, spec).await,
         },
@@ -288,6 +320,25 @@ pub async fn fetch_page(
     let store = ctx.store.as_ref();
     oxwright_extract::learn::fill(model, store, spec, html.as_deref(), &mut out.result).await?;
     Ok(out)
+}
+
+/// The artefacts of a fetch that ran before and whose `result.json` is
+/// stored (written last, so the rest are there too), when the job may
+/// have run before; `None` when it must run.
+async fn stored_fetch(ctx: &HandlerContext, job: &Job, delivered_before: bool) -> Option<Vec<String>> {
+    if !delivered_before && job.attempt <= 1 {
+        return None;
+    }
+    let body = ctx.store.get(&keys::job_result(job.kind(), job.id)).await.ok()?;
+    let result: serde_json::Value = serde_json::from_slice(&body).ok()?;
+    let written: Vec<String> = result
+        .get("artifacts")?
+        .as_array()?
+        .iter()
+        .filter_map(|k| k.as_str().map(str::to_owned))
+        .collect();
+    tracing::info!(job_id = %job.id, "the page's result was stored by an earlier delivery; not loaded again");
+    (!written.is_empty()).then_some(written)
 }
 
 async fn run_fetch(

@@ -61,54 +61,15 @@ async fn a_run_whose_report_never_comes_is_closed_after_its_deadline_and_the_che
     assert_eq!(state.skipped_ticks, 1);
 }
 
-/// A memory store whose writes take a while, so read-change-write
-/// steps of two schedulers overlap.
-#[derive(Debug, Clone)]
-struct SlowWrites(MemoryStore);
-
-#[async_trait::async_trait]
-impl ArtifactStore for SlowWrites {
-    async fn put(&self, key: &str, body: Bytes, content_type: &str) -> Result<(), ArtifactError> {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        self.0.put(key, body, content_type).await
-    }
-    async fn get(&self, key: &str) -> Result<Bytes, ArtifactError> {
-        self.0.get(key).await
-    }
-    async fn append(&self, key: &str, line: Bytes) -> Result<(), ArtifactError> {
-        self.0.append(key, line).await
-    }
-    async fn list(&self, prefix: &str) -> Result<Vec<String>, ArtifactError> {
-        self.0.list(prefix).await
-    }
-    async fn exists(&self, key: &str) -> Result<bool, ArtifactError> {
-        self.0.exists(key).await
-    }
-    async fn delete(&self, key: &str) -> Result<(), ArtifactError> {
-        self.0.delete(key).await
-    }
-    async fn get_versioned(&self, key: &str) -> Result<(Bytes, oxwright_artifacts::Version), ArtifactError> {
-        self.0.get_versioned(key).await
-    }
-    async fn put_if(
-        &self,
-        key: &str,
-        body: Bytes,
-        content_type: &str,
-        expect: &Expect,
-    ) -> Result<oxwright_artifacts::Version, ArtifactError> {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        self.0.put_if(key, body, content_type, expect).await
-    }
-    fn describe(&self) -> String {
-        "memory store with slow writes".into()
-    }
-}
-
 #[tokio::test]
 async fn two_schedulers_over_one_store_run_a_check_once_at_a_time_and_count_every_skipped_tick() {
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn ArtifactStore> = Arc::new(SlowWrites(MemoryStore::new()));
+    // Writes that take a while, so the read-change-write steps of the two
+    // schedulers overlap.
+    let store: Arc<dyn ArtifactStore> = Arc::new(
+        oxwright_artifacts::test_suite::FaultyStore::new(Arc::new(MemoryStore::new()))
+            .with_slow_writes(Duration::from_millis(5)),
+    );
     let queue = Arc::new(MemoryQueue::new());
     let scheduler = |store: &Arc<dyn ArtifactStore>| {
         let check = runner(dir.path(), OVERDUE_GRACE)
