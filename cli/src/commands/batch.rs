@@ -169,21 +169,7 @@ impl Embedded {
         let store = ctx.store.clone();
         let queue: Arc<dyn JobQueue> = Arc::new(MemoryQueue::new());
         let capacity = pool.capacity();
-        let workers_done = CancellationToken::new();
-        let worker = {
-            let (queue, done) = (queue.clone(), workers_done.clone());
-            tokio::spawn(async move {
-                let result = run_consumer(
-                    ctx,
-                    queue,
-                    ConsumerOptions::new(JobKind::Fetch, capacity),
-                    shutdown,
-                )
-                .await;
-                done.cancel();
-                result
-            })
-        };
+        let (worker, workers_done) = spawn_fetch_worker(ctx, queue.clone(), capacity, shutdown);
         Ok(Self {
             pool,
             store,
@@ -193,6 +179,33 @@ impl Embedded {
             workers_done,
         })
     }
+}
+
+/// Runs `capacity` fetches at once from `queue` through `ctx` until
+/// `shutdown`; the token is cancelled once the worker has stopped.
+pub(crate) fn spawn_fetch_worker(
+    ctx: oxwright_worker::HandlerContext,
+    queue: Arc<dyn JobQueue>,
+    capacity: usize,
+    shutdown: CancellationToken,
+) -> (
+    tokio::task::JoinHandle<Result<(), oxwright_queue::QueueError>>,
+    CancellationToken,
+) {
+    let done = CancellationToken::new();
+    let stopped = done.clone();
+    let worker = tokio::spawn(async move {
+        let result = run_consumer(
+            ctx,
+            queue,
+            ConsumerOptions::new(JobKind::Fetch, capacity),
+            shutdown,
+        )
+        .await;
+        stopped.cancel();
+        result
+    });
+    (worker, done)
 }
 
 impl Embedded {

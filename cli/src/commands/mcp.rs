@@ -13,7 +13,10 @@ use oxwright_secrets::{EnvSecrets, FileSecrets, MemorySecrets, SecretStore};
 
 use crate::exit::{self, usage};
 use oxwright_config::Setup;
-use oxwright_worker::BrowserSetup;
+use oxwright_worker::handlers::ExtractModel;
+use oxwright_worker::{BrowserSetup, HandlerContext};
+
+mod crawl;
 
 /// Arguments of `oxwright mcp`.
 #[derive(Debug, Args)]
@@ -138,6 +141,10 @@ pub async fn run(setup: Setup, cmd: McpCmd) -> anyhow::Result<i32> {
     let pool = setup.pool().await?;
     let engine: Arc<dyn BrowserEngine> = Arc::new(pool.clone());
     let store = setup.store().await?;
+    let cancel = crate::signals::shutdown_on_signals();
+    let mut crawl_ctx = HandlerContext::new(pool.clone(), setup.policy.clone(), store.clone());
+    crawl_ctx.extract_model = ExtractModel::from_section(&setup.config.llm, &setup.env);
+    let crawler = crawl::McpCrawler::new(crawl_ctx, cancel.clone());
     let shared = Shared::new(McpServices {
         engine,
         policy: setup.policy.clone(),
@@ -146,10 +153,10 @@ pub async fn run(setup: Setup, cmd: McpCmd) -> anyhow::Result<i32> {
         store,
         llm,
         config,
+        crawler: Some(Arc::new(crawler)),
     })
     .await
     .map_err(usage)?;
-    let cancel = crate::signals::shutdown_on_signals();
     let served = match cmd.listen {
         None => oxwright_mcp::serve_stdio(shared, cancel).await,
         Some(addr) => oxwright_mcp::serve_http(shared, HttpOptions { addr, token }, cancel, None).await,

@@ -67,7 +67,7 @@ async def every_tool(c, base, workdir):
         "browser_handle_dialog", "browser_file_upload", "browser_tabs", "browser_resize", "browser_close",
         "playwright_navigate", "playwright_screenshot", "playwright_click", "playwright_fill", "playwright_select",
         "playwright_hover", "playwright_evaluate", "playwright_get_content", "playwright_get_console_logs",
-        "fetch_markdown", "load_sitemap", "run_workflow", "browser_find", "browser_drag", "browser_network_request",
+        "fetch_markdown", "load_sitemap", "crawl", "run_workflow", "browser_find", "browser_drag", "browser_network_request",
     ]:
         check(n in names, f"tool {n} listed", sorted(names))
     for t in tools:
@@ -365,6 +365,7 @@ async def every_tool(c, base, workdir):
     check("- Render: " in t, "fetch_markdown render auto says how it read (a snake_case name, a null left out)", t[:400])
     _, t = await call(c, "load_sitemap", {"target": base + "/"})
     check(re.search(r"^\d+ URLs", t) is not None and base in t, "load_sitemap", t[:400])
+    await crawl(c, base)
     wf = 'fill: textbox "Username" = alice\nfill: textbox "Password" = {{APP_PASSWORD}}\nclick: button "Sign in"\nexpect: text "Signed in as alice"\n'
     r, t = await call(c, "run_workflow", {"workflow": wf, "url": base + "/app/login", "name": "login"})
     check("Completed" in t and "steps.jsonl" in t and PASSWORD not in t, "run_workflow", t)
@@ -386,6 +387,36 @@ async def every_tool(c, base, workdir):
     await call(c, "browser_close")
     _, t = await call(c, "browser_tabs", {"action": "list"})
     check("No tabs open" in t, "closed", t)
+
+
+async def crawl(c, base):
+    """The crawl tool: the start page and the articles it links to, once each, as Markdown."""
+    r, t = await call(c, "crawl", {
+        "url": base + "/", "maxDepth": 1, "limit": 4, "includePaths": ["/articles/**"],
+        "render": "never", "perHostDelayMs": 0,
+    })
+    pages = (r.structured_content or {}).get("pages", [])
+    urls = [p["url"] for p in pages]
+    check(re.search(r"^Crawl \S+: 4 page\(s\) taken, 0 failed", t) is not None, "crawl headline", t[:400])
+    check(len(urls) == 4 and len(set(urls)) == 4, "crawl takes each page once, within the limit", urls)
+    check(urls[0] == base + "/" and pages[0]["depth"] == 0, "crawl lists the start page first", pages[:1])
+    check(all(u.startswith(base + "/articles/") and p["depth"] == 1 for u, p in zip(urls[1:], pages[1:])),
+          "crawl follows only the included paths, one link deep", urls)
+    check("- Not taken: " in t and "limit" in t and "excluded" in t, "crawl counts what it did not take by reason", t[:600])
+    check(f"## {urls[1]} (depth 1)" in t, "crawl answers with each page's Markdown", t[:1200])
+    skipped = (r.structured_content or {}).get("skipped", {})
+    check(skipped.get("excluded", 0) > 0, "crawl's structured result counts the excluded", skipped)
+    r, t = await call(c, "crawl", {"url": base + "/", "maxDepth": 1, "limit": 3, "render": "never",
+                                   "includePaths": ["/articles/**"], "perHostDelayMs": 0, "maxChars": 400})
+    check("more page(s) not shown within maxChars 400" in t and len(t) < 1500, "crawl keeps the answer within maxChars", t)
+    check(len((r.structured_content or {}).get("pages", [])) == 3, "crawl's structured result lists every page", r.structured_content)
+    _, t = await call(c, "crawl", {"url": base + "/", "limit": 500}, error=True)
+    check("`limit` is 1 to 100" in t, "crawl refuses a limit past a call's", t)
+    _, t = await call(c, "crawl", {"url": base + "/", "cookies": [{"name": "s", "value": "v"}]}, error=True)
+    check("not taken here: credentials" in t, "crawl refuses credentials as fetch_markdown does", t)
+    schema = next(x for x in (await c.list_tools()).tools if x.name == "crawl").input_schema
+    check(all(k in schema["properties"] for k in ["maxDepth", "includePaths", "ignoreRobots", "render", "include"]),
+          "crawl's arguments", list(schema["properties"]))
 
 
 def descendants(pid):

@@ -486,7 +486,7 @@ pub fn camel(option: &str) -> String {
 }
 
 /// `maxAgeMs` → `max_age_ms`; a name without capitals is kept.
-fn snake(argument: &str) -> String {
+pub(crate) fn snake(argument: &str) -> String {
     let mut out = String::new();
     for c in argument.chars() {
         if c.is_ascii_uppercase() {
@@ -508,24 +508,32 @@ impl<'de> Deserialize<'de> for FetchArgs {
             Some(other) => return Err(D::Error::custom(format!("`url` is a string, not {other}"))),
             None => return Err(D::Error::missing_field("url")),
         };
-        let mut sent = std::collections::BTreeMap::new();
-        let mut options = serde_json::Map::new();
-        // A null is a value left out (clients that send every argument send one).
-        for (key, value) in object.into_iter().filter(|(_, v)| !v.is_null()) {
-            let name = snake(&key);
-            sent.insert(name.clone(), key);
-            options.insert(name, value);
-        }
-        let options = oxwright_jobs::FetchPatch::from_object(options, FETCH_NOT_IN_MCP).map_err(|e| {
-            let key = sent.get(e.key()).cloned().unwrap_or_else(|| e.key().to_string());
-            D::Error::custom(match e {
-                oxwright_jobs::PatchError::Unknown { .. } => format!("`{key}` is no argument"),
-                oxwright_jobs::PatchError::NotHere { why, .. } => format!("`{key}` is not taken here: {why}"),
-                oxwright_jobs::PatchError::Invalid { message, .. } => format!("`{key}`: {message}"),
-            })
-        })?;
+        let options = fetch_options(object).map_err(D::Error::custom)?;
         Ok(Self { url, options })
     }
+}
+
+/// The fetch options among `object`'s arguments (camelCase or the job
+/// JSON's names; a null is an argument left out), checked as `FetchSpec`
+/// checks them; an error names the argument as the client spelt it.
+pub(crate) fn fetch_options(
+    object: serde_json::Map<String, serde_json::Value>,
+) -> Result<oxwright_jobs::FetchPatch, String> {
+    let mut sent = std::collections::BTreeMap::new();
+    let mut options = serde_json::Map::new();
+    for (key, value) in object.into_iter().filter(|(_, v)| !v.is_null()) {
+        let name = snake(&key);
+        sent.insert(name.clone(), key);
+        options.insert(name, value);
+    }
+    oxwright_jobs::FetchPatch::from_object(options, FETCH_NOT_IN_MCP).map_err(|e| {
+        let key = sent.get(e.key()).cloned().unwrap_or_else(|| e.key().to_string());
+        match e {
+            oxwright_jobs::PatchError::Unknown { .. } => format!("`{key}` is no argument"),
+            oxwright_jobs::PatchError::NotHere { why, .. } => format!("`{key}` is not taken here: {why}"),
+            oxwright_jobs::PatchError::Invalid { message, .. } => format!("`{key}`: {message}"),
+        }
+    })
 }
 
 impl JsonSchema for FetchArgs {

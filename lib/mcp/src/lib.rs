@@ -12,6 +12,7 @@
 //! loopback by default, a bearer token required on any other address).
 
 mod args;
+mod crawl;
 mod diff;
 mod errors;
 mod screenshots;
@@ -29,6 +30,10 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 pub use args::{FETCH_NOT_IN_MCP, camel};
+pub use crawl::{
+    CRAWL_CALL_LIMIT, CrawlArgs, CrawlCall, CrawlOutcome, DEFAULT_CRAWL_MAX_CHARS, DEFAULT_CRAWL_PAGES,
+    MAX_CRAWL_PAGES, SiteCrawler,
+};
 pub use errors::explain;
 pub use screenshots::{ScreenshotError, ScreenshotStore};
 pub use server::{McpConfig, McpServices, OxwrightMcp, Shared};

@@ -77,6 +77,7 @@ tool_names! {
     PlaywrightGetConsoleLogs => "playwright_get_console_logs",
     FetchMarkdown => "fetch_markdown",
     LoadSitemap => "load_sitemap",
+    Crawl => "crawl",
     RunWorkflow => "run_workflow",
 }
 
@@ -260,7 +261,7 @@ fn seed_aliases() -> Vec<Tool> {
     ]
 }
 
-/// oxwright's own: fetch, sitemaps, workflows.
+/// oxwright's own: fetch, sitemaps, crawls, workflows.
 fn own_tools() -> Vec<Tool> {
     vec![
         tool::<FetchArgs>(
@@ -271,6 +272,13 @@ fn own_tools() -> Vec<Tool> {
         tool::<SitemapArgs>(
             ToolName::LoadSitemap,
             "Discover and load a site's sitemaps; returns the URLs.",
+            true,
+        ),
+        tool::<crate::CrawlArgs>(
+            ToolName::Crawl,
+            "Crawl a site from a URL: follow its links (on its host, within maxDepth and limit, obeying robots.txt, \
+             at a polite pace) and return every page taken as Markdown, with the URLs not taken counted by reason. \
+             Takes every fetch_markdown option for the pages.",
             true,
         ),
         tool::<WorkflowArgs>(
@@ -299,11 +307,11 @@ mod tests {
     #[test]
     fn every_tool_has_an_object_schema() {
         let tools = catalogue();
-        assert_eq!(tools.len(), 34);
+        assert_eq!(tools.len(), 35);
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 34, "duplicate tool names");
+        assert_eq!(names.len(), 35, "duplicate tool names");
         for t in &tools {
             assert_eq!(t.input_schema["type"], "object", "{}", t.name);
             assert!(t.input_schema.get("properties").is_some(), "{}", t.name);

@@ -32,6 +32,7 @@ use crate::tools::{ToolName, catalogue};
 use util::*;
 
 mod browser;
+mod crawl;
 mod jobs;
 mod util;
 mod views;
@@ -95,6 +96,9 @@ pub struct McpServices {
     pub llm: Option<Arc<dyn ChatModel>>,
     /// The configuration.
     pub config: McpConfig,
+    /// What runs the `crawl` tool's crawls; without one the tool says the
+    /// server runs none.
+    pub crawler: Option<Arc<dyn crate::SiteCrawler>>,
 }
 
 impl std::fmt::Debug for McpServices {
@@ -429,6 +433,10 @@ impl OxwrightMcp {
             ToolName::LoadSitemap => {
                 let a: SitemapArgs = parse(name, args)?;
                 self.load_sitemap(a).await
+            }
+            ToolName::Crawl => {
+                let a: crate::CrawlArgs = parse(name, args)?;
+                self.crawl(a).await
             }
             ToolName::RunWorkflow => {
                 let a: WorkflowArgs = parse(name, args)?;
