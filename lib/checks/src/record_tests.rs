@@ -37,6 +37,7 @@ fn step(n: u32, text: &str, status: RunStatus, reasons: &[&str]) -> StepOutcome 
         screenshot: None,
         source: None,
         else_reason: None,
+        output: None,
     }
 }
 
@@ -85,6 +86,7 @@ pub(crate) fn result(session: &str, pass: bool) -> WorkflowResult {
         started_at: Utc::now(),
         finished_at: Utc::now(),
         resumed: vec![],
+        outputs: Default::default(),
     }
 }
 

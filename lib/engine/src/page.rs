@@ -462,6 +462,16 @@ pub trait Page: Send + Sync + std::fmt::Debug {
         Err(EngineError::unsupported("reading an element's state"))
     }
 
+    /// Reads the table `target` (a `<table>`, or an element with the role
+    /// `table` or `grid`) as rows: one JSON object per body row keyed by
+    /// the header cells' text, or a list of cell texts when it has no
+    /// header. Form controls in cells are read by their text, never their
+    /// value.
+    async fn table_rows(&self, target: &Target) -> Result<Value, EngineError> {
+        let _ = target;
+        Err(EngineError::unsupported("reading a table"))
+    }
+
     /// Sets how the page's dialogs are answered from now on (a prompt
     /// accepted gets `prompt_text`, else its default text).
     async fn answer_dialogs(

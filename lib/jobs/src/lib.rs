@@ -51,6 +51,6 @@ pub use step::{
 };
 pub use template::JobTemplate;
 pub use workflow::{
-    LlmSpec, ResumeMark, RunStatus, STORAGE_STATE_BOUND, StepOutcome, StepSource, WorkflowMode,
+    LlmSpec, ResumeMark, RunStatus, STORAGE_STATE_BOUND, StepOutcome, StepOutput, StepSource, WorkflowMode,
     WorkflowResult, WorkflowSpec, WorkflowTotals, step_text,
 };

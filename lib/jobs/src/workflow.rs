@@ -171,6 +171,19 @@ pub struct StepOutcome {
     /// `else`, in words (absent when no `else` step ran).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub else_reason: Option<String>,
+    /// What an `extract:` step read, under the name it gave.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<StepOutput>,
+}
+
+/// A value an `extract:` step read from the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepOutput {
+    /// The name it goes under in the run's `outputs`.
+    pub name: String,
+    /// What was read: a text, a control's value, a list of texts, or a
+    /// table's rows.
+    pub value: serde_json::Value,
 }
 
 /// Where a step's action came from.
@@ -255,6 +268,22 @@ pub struct WorkflowResult {
     /// in another invocation, or by hand), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed: Vec<ResumeMark>,
+    /// What the run's `extract:` steps read, by name (a later step of one
+    /// name wins).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub outputs: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
+impl WorkflowResult {
+    /// The outputs of `steps`' `extract:` steps that completed, by name.
+    pub fn outputs_of(steps: &[StepOutcome]) -> std::collections::BTreeMap<String, serde_json::Value> {
+        steps
+            .iter()
+            .filter(|s| s.status == RunStatus::Completed)
+            .filter_map(|s| s.output.as_ref())
+            .map(|o| (o.name.clone(), o.value.clone()))
+            .collect()
+    }
 }
 
 /// Where and why a run continued from its checkpoint.

@@ -25,6 +25,8 @@
 //! expect: value textbox "Username" = alice
 //! expect: count listitem = 3
 //! expect: url includes /app/search
+//! extract: text heading "Order" as order_title
+//! extract: table "Orders" as orders
 //! ```
 //!
 //! A target is `[each] KIND ["NAME"] [exact] [nth N]`: KIND is an ARIA role
@@ -53,7 +55,7 @@ const MAX_SLEEP: Duration = Duration::from_secs(60);
 
 const VERBS: &[&str] = &[
     "goto", "click", "dblclick", "fill", "select", "press", "check", "uncheck", "hover", "scroll", "wait",
-    "expect", "dialog",
+    "expect", "dialog", "extract",
 ];
 
 /// What one structured step does.
@@ -101,6 +103,8 @@ pub enum StepAction {
     },
     /// Scroll the page.
     ScrollPage(ScrollTo),
+    /// Read something off the page into the run's outputs.
+    Extract(Extraction),
 }
 
 /// Where `scroll:` takes the page.
@@ -250,7 +254,8 @@ impl StructuredStep {
                 | StepAction::Sleep(_)
                 | StepAction::Expect(_)
                 | StepAction::Dialog { .. }
-                | StepAction::ScrollPage(_) => false,
+                | StepAction::ScrollPage(_)
+                | StepAction::Extract(_) => false,
             }
     }
 }
@@ -404,6 +409,7 @@ pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
         }
         "expect" => parse_assertion(rest).map(StepAction::Expect),
         "dialog" => dialog_step(rest),
+        "extract" => extract::extract_step(rest).map(StepAction::Extract),
         other => Err(match nearest_verb(other) {
             Some(verb) => format!(
                 "unknown verb {other:?}: did you mean `{verb}:`? (verbs: {})",
@@ -725,6 +731,10 @@ fn word_prefix<'a>(s: &'a str, word: &str) -> Option<&'a str> {
     let after = s.strip_prefix(word)?;
     (after.is_empty() || after.starts_with(char::is_whitespace)).then(|| after.trim_start())
 }
+
+mod extract;
+
+pub use extract::{ExtractKind, Extraction};
 
 #[cfg(test)]
 mod tests;

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use oxwright_engine::{Locator, Page, Target};
-use oxwright_jobs::{StepDecision, StepDurations as Durations, StepValue};
+use oxwright_jobs::{StepDecision, StepDurations as Durations, StepOutput, StepValue};
 use oxwright_secrets::{MemorySecrets, Sanitizer};
 
 use crate::executor::{ActError, Executor};
-use crate::grammar::{Assertion, ScrollTo, StepAction, StructuredStep};
+use crate::grammar::{Assertion, ExtractKind, Extraction, ScrollTo, StepAction, StructuredStep};
 use crate::{Action, ActionValue, AttemptError, ParseError, StepError};
 
 /// Attempts per structured step (seed: at most 3).
@@ -38,6 +38,8 @@ pub struct StepTrace {
     pub else_reason: Option<String>,
     /// Where the attempt's time went.
     pub durations: Durations,
+    /// What an `extract:` step read.
+    pub output: Option<StepOutput>,
 }
 
 pub fn ms(d: Duration) -> f64 {
@@ -162,7 +164,88 @@ pub async fn attempt_step(
             }
         }
         StepAction::ScrollPage(to) => scroll_step(exec, *to, sanitizer, trace).await?,
+        StepAction::Extract(extraction) => extract_step(exec, extraction, wait, sanitizer, trace).await?,
     })
+}
+
+/// An `extract:` step: waits for its element as an action does, reads
+/// it, and leaves the value (cleaned of secrets) in `trace.output`.
+async fn extract_step(
+    exec: &mut Executor<'_>,
+    e: &Extraction,
+    wait: Duration,
+    sanitizer: &Sanitizer,
+    trace: &mut StepTrace,
+) -> Result<Result<(), AttemptError>, StepError> {
+    trace.decision = Some(StepDecision {
+        locator: Some(e.locator.clone()),
+        ..plain_decision("extract", Some(e.kind.as_str().to_owned()), None)
+    });
+    let t = Instant::now();
+    let first = exec
+        .wait_for_target(&e.locator, e.nth.or(e.each.then_some(0)), wait)
+        .await;
+    trace.durations.precheck_ms = ms(t.elapsed());
+    trace.precheck = Some(precheck_count(&first));
+    let id = match first {
+        Ok(id) => id,
+        Err(err) => return Ok(Err(err)),
+    };
+    let t = Instant::now();
+    let engine_attempt = |e: oxwright_engine::EngineError| -> Result<AttemptError, StepError> {
+        if e.is_fatal() {
+            return Err(e.into());
+        }
+        Ok(AttemptError::from_engine(&e, sanitizer.clean(&e.to_string())))
+    };
+    let page = exec.page();
+    let read = match (e.kind, e.each) {
+        (ExtractKind::Text, true) => {
+            let mut texts = Vec::new();
+            let found = match exec.locate(&e.locator).await {
+                Ok(found) => found,
+                Err(err) => return Ok(Err(engine_attempt(err)?)),
+            };
+            for id in found {
+                match page.inspect(&Target::Element(id)).await {
+                    Ok(state) => texts.push(serde_json::Value::String(state.text)),
+                    Err(err) => return Ok(Err(engine_attempt(err)?)),
+                }
+            }
+            Ok(serde_json::Value::Array(texts))
+        }
+        (ExtractKind::Text, false) => page
+            .inspect(&Target::Element(id))
+            .await
+            .map(|state| serde_json::Value::String(state.text)),
+        (ExtractKind::Value, _) => match page.inspect(&Target::Element(id)).await {
+            Ok(state) if state.secret => {
+                return Ok(Err(AttemptError::Action(format!(
+                    "{} is a password field: its value is never read",
+                    e.locator
+                ))));
+            }
+            Ok(state) => Ok(state
+                .value
+                .map_or(serde_json::Value::Null, serde_json::Value::String)),
+            Err(err) => Err(err),
+        },
+        (ExtractKind::Table, _) => page.table_rows(&Target::Element(id)).await,
+    };
+    trace.durations.action_ms = ms(t.elapsed());
+    let value = match read {
+        Ok(value) => value,
+        Err(err) => return Ok(Err(engine_attempt(err)?)),
+    };
+    // What the page shows may hold a secret typed earlier; personal data
+    // is masked as in every artefact.
+    let value = sanitizer.clean_json(&value);
+    trace.acted = Some(None);
+    trace.output = Some(StepOutput {
+        name: e.name.clone(),
+        value,
+    });
+    Ok(Ok(()))
 }
 
 /// A page scroll (`scroll: through`, a screen at a time to the bottom):

@@ -305,6 +305,7 @@ mod tests {
             screenshot: None,
             source: None,
             else_reason: None,
+            output: None,
         }
     }
 

@@ -373,6 +373,50 @@ pub(crate) async fn inspect(tab: &Tab, backend: i64) -> Result<oxwright_engine::
     })
 }
 
+// A table's rows: header cells (the `thead`'s last row, else a first row
+// of `th` only, else `columnheader`s) name each body row's cells; a
+// header-less table gives lists of cell texts. A cell's text is its
+// rendered text (a control's value is not read).
+const TABLE_JS: &str = r#"function() {
+  if (!this.isConnected) return { detached: true };
+  const norm = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const text = (c) => norm(c.innerText !== undefined ? c.innerText : c.textContent);
+  const own = (rows) => rows.filter((r) => r.closest('table, [role=table], [role=grid], [role=treegrid]') === this);
+  const rows = this.tagName === 'TABLE'
+    ? own(Array.from(this.rows))
+    : own(Array.from(this.querySelectorAll('[role=row]')));
+  const cells = (r) => Array.from(r.tagName === 'TR' ? r.cells : r.querySelectorAll('[role=cell], [role=gridcell], [role=columnheader], [role=rowheader]'));
+  let header = null;
+  let body = rows;
+  const thead = this.tagName === 'TABLE' && this.tHead && this.tHead.rows.length
+    ? this.tHead.rows[this.tHead.rows.length - 1] : null;
+  const isHeader = (r) => cells(r).length > 0 && cells(r).every((c) => c.tagName === 'TH' || c.getAttribute('role') === 'columnheader');
+  if (thead) { header = thead; body = rows.filter((r) => r.parentElement !== this.tHead); }
+  else if (rows.length && isHeader(rows[0])) { header = rows[0]; body = rows.slice(1); }
+  const names = header ? cells(header).map((c, i) => text(c) || `column_${i + 1}`) : null;
+  const out = body.map((r) => {
+    const values = cells(r).map(text);
+    if (!names) return values;
+    const row = {};
+    names.forEach((n, i) => { row[n] = values[i] === undefined ? '' : values[i]; });
+    return row;
+  });
+  return { rows: out };
+}"#;
+
+/// The rows of the table at `backend` (see [`TABLE_JS`]).
+pub(crate) async fn table_rows(tab: &Tab, backend: i64) -> Result<Value, EngineError> {
+    let obj = resolve(tab, backend).await.map_err(act_error)?;
+    let out = call_on(tab, &obj, TABLE_JS, vec![]).await.map_err(act_error)?;
+    if out["detached"] == Value::Bool(true) {
+        return Err(EngineError::new(
+            EngineErrorKind::Stale,
+            "the element left the page; take a new snapshot",
+        ));
+    }
+    Ok(out["rows"].clone())
+}
+
 async fn select(tab: &Tab, obj: &Remote, values: &[String]) -> Result<(), EngineError> {
     let out = call_on(tab, obj, SELECT_JS, vec![json!(values)])
         .await

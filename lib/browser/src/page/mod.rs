@@ -668,6 +668,11 @@ impl Page for ChromiumPage {
         act::inspect(&self.lease, backend).await
     }
 
+    async fn table_rows(&self, target: &Target) -> Result<Value, EngineError> {
+        let backend = self.resolve(target).await?;
+        act::table_rows(&self.lease, backend).await
+    }
+
     async fn bring_to_front(&self) -> Result<(), EngineError> {
         raw::call(&self.lease, "Page.bringToFront", json!({})).await?;
         Ok(())

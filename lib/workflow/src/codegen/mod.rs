@@ -319,6 +319,38 @@ fn step_from_decision(g: &mut Gen, rec: &StepRecord) -> Result<(), CodegenError>
     Ok(())
 }
 
+/// What a table read gives in a spec: the run's rows, header cells as keys.
+const TABLE_READ: &str = "(t) => { const norm = (s) => (s || '').replace(/\\s+/g, ' ').trim(); \
+    const rows = Array.from(t.rows || t.querySelectorAll('[role=row]')); \
+    const cells = (r) => Array.from(r.cells || r.querySelectorAll('[role=cell], [role=gridcell], [role=columnheader], [role=rowheader]')); \
+    const head = rows.length && cells(rows[0]).every((c) => c.tagName === 'TH' || c.getAttribute('role') === 'columnheader') ? rows.shift() : null; \
+    const names = head ? cells(head).map((c, i) => norm(c.innerText) || `column_${i + 1}`) : null; \
+    return rows.map((r) => { const v = cells(r).map((c) => norm(c.innerText)); \
+      return names ? Object.fromEntries(names.map((n, i) => [n, v[i] ?? ''])) : v; }); }";
+
+/// An `extract:` step as a Playwright read into `outputs`.
+fn extract(g: &mut Gen, e: &oxwright_steps::Extraction) {
+    if !g
+        .lines
+        .iter()
+        .any(|l| l.trim_start().starts_with("const outputs"))
+    {
+        g.push("const outputs: Record<string, unknown> = {};".into());
+    }
+    let target = ts::locator(&e.locator, e.nth, &mut g.env);
+    let read = match (e.kind, e.each) {
+        (oxwright_steps::ExtractKind::Text, true) => {
+            format!("(await {target}.allInnerTexts()).map((t) => t.replace(/\\s+/g, ' ').trim())")
+        }
+        (oxwright_steps::ExtractKind::Text, false) => {
+            format!("(await {target}.innerText()).replace(/\\s+/g, ' ').trim()")
+        }
+        (oxwright_steps::ExtractKind::Value, _) => format!("await {target}.inputValue()"),
+        (oxwright_steps::ExtractKind::Table, _) => format!("await {target}.evaluate({TABLE_READ})"),
+    };
+    g.push(format!("outputs[{}] = {read};", ts::string(&e.name)));
+}
+
 fn step_from_line(
     g: &mut Gen,
     action: &StepAction,
@@ -362,6 +394,7 @@ fn step_from_line(
             ts::string(oxwright_steps::ScrollTo::THROUGH_STEP)
         )),
         StepAction::ScrollPage(to) => g.push(format!("await page.evaluate({});", ts::string(to.script()))),
+        StepAction::Extract(e) => extract(g, e),
         StepAction::Act {
             locator,
             nth,

@@ -114,6 +114,13 @@ pub(super) fn structured_meta(step: &StructuredStep, number: u32) -> (Vec<String
             meta["value"] = json!(format!("{to:?}").to_lowercase());
             keys.push("value".into());
         }
+        StepAction::Extract(e) => {
+            meta["intent"] = json!("extract");
+            meta["target"] = serde_json::to_value(&e.locator).unwrap_or(Value::Null);
+            meta["value"] = json!(e.kind.as_str());
+            meta["output"] = json!(e.name);
+            keys.extend(["target".into(), "value".into(), "output".into()]);
+        }
         StepAction::Else { .. } => {}
     }
     (keys, meta)

@@ -254,6 +254,7 @@ pub async fn run_workflow(
         final_url,
         checklist: run.checklist.clone(),
         steps: run.outcomes.clone(),
+        outputs: WorkflowResult::outputs_of(&run.outcomes),
         totals: run.totals.clone(),
         error,
         artifacts: Vec::new(),
@@ -372,6 +373,7 @@ impl Run<'_> {
                 screenshot: None,
                 source: None,
                 else_reason: None,
+                output: None,
             });
         }
     }

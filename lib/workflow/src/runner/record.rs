@@ -160,6 +160,7 @@ impl Run<'_> {
             screenshot: None,
             source: Some(self.source),
             else_reason: None,
+            output: None,
         };
         if completed {
             self.keep_step_screenshot(&format!("step_{number}.png")).await;

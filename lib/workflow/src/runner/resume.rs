@@ -328,6 +328,7 @@ impl Run<'_> {
                             screenshot: None,
                             source: Some(self.source),
                             else_reason: None,
+                            output: None,
                         });
                         let done = format!("step {} was in flight and counts as done: {how}", next + 1);
                         (next + 1, Some(done))
@@ -598,6 +599,7 @@ impl Run<'_> {
             screenshot,
             source: Some(self.source),
             else_reason: None,
+            output: None,
         });
         WorkflowError::ResumeUncertain {
             step: number,
@@ -645,6 +647,7 @@ fn skipped(i: usize, checklist: &[String]) -> StepOutcome {
         screenshot: None,
         source: None,
         else_reason: None,
+        output: None,
     }
 }
 

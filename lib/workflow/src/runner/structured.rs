@@ -32,7 +32,8 @@ impl Run<'_> {
             | StepAction::Else { .. }
             | StepAction::PressKey(_)
             | StepAction::Dialog { .. }
-            | StepAction::ScrollPage(_) => StepKind::Act,
+            | StepAction::ScrollPage(_)
+            | StepAction::Extract(_) => StepKind::Act,
         };
         self.tried.clear();
         if step.may_act_twice() {
@@ -44,6 +45,7 @@ impl Run<'_> {
         let mut give_up = false;
         let mut stop = false;
         let mut else_reason = None;
+        let mut output = None;
         // Auto-waits share the action deadline across the attempts.
         let wait = attempt_wait(self.exec.timeout());
         let (keys, meta) = structured_meta(step, number);
@@ -77,6 +79,7 @@ impl Run<'_> {
                 Ok(()) => {
                     completed = true;
                     stop = trace.stop;
+                    output = trace.output;
                     line.completed = true;
                     if line.result.is_none() {
                         line.succeeded(None);
@@ -102,6 +105,7 @@ impl Run<'_> {
             .await;
         if let Some(outcome) = self.outcomes.last_mut().filter(|o| o.step_number == number) {
             outcome.else_reason = else_reason;
+            outcome.output = output;
         }
         closed?;
         Ok(stop)
