@@ -19,7 +19,7 @@ use clap::Args;
 use oxwright_artifacts::{ArtifactStore, FsStore};
 use oxwright_jobs::{ErrorKind, FetchSpec, Job, JobError, JobKind, JobReport, JobSpec, ReportStatus, keys};
 use oxwright_queue::{JobQueue, MemoryQueue};
-use oxwright_scheduler::{ApiOptions, SchedulerOptions, run_scheduler, submit_batch};
+use oxwright_scheduler::{SchedulerOptions, run_scheduler, submit_batch};
 use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
@@ -147,14 +147,8 @@ async fn start(dir: &std::path::Path) -> Result<Daemon> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let opts = SchedulerOptions {
-        policy: Arc::new(oxwright_policy::UrlPolicy::default()),
         flush_interval: Duration::from_millis(500),
-        schedules: Vec::new(),
-        webhooks: Vec::new(),
-        webhook_secrets: Default::default(),
-        api: ApiOptions::default(),
-        checks: Vec::new(),
-        check_states: Default::default(),
+        ..SchedulerOptions::new(Arc::new(oxwright_policy::UrlPolicy::default()))
     };
     let stop = CancellationToken::new();
     let task = tokio::spawn({

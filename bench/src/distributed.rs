@@ -134,14 +134,8 @@ async fn measure(
             (queue.clone(), store.clone(), shutdown.clone(), policy.clone());
         async move {
             let opts = SchedulerOptions {
-                policy,
                 flush_interval: Duration::from_millis(100),
-                schedules: Vec::new(),
-                webhooks: Vec::new(),
-                webhook_secrets: Default::default(),
-                api: Default::default(),
-                checks: Vec::new(),
-                check_states: Default::default(),
+                ..SchedulerOptions::new(policy)
             };
             run_scheduler(queue, store, opts, None, shutdown).await
         }

@@ -31,6 +31,29 @@ pub struct SchedulerOptions {
     /// workers' checkpoint key (base64), by check name: each run's job
     /// carries its check's.
     pub check_states: BTreeMap<String, String>,
+    /// Pages in flight at most per crawl, across its hosts (each host
+    /// has its own `per_host_concurrency` besides).
+    pub crawl_window: usize,
+}
+
+impl SchedulerOptions {
+    /// Options judging submissions by `policy`, with every other setting
+    /// at its default: manifests flushed every 500 ms, no schedules,
+    /// webhooks or checks, the API open with the default body limit, a
+    /// crawl window of [`oxwright_jobs::schedule::DEFAULT_CRAWL_WINDOW`].
+    pub fn new(policy: Arc<UrlPolicy>) -> Self {
+        Self {
+            policy,
+            flush_interval: Duration::from_millis(500),
+            schedules: Vec::new(),
+            webhooks: Vec::new(),
+            webhook_secrets: BTreeMap::new(),
+            api: ApiOptions::default(),
+            checks: Vec::new(),
+            check_states: BTreeMap::new(),
+            crawl_window: oxwright_jobs::schedule::DEFAULT_CRAWL_WINDOW,
+        }
+    }
 }
 
 /// How the HTTP API guards itself.

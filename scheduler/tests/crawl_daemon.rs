@@ -42,14 +42,8 @@ async fn start() -> Daemon {
     let addr = listener.local_addr().unwrap();
     let shutdown = CancellationToken::new();
     let opts = SchedulerOptions {
-        policy: Arc::new(UrlPolicy::allowing(["127.0.0.1".parse().unwrap()])),
         flush_interval: Duration::from_millis(50),
-        schedules: Vec::new(),
-        webhooks: Vec::new(),
-        webhook_secrets: BTreeMap::new(),
-        api: Default::default(),
-        checks: Vec::new(),
-        check_states: Default::default(),
+        ..SchedulerOptions::new(Arc::new(UrlPolicy::allowing(["127.0.0.1".parse().unwrap()])))
     };
     let task = tokio::spawn({
         let (queue, store, shutdown) = (queue.clone(), store.clone(), shutdown.clone());

@@ -45,7 +45,6 @@ async fn start(
     let addr = listener.local_addr().unwrap();
     let shutdown = CancellationToken::new();
     let opts = SchedulerOptions {
-        policy: Arc::new(UrlPolicy::default()),
         flush_interval: Duration::from_millis(50),
         schedules,
         webhooks,
@@ -53,9 +52,7 @@ async fn start(
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect::<BTreeMap<_, _>>(),
-        api: Default::default(),
-        checks: Vec::new(),
-        check_states: Default::default(),
+        ..SchedulerOptions::new(Arc::new(UrlPolicy::default()))
     };
     let task = tokio::spawn({
         let (queue, store, shutdown) = (queue.clone(), store.clone(), shutdown.clone());
@@ -293,14 +290,9 @@ async fn a_bad_cron_expression_is_a_typed_error() {
         Arc::new(MemoryQueue::new()),
         Arc::new(MemoryStore::new()),
         SchedulerOptions {
-            policy: Arc::new(UrlPolicy::default()),
             flush_interval: Duration::from_millis(50),
             schedules: vec![schedule],
-            webhooks: Vec::new(),
-            webhook_secrets: BTreeMap::new(),
-            api: Default::default(),
-            checks: Vec::new(),
-            check_states: Default::default(),
+            ..SchedulerOptions::new(Arc::new(UrlPolicy::default()))
         },
         None,
         CancellationToken::new(),
@@ -560,14 +552,8 @@ fn spawn_daemon(
 ) -> (CancellationToken, tokio::task::JoinHandle<()>) {
     let shutdown = CancellationToken::new();
     let opts = SchedulerOptions {
-        policy: Arc::new(UrlPolicy::default()),
         flush_interval: flush,
-        schedules: Vec::new(),
-        webhooks: Vec::new(),
-        webhook_secrets: BTreeMap::new(),
-        api: Default::default(),
-        checks: Vec::new(),
-        check_states: Default::default(),
+        ..SchedulerOptions::new(Arc::new(UrlPolicy::default()))
     };
     let task = tokio::spawn({
         let shutdown = shutdown.clone();

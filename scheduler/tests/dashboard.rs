@@ -27,14 +27,8 @@ async fn start() -> Daemon {
     let addr = listener.local_addr().unwrap();
     let shutdown = CancellationToken::new();
     let opts = SchedulerOptions {
-        policy: Arc::new(oxwright_policy::UrlPolicy::default()),
         flush_interval: Duration::from_millis(50),
-        schedules: Vec::new(),
-        webhooks: Vec::new(),
-        webhook_secrets: Default::default(),
-        api: Default::default(),
-        checks: Vec::new(),
-        check_states: Default::default(),
+        ..SchedulerOptions::new(Arc::new(oxwright_policy::UrlPolicy::default()))
     };
     tokio::spawn({
         let (queue, store, shutdown) = (queue.clone(), store.clone(), shutdown.clone());

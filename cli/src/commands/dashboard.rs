@@ -42,19 +42,14 @@ pub async fn run(setup: Setup, cmd: DashboardCmd) -> anyhow::Result<i32> {
     println!("listening on http://{addr}");
     eprintln!("dashboard of {} at http://{addr}/ui", store.describe());
     let opts = SchedulerOptions {
-        policy: setup.policy.clone(),
         flush_interval: Duration::from_millis(section.flush_interval_ms.max(50)),
-        schedules: Vec::new(),
-        webhooks: Vec::new(),
-        webhook_secrets: Default::default(),
         api: ApiOptions {
             token,
             max_body_bytes: section.max_body_bytes,
             signing_secret: None,
             view_only: true,
         },
-        checks: Vec::new(),
-        check_states: Default::default(),
+        ..SchedulerOptions::new(setup.policy.clone())
     };
     // Nothing is queued: a queue no one consumes, for the daemon's shape.
     let queue = std::sync::Arc::new(oxwright_queue::MemoryQueue::new());

@@ -118,7 +118,6 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         "scheduler ready"
     );
     let opts = SchedulerOptions {
-        policy: setup.policy.clone(),
         flush_interval: Duration::from_millis(section.flush_interval_ms.max(50)),
         schedules: section.schedules.clone(),
         webhooks: section.webhooks.clone(),
@@ -126,6 +125,8 @@ pub async fn run(setup: Setup, cmd: SchedulerCmd) -> anyhow::Result<i32> {
         api,
         checks,
         check_states,
+        crawl_window: section.crawl_window,
+        ..SchedulerOptions::new(setup.policy.clone())
     };
     if let Some(queue) = amqp {
         let result = run_scheduler(queue.clone(), store, opts, listener, shutdown).await;

@@ -317,6 +317,24 @@ mod tests {
     }
 
     #[test]
+    fn a_crawl_window_is_set_in_the_scheduler_section_within_its_bounds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("oxwright.toml");
+        let env = BTreeMap::new();
+        assert_eq!(Config::default().scheduler.crawl_window, 64);
+        std::fs::write(&path, "[scheduler]\ncrawl_window = 256\n").unwrap();
+        assert_eq!(
+            Config::load(Some(&path), &env).unwrap().scheduler.crawl_window,
+            256
+        );
+        for bad in ["0", "10001"] {
+            std::fs::write(&path, format!("[scheduler]\ncrawl_window = {bad}\n")).unwrap();
+            let err = Config::load(Some(&path), &env).unwrap_err().to_string();
+            assert!(err.contains("[scheduler] crawl_window"), "{err}");
+        }
+    }
+
+    #[test]
     fn distributed_sections() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("oxwright.toml");

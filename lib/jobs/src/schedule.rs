@@ -107,6 +107,20 @@ pub struct SchedulerSection {
     /// the daemon runs on their schedules and on triggers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks: Option<std::path::PathBuf>,
+    /// Pages in flight at most per crawl, across its hosts (each host has
+    /// its own `per_host_concurrency` besides): 1 to 10,000.
+    #[serde(default = "default_crawl_window")]
+    pub crawl_window: usize,
+}
+
+/// Default `[scheduler] crawl_window`: pages in flight at most per crawl.
+pub const DEFAULT_CRAWL_WINDOW: usize = 64;
+
+/// Largest `[scheduler] crawl_window`.
+pub const MAX_CRAWL_WINDOW: usize = 10_000;
+
+fn default_crawl_window() -> usize {
+    DEFAULT_CRAWL_WINDOW
 }
 
 /// Longest `[scheduler] flush_interval_ms`: a minute.
@@ -143,19 +157,26 @@ impl Default for SchedulerSection {
             webhook_signing_secret_env: default_signing_env(),
             max_body_bytes: default_max_body(),
             checks: None,
+            crawl_window: DEFAULT_CRAWL_WINDOW,
         }
     }
 }
 
 impl SchedulerSection {
-    /// Refuses a flush interval no one could wait out: it would hold every
-    /// summary back.
+    /// Refuses a flush interval no one could wait out (it would hold every
+    /// summary back) and a crawl window of no page or past the limit.
     pub fn check(&self) -> Result<(), crate::JobError> {
         crate::limits::check_range(
             "[scheduler] flush_interval_ms",
             self.flush_interval_ms,
             1,
             MAX_FLUSH_INTERVAL_MS,
+        )?;
+        crate::limits::check_range(
+            "[scheduler] crawl_window",
+            self.crawl_window as u64,
+            1,
+            MAX_CRAWL_WINDOW as u64,
         )
     }
 }

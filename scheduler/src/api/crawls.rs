@@ -15,7 +15,6 @@ use url::Url;
 use super::error::{ApiError, invalid};
 use super::state::AppState;
 use crate::batch::{BatchLine, new_batch_id, parse_url_entry};
-use crate::crawl::live::CRAWL_WINDOW;
 use crate::crawl::{CrawlRequest, CrawlServices, Scope};
 use crate::hooks::BatchWebhook;
 
@@ -118,7 +117,7 @@ pub(crate) async fn post_crawl(
         seeds,
         template,
         options: req.crawl,
-        window: CRAWL_WINDOW,
+        window: state.opts.crawl_window,
     };
     let services = CrawlServices {
         queue: state.queue.clone(),

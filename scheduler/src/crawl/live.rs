@@ -25,10 +25,6 @@ use crate::tracker::BatchStatus;
 /// before it writes `cancelled` lines for the rest.
 pub const CANCEL_GRACE: Duration = Duration::from_secs(60);
 
-/// Jobs in flight at most per crawl, across every host (each host's own
-/// limit is the crawl's `per_host_concurrency`).
-pub const CRAWL_WINDOW: usize = 64;
-
 type Routed = (Result<JobReport, QueueError>, ReportAck);
 
 /// One crawl in progress.
