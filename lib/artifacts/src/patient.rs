@@ -9,10 +9,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::time::Instant;
-
 use async_trait::async_trait;
 use bytes::Bytes;
+use tokio::time::Instant;
 
 use crate::{ArtifactError, ArtifactStore, Expect, Version};
 
