@@ -1,6 +1,7 @@
 //! The dashboard's actions over the in-memory queue and store: the failed
 //! jobs submitted again without the credentials the store never keeps, an
-//! action cache entry forgotten, and both refused without the CSRF token.
+//! action cache entry forgotten, and both refused without the CSRF token;
+//! the daemon's bare address leads to the dashboard.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -234,5 +235,32 @@ async fn an_action_cache_entry_is_forgotten() {
         file["events"][0],
         serde_json::json!({"event": "forgotten", "key": key})
     );
+    daemon.shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemons_address_leads_to_the_dashboard() {
+    let daemon = start().await;
+    let mut stream = tokio::net::TcpStream::connect(daemon.addr).await.unwrap();
+    let ask = format!(
+        "GET / HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nconnection: close\r\n\r\n",
+        daemon.addr.port()
+    );
+    stream.write_all(ask.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let head = response
+        .split("\r\n\r\n")
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 303"), "{head}");
+    assert!(head.contains("\r\nlocation: /ui\r\n"), "{head}");
+    let (status, page) = request(daemon.addr, "GET", "/ui", "").await;
+    assert_eq!(status, 200, "{page}");
+    // Other unknown paths still answer as the API does.
+    let (status, body) = request(daemon.addr, "GET", "/nowhere", "").await;
+    assert_eq!(status, 404);
+    assert!(body.contains("not_found"), "{body}");
     daemon.shutdown.cancel();
 }
