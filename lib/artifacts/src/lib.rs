@@ -18,7 +18,7 @@ pub use fs::FsStore;
 pub use identity::{STORE_ID_KEY, read_json, read_or_create, read_store_id, store_id};
 pub use key::{validate_key, validate_prefix};
 pub use memory::MemoryStore;
-pub use patient::{FIRST_WAIT, LONGEST_WAIT, PatientStore};
+pub use patient::PatientStore;
 pub use s3::{DEFAULT_MULTIPART_THRESHOLD, DEFAULT_PART_SIZE, S3Config, S3Credentials, S3Store};
 pub use section::StoreSection;
 pub use store::{ArtifactStore, Expect, Version};

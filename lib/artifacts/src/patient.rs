@@ -41,16 +41,6 @@ impl PatientStore {
         Self { inner, patience }
     }
 
-    /// The store written through.
-    pub fn inner(&self) -> &Arc<dyn ArtifactStore> {
-        &self.inner
-    }
-
-    /// How long one write may be waited for.
-    pub fn patience(&self) -> Duration {
-        self.patience
-    }
-
     /// Runs `op` until it succeeds, fails for good, or the next wait would
     /// pass the patience.
     async fn patiently<F, Fut>(&self, key: &str, what: &str, mut op: F) -> Result<(), ArtifactError>

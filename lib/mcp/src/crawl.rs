@@ -112,8 +112,10 @@ fn option_name(name: &str) -> Option<String> {
     if let Some((option, _)) = RENAMED.iter().find(|(_, argument)| *argument == name) {
         return Some((*option).to_owned());
     }
+    static NAMES: std::sync::LazyLock<serde_json::Map<String, serde_json::Value>> =
+        std::sync::LazyLock::new(crawl_properties);
     let taken = name == "ignore_query"
-        || (crawl_properties().contains_key(name) && !RENAMED.iter().any(|(option, _)| *option == name));
+        || (NAMES.contains_key(name) && !RENAMED.iter().any(|(option, _)| *option == name));
     taken.then(|| name.to_owned())
 }
 
@@ -150,9 +152,8 @@ impl CrawlArgs {
         let mut fetch = serde_json::Map::new();
         for (key, value) in object.into_iter().filter(|(_, v)| !v.is_null()) {
             let name = snake(&key);
-            if CRAWL_NOT_IN_MCP.iter().any(|(n, _)| *n == name) {
-                let why = CRAWL_NOT_IN_MCP.iter().find(|(n, _)| *n == name).map(|(_, w)| *w);
-                return Err(format!("`{key}` is not taken here: {}", why.unwrap_or_default()));
+            if let Some((_, why)) = CRAWL_NOT_IN_MCP.iter().find(|(n, _)| *n == name) {
+                return Err(format!("`{key}` is not taken here: {why}"));
             }
             if let Some(option) = option_name(&name) {
                 sent.insert(option.clone(), key);
