@@ -7,7 +7,9 @@
 //! once. It ends when the batch's summary is written, then checks: one
 //! manifest line per job; every ok line's `result.json` and `page.md` in
 //! the store; every failed line a typed error with its `error.json`; no
-//! Chromium of a killed worker left; no job left in a queue.
+//! Chromium of a killed worker left; no job left in a queue. With
+//! `--crawl` the work is a crawl of a site of N pages through the
+//! scheduler's API instead (see `chaos_crawl`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::os::unix::process::CommandExt;
@@ -31,9 +33,13 @@ use serde::Serialize;
 /// Arguments of `chaos`.
 #[derive(Debug, Args)]
 pub struct ChaosArgs {
-    /// Fetch jobs in the batch.
+    /// Fetch jobs in the batch (with `--crawl`: pages of the site).
     #[arg(long, default_value_t = 10_000)]
     pub jobs: usize,
+    /// Crawl a site of `--jobs` pages through `POST /v1/crawls` instead
+    /// of submitting a batch.
+    #[arg(long)]
+    pub crawl: bool,
     /// Worker processes.
     #[arg(long, default_value_t = 3)]
     pub workers: usize,
@@ -58,6 +64,8 @@ pub struct ChaosArgs {
 /// What a chaos run did and found.
 #[derive(Debug, Serialize)]
 pub struct ChaosReport {
+    /// Whether the work was a crawl.
+    pub crawl: bool,
     pub jobs: usize,
     pub ok: usize,
     pub failed: usize,
@@ -68,6 +76,8 @@ pub struct ChaosReport {
     pub scheduler_kills: usize,
     /// Manifest lines of jobs that needed more than one delivery.
     pub redelivered: usize,
+    /// Crawl pages the site served more than once.
+    pub loaded_twice: usize,
     pub wall_s: f64,
     pub pages_per_s: f64,
     /// Every check passed; `problems` says what did not.
@@ -108,6 +118,8 @@ struct Cast {
     workers: Vec<Child>,
     scheduler: Option<Child>,
     started: usize,
+    /// Where the scheduler's API listens, when it serves one (a crawl's).
+    api: Option<std::net::SocketAddr>,
 }
 
 impl Cast {
@@ -149,6 +161,7 @@ impl Cast {
             workers: Vec::new(),
             scheduler: None,
             started: 0,
+            api: None,
         })
     }
 
@@ -193,7 +206,12 @@ impl Cast {
     }
 
     fn start_scheduler(&mut self) -> Result<()> {
-        let child = self.spawn(&["scheduler".into(), "--no-api".into()], "scheduler")?;
+        let api = match self.api {
+            Some(addr) => vec!["--listen".to_owned(), addr.to_string()],
+            None => vec!["--no-api".to_owned()],
+        };
+        let args: Vec<String> = std::iter::once("scheduler".to_owned()).chain(api).collect();
+        let child = self.spawn(&args, "scheduler")?;
         self.scheduler = Some(child);
         Ok(())
     }
@@ -241,14 +259,37 @@ fn alive(pid: u32) -> bool {
 /// Runs the chaos batch and checks what it left.
 pub async fn run(args: &ChaosArgs) -> Result<ChaosReport> {
     let mut stage = Stage::start(args).await?;
-    let batch_id = oxwright_scheduler::new_batch_id();
-    let started = stage.submit(args, &batch_id).await?;
+    let (batch_id, started, jobs) = if let Some(api) = stage.cast.api {
+        let started = Instant::now();
+        let batch_id = crate::chaos_crawl::submit(api, &stage.site, args.jobs).await?;
+        eprintln!(
+            "chaos: crawl {batch_id} of {} pages, prefix {}",
+            args.jobs, stage.prefix
+        );
+        (batch_id, started, crate::chaos_crawl::expected(args.jobs))
+    } else {
+        let batch_id = oxwright_scheduler::new_batch_id();
+        let started = stage.submit(args, &batch_id).await?;
+        (batch_id, started, args.jobs)
+    };
     let done = stage.disrupt(args, &batch_id, started).await?;
     let wall_s = started.elapsed().as_secs_f64();
     for task in done.outage_tasks {
         task.await?;
     }
-    let mut tally = stage.tally(args, &batch_id).await?;
+    let mut tally = stage.tally(jobs, &batch_id).await?;
+    let crawled = if args.crawl {
+        crate::chaos_crawl::check(
+            stage.store.as_ref(),
+            &stage.site,
+            &batch_id,
+            args.jobs,
+            &mut tally.problems,
+        )
+        .await?
+    } else {
+        crate::chaos_crawl::CrawlTally::default()
+    };
     tokio::time::sleep(Duration::from_secs(2)).await;
     let left: Vec<u32> = done
         .killed_browsers
@@ -263,7 +304,8 @@ pub async fn run(args: &ChaosArgs) -> Result<ChaosReport> {
     }
     stage.check_queues(&mut tally.problems).await?;
     let report = ChaosReport {
-        jobs: args.jobs,
+        crawl: args.crawl,
+        jobs,
         ok: tally.ok,
         failed: tally.failed,
         failed_by_kind: tally.failed_by_kind,
@@ -272,8 +314,9 @@ pub async fn run(args: &ChaosArgs) -> Result<ChaosReport> {
         s3_restarts: done.s3_restarts,
         scheduler_kills: done.scheduler_kills,
         redelivered: tally.redelivered,
+        loaded_twice: crawled.loaded_twice,
         wall_s,
-        pages_per_s: args.jobs as f64 / wall_s,
+        pages_per_s: jobs as f64 / wall_s,
         passed: tally.problems.is_empty(),
         problems: tally.problems,
     };
@@ -343,6 +386,10 @@ impl Stage {
         )
         .await?;
         let mut cast = Cast::new(binary, &site, &broker, &s3, &prefix)?;
+        if args.crawl {
+            let free = std::net::TcpListener::bind("127.0.0.1:0")?;
+            cast.api = Some(free.local_addr()?);
+        }
         cast.start_scheduler()?;
         for _ in 0..args.workers {
             let w = cast.worker(args.pages_per_browser)?;
@@ -467,7 +514,7 @@ impl Stage {
     }
 
     /// Reads the batch's manifest and checks each line against the store.
-    async fn tally(&self, args: &ChaosArgs, batch_id: &str) -> Result<Tally> {
+    async fn tally(&self, jobs: usize, batch_id: &str) -> Result<Tally> {
         let body = self.store.get(&keys::batch_manifest(batch_id)).await?;
         let lines: Vec<serde_json::Value> = String::from_utf8(body.to_vec())?
             .lines()
@@ -481,12 +528,11 @@ impl Stage {
             failed_by_kind: BTreeMap::new(),
             problems: Vec::new(),
         };
-        if lines.len() != args.jobs || ids.len() != args.jobs {
+        if lines.len() != jobs || ids.len() != jobs {
             t.problems.push(format!(
-                "{} manifest lines, {} distinct jobs, for {} jobs",
+                "{} manifest lines, {} distinct jobs, for {jobs} jobs",
                 lines.len(),
                 ids.len(),
-                args.jobs
             ));
         }
         let stored: HashSet<String> = self.store.list("jobs/fetch/").await?.into_iter().collect();
@@ -537,9 +583,10 @@ impl Stage {
 pub fn markdown(r: &ChaosReport) -> String {
     let kinds: Vec<String> = r.failed_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
     let mut out = format!(
-        "| jobs | ok | failed | worker kills | broker / S3 restarts | scheduler kills | redelivered | wall s | pages/s | checks |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n\
-         | {} | {} | {} ({}) | {} | {} / {} | {} | {} | {:.0} | {:.2} | {} |\n",
+        "| {} | ok | failed | worker kills | broker / S3 restarts | scheduler kills | redelivered | loaded twice | wall s | pages/s | checks |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n\
+         | {} | {} | {} ({}) | {} | {} / {} | {} | {} | {} | {:.0} | {:.2} | {} |\n",
+        if r.crawl { "crawl pages" } else { "jobs" },
         r.jobs,
         r.ok,
         r.failed,
@@ -549,6 +596,7 @@ pub fn markdown(r: &ChaosReport) -> String {
         r.s3_restarts,
         r.scheduler_kills,
         r.redelivered,
+        r.loaded_twice,
         r.wall_s,
         r.pages_per_s,
         if r.passed { "passed" } else { "FAILED" }

@@ -4,6 +4,7 @@
 //! tables and writes JSON to `bench/results/<name>.json`.
 
 mod chaos;
+mod chaos_crawl;
 mod convert;
 mod dashboard;
 mod distributed;

@@ -124,6 +124,9 @@ pub async fn run_scheduler(
     // Before any report is read: a report of a batch the gate takes up
     // frees its host's slot only once the gate counts the job in flight.
     recover_gate(&state, &shutdown).await;
+    // And before any report is read: a report of a crawl an earlier
+    // scheduler ran goes to the crawl, not to a batch's manifest.
+    take_up_crawls(&state, &shutdown).await;
     tasks.spawn(take_up_listed(
         state.gate.clone(),
         state.queue.clone(),
@@ -157,6 +160,25 @@ async fn recover_gate(state: &AppState, shutdown: &CancellationToken) {
             Err(err) => {
                 tracing::warn!(error = %err, "batches released host by host not taken up yet; trying again")
             }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+    }
+}
+
+/// Takes up the crawls an earlier scheduler left running, trying again
+/// while the store fails.
+async fn take_up_crawls(state: &Arc<AppState>, shutdown: &CancellationToken) {
+    loop {
+        match crate::api::crawls::take_up(state).await {
+            Ok(0) => return,
+            Ok(n) => {
+                tracing::info!(crawls = n, "crawls taken up again");
+                return;
+            }
+            Err(err) => tracing::warn!(error = %err, "crawls not taken up yet; trying again"),
         }
         tokio::select! {
             _ = shutdown.cancelled() => return,

@@ -36,8 +36,12 @@ impl Daemon {
 }
 
 async fn start() -> Daemon {
-    let queue = Arc::new(MemoryQueue::new());
-    let store = Arc::new(MemoryStore::new());
+    start_on(Arc::new(MemoryQueue::new()), Arc::new(MemoryStore::new())).await
+}
+
+/// A daemon on `queue` and `store`, as a scheduler started again on the
+/// same broker and bucket is.
+async fn start_on(queue: Arc<MemoryQueue>, store: Arc<MemoryStore>) -> Daemon {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let shutdown = CancellationToken::new();
@@ -128,13 +132,57 @@ fn links_of(origin: &str, path: &str) -> Vec<String> {
     }
 }
 
+/// A site's links (`links_of` or `tree_of`), and the page loads the
+/// worker made, by URL.
+#[derive(Clone)]
+struct Site {
+    links: fn(&str, &str) -> Vec<String>,
+    loads: Arc<std::sync::Mutex<BTreeMap<String, usize>>>,
+    /// How long a page load takes.
+    load_time: Duration,
+}
+
+impl Site {
+    fn of(links: fn(&str, &str) -> Vec<String>) -> Self {
+        Self {
+            links,
+            loads: Arc::default(),
+            load_time: Duration::ZERO,
+        }
+    }
+}
+
+/// Pages `/p1` to `/p{TREE}` under `/`: `/pN` links to `/p(2N+1)` and
+/// `/p(2N+2)`, and every page back to `/`.
+const TREE: usize = 80;
+
+fn tree_of(origin: &str, path: &str) -> Vec<String> {
+    let n = match path {
+        "/" => 0,
+        p => p.trim_start_matches("/p").parse::<usize>().unwrap(),
+    };
+    let mut links = vec![format!("{origin}/")];
+    for child in [2 * n + 1, 2 * n + 2] {
+        if child <= TREE {
+            links.push(format!("{origin}/p{child}"));
+        }
+    }
+    if n == 0 {
+        links.retain(|l| l.contains("/p"));
+    }
+    links
+}
+
 /// Plays a worker: answers each fetch job with a result holding its
-/// page's links, and an ok report (twice, as a redelivery would). Holds
-/// its answers while `hold` is set.
+/// page's links, and an ok report (twice, as a redelivery would), as a
+/// real worker does; a job that may have run before and has a stored
+/// result is answered from it without a load. Holds its answers while
+/// `hold` is set.
 async fn play_worker(
     queue: Arc<MemoryQueue>,
     store: Arc<MemoryStore>,
     origin: String,
+    site: Site,
     hold: Arc<std::sync::atomic::AtomicBool>,
     stop: CancellationToken,
 ) {
@@ -156,22 +204,29 @@ async fn play_worker(
             .exists(&keys::batch_cancelled(job.batch_id.as_deref().unwrap()))
             .await
             .unwrap();
-        let links: Vec<serde_json::Value> = links_of(&origin, url.path())
-            .into_iter()
-            .map(|u| serde_json::json!({ "url": u }))
-            .collect();
-        let result = serde_json::json!({
-            "final_url": job.url(),
-            "links": { "internal": links, "external": [] },
-        });
-        store
-            .put(
-                &keys::job_result(JobKind::Fetch, job.id),
-                result.to_string().into(),
-                "application/json",
-            )
-            .await
-            .unwrap();
+        let result_key = keys::job_result(JobKind::Fetch, job.id);
+        let stored = job.may_have_run && store.exists(&result_key).await.unwrap();
+        if !stored {
+            tokio::time::sleep(site.load_time).await;
+            *site
+                .loads
+                .lock()
+                .unwrap()
+                .entry(url.path().to_owned())
+                .or_default() += 1;
+            let links: Vec<serde_json::Value> = (site.links)(&origin, url.path())
+                .into_iter()
+                .map(|u| serde_json::json!({ "url": u }))
+                .collect();
+            let result = serde_json::json!({
+                "final_url": job.url(),
+                "links": { "internal": links, "external": [] },
+            });
+            store
+                .put(&result_key, result.to_string().into(), "application/json")
+                .await
+                .unwrap();
+        }
         let report = JobReport {
             job_id: job.id,
             kind: job.kind(),
@@ -227,6 +282,7 @@ async fn a_crawl_through_the_api_takes_what_its_rules_allow_each_page_once() {
         daemon.queue.clone(),
         daemon.store.clone(),
         origin.clone(),
+        Site::of(links_of),
         Arc::default(),
         stop.clone(),
     ));
@@ -337,6 +393,7 @@ async fn a_cancelled_crawl_releases_no_further_page_and_ends_cancelled() {
         daemon.queue.clone(),
         daemon.store.clone(),
         origin.clone(),
+        Site::of(links_of),
         hold.clone(),
         stop.clone(),
     ));
@@ -374,4 +431,89 @@ async fn a_cancelled_crawl_releases_no_further_page_and_ends_cancelled() {
     assert_eq!(manifest[0]["error"]["kind"], "cancelled", "{manifest:?}");
     stop.cancel();
     daemon.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_outlives_its_scheduler_and_fetches_no_page_twice() {
+    let site_addr = robots_server("User-agent: *\nAllow: /\n").await;
+    let origin = format!("http://{site_addr}");
+    let first = start().await;
+    let (queue, store) = (first.queue.clone(), first.store.clone());
+    let site = Site {
+        load_time: Duration::from_millis(25),
+        ..Site::of(tree_of)
+    };
+    let stop = CancellationToken::new();
+    tokio::spawn(play_worker(
+        queue.clone(),
+        store.clone(),
+        origin.clone(),
+        site.clone(),
+        Arc::default(),
+        stop.clone(),
+    ));
+    let body = serde_json::json!({
+        "url": format!("{origin}/"),
+        "crawl": { "per_host_delay_ms": 0, "per_host_concurrency": 3, "max_depth": 10 },
+        "webhook": { "url": "http://127.0.0.1:9/hook", "events": ["completed"] },
+    });
+    let (status, accepted) = http(first.addr, "POST", "/v1/crawls", &body.to_string()).await;
+    assert_eq!(status, 202, "{accepted}");
+    let batch_id = accepted["batch_id"].as_str().unwrap().to_owned();
+    let listing = keys::crawl_listing(&batch_id);
+    let listed: serde_json::Value = serde_json::from_slice(&store.get(&listing).await.unwrap()).unwrap();
+    assert_eq!(listed["webhook"]["url"], "http://127.0.0.1:9/hook", "{listed}");
+
+    // Stopped a third of the way: the crawl is suspended, not cancelled.
+    let manifest = keys::batch_manifest(&batch_id);
+    for _ in 0..400 {
+        if store.exists(&manifest).await.unwrap() && lines(&store, &manifest).await.len() >= TREE / 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    first.stop().await;
+    let at_stop = lines(&store, &manifest).await.len();
+    assert!(at_stop < TREE, "stopped before the crawl ended: {at_stop} lines");
+    assert!(store.exists(&listing).await.unwrap(), "still listed");
+    assert!(!store.exists(&keys::batch_summary(&batch_id)).await.unwrap());
+    assert!(!store.exists(&keys::batch_cancelled(&batch_id)).await.unwrap());
+
+    // The next scheduler on the same queue and store takes it up.
+    let second = start_on(queue.clone(), store.clone()).await;
+    let done = wait_for(&second, &batch_id, "completed").await;
+    assert_eq!(
+        (done["total"].as_u64(), done["ok"].as_u64()),
+        (Some(TREE as u64 + 1), Some(TREE as u64 + 1)),
+        "{done}"
+    );
+    let taken = lines(&store, &manifest).await;
+    let mut seen = BTreeSet::new();
+    for line in &taken {
+        let path = line["url"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches(&origin)
+            .to_owned();
+        let n = path.trim_start_matches("/p").parse::<usize>().unwrap_or(0);
+        let depth = if path == "/" { 0 } else { (n + 1).ilog2() };
+        assert_eq!(line["depth"], depth, "{line}");
+        assert!(seen.insert(path), "each page one line: {line}");
+    }
+    assert_eq!(seen.len(), TREE + 1);
+    let loads = site.loads.lock().unwrap().clone();
+    assert_eq!(loads.len(), TREE + 1, "{loads:?}");
+    assert!(
+        loads.values().all(|n| *n == 1),
+        "no page loaded twice: {:?}",
+        loads.iter().filter(|(_, n)| **n > 1).collect::<Vec<_>>()
+    );
+    let skipped = lines(&store, &keys::batch_skipped(&batch_id)).await;
+    assert!(skipped.is_empty(), "{skipped:?}");
+    assert!(!store.exists(&listing).await.unwrap(), "unlisted once ended");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&store.get(&keys::batch_summary(&batch_id)).await.unwrap()).unwrap();
+    assert_eq!(summary["interrupted"], false, "{summary}");
+    stop.cancel();
+    second.stop().await;
 }

@@ -246,4 +246,19 @@ async fn a_job_delivered_again_after_its_result_was_stored_is_not_loaded_again()
         ReportStatus::Ok
     );
     assert_eq!(env.site.hits(path), 3);
+    // Published again by a restarted scheduler under the same id: a first
+    // delivery, marked as a job that may have run, answered from the store.
+    let mut republished = job.clone();
+    republished.may_have_run = true;
+    let answered = run_job_attempt(&ctx, &republished, true, false).await;
+    assert_eq!(answered.artifacts, first.artifacts);
+    assert_eq!(env.site.hits(path), 3, "answered from the store");
+    // One whose first publication never ran loads its page.
+    let mut never_ran = Job::new(JobSpec::Fetch(env.spec(path)), None);
+    never_ran.may_have_run = true;
+    assert_eq!(
+        run_job_attempt(&ctx, &never_ran, true, false).await.status,
+        ReportStatus::Ok
+    );
+    assert_eq!(env.site.hits(path), 4);
 }

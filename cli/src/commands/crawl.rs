@@ -136,19 +136,22 @@ pub async fn run(setup: Setup, cmd: CrawlCmd) -> anyhow::Result<i32> {
         template,
         options,
         window: embedded.capacity * 2,
+        taken_up: false,
+        resumable: false,
     };
-    let reports = embedded.queue.reports().await?;
+    let mut reports = embedded.queue.reports().await?;
     let mut show = show_progress(progress.clone());
     let summary = run_crawl(
         embedded.queue.clone(),
         embedded.store.clone(),
         robots,
         req,
-        reports,
+        reports.as_mut(),
         |report, so_far| show(report, so_far.ok + so_far.failed, so_far.total),
         CrawlStop {
             shutdown: shutdown.clone(),
             drained: embedded.workers_done.clone().cancelled_owned(),
+            suspend: None,
         },
     )
     .await;

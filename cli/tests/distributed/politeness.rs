@@ -7,7 +7,8 @@
 //! the batch up where it was, losing no page. A batch `oxwright submit`
 //! lists with host limits is taken up by the scheduler already running.
 //! A crawl started through `POST /v1/crawls` keeps the same limits while
-//! three workers take its pages, each page loaded once.
+//! three workers take its pages, each page loaded once, and outlives a
+//! scheduler killed or stopped under it.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -129,16 +130,7 @@ async fn a_batch_released_host_by_host_keeps_each_hosts_limit_across_three_worke
         "per_host_concurrency": 2,
         "respect_robots": true,
     });
-    let answer = reqwest::Client::new()
-        .post(format!("{base}/v1/batches"))
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status().as_u16(), 202);
-    let accepted: serde_json::Value = serde_json::from_str(&answer.text().await.unwrap()).unwrap();
-    let batch = accepted["batch_id"].as_str().unwrap().to_owned();
+    let batch = post_accepted(&base, "/v1/batches", &body).await;
     assert!(
         cluster.store.exists(&keys::gated_batch(&batch)).await.unwrap(),
         "the batch is listed for a restarted scheduler"
@@ -276,22 +268,7 @@ async fn a_crawl_through_the_api_keeps_each_hosts_limit_across_three_workers() {
     for _ in 0..3 {
         cluster.worker(4, &[]);
     }
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let body = serde_json::json!({
-        "url": format!("http://{a}/page/0"),
-        "crawl": { "limit": 60, "max_depth": 10, "per_host_concurrency": 2, "per_host_delay_ms": 0 },
-        "options": { "render": "never" },
-    });
-    let answer = reqwest::Client::new()
-        .post(format!("{base}/v1/crawls"))
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status().as_u16(), 202);
-    let accepted: serde_json::Value = serde_json::from_str(&answer.text().await.unwrap()).unwrap();
-    let batch = accepted["batch_id"].as_str().unwrap().to_owned();
+    let batch = post_crawl(&base, a, 60).await;
 
     let lines = cluster.manifest(&batch, Duration::from_secs(180)).await;
     assert_eq!(lines.len(), 60, "the limit's worth of pages");
@@ -312,4 +289,95 @@ async fn a_crawl_through_the_api_keeps_each_hosts_limit_across_three_workers() {
     let skipped = String::from_utf8(skipped.to_vec()).unwrap();
     assert!(skipped.contains(r#""reason":"robots""#), "{skipped}");
     assert!(skipped.contains(r#""reason":"limit""#), "{skipped}");
+}
+
+/// Starts a crawl of `limit` pages of `host` through the API at `base`;
+/// returns its batch id.
+async fn post_crawl(base: &str, host: SocketAddr, limit: usize) -> String {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let body = serde_json::json!({
+        "url": format!("http://{host}/page/0"),
+        "crawl": { "limit": limit, "max_depth": 10, "per_host_concurrency": 2, "per_host_delay_ms": 0 },
+        "options": { "render": "never" },
+    });
+    post_accepted(base, "/v1/crawls", &body).await
+}
+
+/// POSTs `body` to `path` at `base`, expects 202, returns the batch id.
+async fn post_accepted(base: &str, path: &str, body: &serde_json::Value) -> String {
+    let answer = reqwest::Client::new()
+        .post(format!("{base}{path}"))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 202);
+    let accepted: serde_json::Value = serde_json::from_str(&answer.text().await.unwrap()).unwrap();
+    accepted["batch_id"].as_str().unwrap().to_owned()
+}
+
+/// A crawl outlives its scheduler: SIGKILLed, stopped, and SIGKILLed
+/// again while pages are in flight, each time replaced by a scheduler
+/// that takes the crawl up from the store. It ends with every page of its
+/// limit once in the manifest, each loaded once, the host's limit held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_outlives_its_scheduler_killed_and_stopped_and_loads_no_page_twice() {
+    let (a, a_host) = start_host().await;
+    let mut cluster = Cluster::start().await;
+    cluster.with_env("OXWRIGHT_ALLOW_HOSTS", &a.to_string());
+    let (mut scheduler, base) = cluster.scheduler_api();
+    for _ in 0..3 {
+        cluster.worker(4, &[]);
+    }
+    let batch = post_crawl(&base, a, 160).await;
+    for (round, (at, signal)) in [(30, libc::SIGKILL), (70, libc::SIGTERM), (110, libc::SIGKILL)]
+        .into_iter()
+        .enumerate()
+    {
+        let host = a_host.clone();
+        eventually("pages loaded", Duration::from_secs(120), move || {
+            let n = host.pages().len();
+            async move { n >= at }
+        })
+        .await;
+        cluster.signal(scheduler, signal);
+        cluster.wait(scheduler);
+        scheduler = cluster.scheduler_logged(&format!("scheduler-{round}"));
+    }
+    let loaded_at_last_kill = a_host.pages().len();
+    let lines = cluster.manifest(&batch, Duration::from_secs(300)).await;
+    // The scheduler stopped cleanly has its whole log.
+    for (log, said) in [
+        ("scheduler-0", "crawl taken up from its manifest"),
+        ("scheduler-0", "crawl suspended with its scheduler"),
+    ] {
+        let text = cluster.log(log);
+        assert!(text.contains(said), "{log} should say {said:?}:\n{text}");
+    }
+    assert!(
+        loaded_at_last_kill < 160,
+        "the crawl ended before the last kill: the kills proved nothing"
+    );
+    assert_eq!(lines.len(), 160, "the limit's worth of pages");
+    assert!(lines.iter().all(|l| l["status"] == "ok"), "{lines:?}");
+    let mut loads: BTreeMap<String, usize> = BTreeMap::new();
+    for (target, _, _) in a_host.pages() {
+        *loads.entry(target).or_default() += 1;
+    }
+    assert_eq!(loads.len(), 160, "{loads:?}");
+    let twice: Vec<_> = loads.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "pages loaded twice: {twice:?}");
+    assert!(a_host.max_in_flight() <= 2, "the host's limit");
+    let mut urls: Vec<&str> = lines.iter().map(|l| l["url"].as_str().unwrap()).collect();
+    urls.sort_unstable();
+    urls.dedup();
+    assert_eq!(urls.len(), 160, "one line a page");
+    assert!(
+        !cluster.store.exists(&keys::crawl_listing(&batch)).await.unwrap(),
+        "unlisted once ended"
+    );
+    let summary = cluster.store.get(&keys::batch_summary(&batch)).await.unwrap();
+    let summary: serde_json::Value = serde_json::from_slice(&summary).unwrap();
+    assert_eq!(summary["interrupted"], false, "{summary}");
 }

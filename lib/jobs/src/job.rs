@@ -124,6 +124,12 @@ pub struct Job {
     /// refuses the job instead of losing its results there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_id: Option<String>,
+    /// The job may have run before under this id (its scheduler was
+    /// restarted after publishing it): a worker answers it from the
+    /// result stored under its id, when there is one, instead of running
+    /// it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub may_have_run: bool,
 }
 
 impl Job {
@@ -138,6 +144,7 @@ impl Job {
             created_at: Utc::now(),
             deadline: None,
             store_id: None,
+            may_have_run: false,
         }
     }
 

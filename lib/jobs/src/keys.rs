@@ -71,6 +71,16 @@ pub fn gated_batch(batch_id: &str) -> String {
     format!("{GATED_PREFIX}{batch_id}.json")
 }
 
+/// Where the crawls a scheduler daemon runs are listed while they run.
+pub const CRAWLING_PREFIX: &str = "crawling/";
+
+/// Returns `crawling/<batch-id>.json`: a crawl the scheduler daemon runs,
+/// with what it was asked (credentials taken out), kept until the crawl
+/// ends so a restarted scheduler takes it up again.
+pub fn crawl_listing(batch_id: &str) -> String {
+    format!("{CRAWLING_PREFIX}{batch_id}.json")
+}
+
 /// Returns `orphans/<batch-id>/<job-id>.json`: a report the scheduler
 /// received for a batch its store has no record of (submitted to another
 /// store), kept there instead of dropped. Characters of the batch id other

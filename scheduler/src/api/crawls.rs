@@ -8,14 +8,16 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use oxwright_artifacts::ArtifactError;
 use oxwright_jobs::{CrawlOptions, JobKind, JobTemplate, keys};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use super::error::{ApiError, invalid};
+use super::error::{ApiError, invalid, unavailable};
 use super::state::AppState;
+use crate::batch::Growing;
 use crate::batch::{BatchLine, new_batch_id, parse_url_entry};
-use crate::crawl::{CrawlRequest, CrawlServices, Scope};
+use crate::crawl::{CrawlListing, CrawlRequest, CrawlServices, Scope};
 use crate::hooks::BatchWebhook;
 
 /// Start URLs one crawl takes at most.
@@ -109,8 +111,6 @@ pub(crate) async fn post_crawl(
         status_url: format!("/v1/batches/{batch_id}"),
         batch_id: batch_id.clone(),
     };
-    state.hooks.register(&batch_id, req.webhook);
-    state.hooks.started(&batch_id, starts.len());
     let crawl = CrawlRequest {
         batch_id: batch_id.clone(),
         starts,
@@ -118,11 +118,28 @@ pub(crate) async fn post_crawl(
         template,
         options: req.crawl,
         window: state.opts.crawl_window,
+        taken_up: false,
+        resumable: true,
     };
+    // Listed before it starts: a scheduler that dies from here on leaves
+    // it for the next one to take up.
+    CrawlListing::of(&crawl, req.webhook.clone())
+        .put(state.store.as_ref())
+        .await
+        .map_err(|e| unavailable(format!("the crawl could not be recorded: {e}")))?;
+    state.hooks.register(&batch_id, req.webhook);
+    state.hooks.started(&batch_id, crawl.starts.len());
+    launch(&state, crawl);
+    Ok((StatusCode::ACCEPTED, Json(accepted)))
+}
+
+/// Runs `crawl` on the daemon's queue and store.
+fn launch(state: &Arc<AppState>, crawl: CrawlRequest) {
     let services = CrawlServices {
         queue: state.queue.clone(),
         store: state.store.clone(),
     };
+    let batch_id = crawl.batch_id.clone();
     let on_page = state.clone();
     let on_end = state.clone();
     state.crawls.start(
@@ -131,17 +148,53 @@ pub(crate) async fn post_crawl(
         move |report| on_page.hooks.page(report),
         move |result| async move { ended(&on_end, &batch_id, result).await },
     );
-    Ok((StatusCode::ACCEPTED, Json(accepted)))
+}
+
+/// Takes up every crawl listed under `crawling/` that this daemon does
+/// not run (an earlier scheduler's, stopped or killed), before any report
+/// is read; returns how many. One that ended already is unlisted. One
+/// whose fetch options held credentials cannot go on without them: its
+/// pages not yet fetched end `cancelled`.
+pub(crate) async fn take_up(state: &Arc<AppState>) -> Result<usize, ArtifactError> {
+    let mut taken = 0;
+    for listing in CrawlListing::listed(state.store.as_ref()).await? {
+        let batch_id = listing.batch_id.clone();
+        if state.crawls.status(&batch_id).is_some() {
+            continue;
+        }
+        if state.store.exists(&keys::batch_summary(&batch_id)).await? {
+            state.store.delete(&keys::crawl_listing(&batch_id)).await?;
+            continue;
+        }
+        let Some(crawl) = listing.request(state.opts.crawl_window) else {
+            tracing::warn!(%batch_id, "a listed crawl's options cannot be read; left alone");
+            continue;
+        };
+        state.hooks.register(&batch_id, listing.webhook.clone());
+        launch(state, crawl);
+        if !listing.withheld.is_empty() {
+            tracing::warn!(
+                %batch_id,
+                withheld = ?listing.withheld,
+                "a crawl taken up cannot go on: its credentials are not kept in the store; its pages not yet fetched end cancelled"
+            );
+            state.crawls.stop(&batch_id);
+        }
+        taken += 1;
+    }
+    Ok(taken)
 }
 
 /// After a crawl: an interrupted one is marked cancelled, so workers skip
-/// its pages still queued; its webhook hears how it ended.
+/// its pages still queued; its webhook hears how it ended. A suspended
+/// one is left as it is.
 async fn ended(
     state: &AppState,
     batch_id: &str,
     result: Result<crate::crawl::CrawlSummary, crate::crawl::CrawlError>,
 ) {
     let summary = match result {
+        Ok(summary) if summary.suspended => return,
         Ok(summary) => summary,
         Err(err) => {
             tracing::error!(%batch_id, error = %err, "crawl stopped");

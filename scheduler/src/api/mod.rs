@@ -6,7 +6,7 @@
 mod artifacts;
 mod batches;
 mod checks;
-mod crawls;
+pub(crate) mod crawls;
 mod error;
 mod fetch;
 mod jobs;

@@ -282,7 +282,7 @@ pub async fn run_gate(
 /// Writes one round of published jobs to the batch's `released/` log,
 /// trying a few times: a round left unlogged may be published again by a
 /// scheduler that restarts before the batch ends.
-async fn log_released(store: &dyn ArtifactStore, batch_id: &str, seq: u64, published: &[JobId]) {
+pub(crate) async fn log_released(store: &dyn ArtifactStore, batch_id: &str, seq: u64, published: &[JobId]) {
     if published.is_empty() {
         return;
     }
@@ -500,7 +500,7 @@ async fn read_jobs(store: &dyn ArtifactStore, batch_id: &str) -> Result<Vec<Stor
 }
 
 /// The jobs logged as released, and the next round's number.
-async fn read_released(
+pub(crate) async fn read_released(
     store: &dyn ArtifactStore,
     batch_id: &str,
 ) -> Result<(HashSet<JobId>, u64), ArtifactError> {

@@ -120,6 +120,15 @@ impl ManifestWriter {
         Ok(writer)
     }
 
+    /// Appends each line to the store as it is recorded from now on (a
+    /// crawl taken up again reads its manifest with [`Self::resume`], then
+    /// appends, as it did before).
+    pub fn appending(mut self) -> Self {
+        self.buffer = None;
+        self.unflushed = 0;
+        self
+    }
+
     /// Records `report` unless its job already has a line; returns whether
     /// it was new.
     pub async fn record(&mut self, report: &JobReport) -> Result<bool, ArtifactError> {

@@ -39,8 +39,16 @@ pub enum Judged {
     Known,
 }
 
+/// The id of the job that fetches `url` (normalised) for the crawl
+/// `batch_id`: the same in every process, so a scheduler that takes a
+/// crawl up again matches the reports of pages an earlier one published.
+pub fn page_job_id(batch_id: &str, url: &Url) -> oxwright_jobs::JobId {
+    let hash = url_hash(&format!("{batch_id}\n{}", url.as_str()));
+    oxwright_jobs::JobId(uuid::Builder::from_custom_bytes(hash.to_be_bytes()).into_uuid())
+}
+
 /// A stable 128-bit hash of a URL's text (two keyed SipHash-2-4 runs).
-fn url_hash(text: &str) -> u128 {
+pub(crate) fn url_hash(text: &str) -> u128 {
     // Fixed keys: the same URL hashes the same in every process, so a
     // frontier rebuilt from its log agrees with the one that wrote it.
     let half = |k0: u64, k1: u64| {

@@ -1,7 +1,9 @@
 //! The crawls a scheduler daemon runs (`POST /v1/crawls`): each one a
 //! task that releases its pages on the queue, takes the reports the
 //! daemon's report loop hands it, and answers for its progress while it
-//! grows; cancelling it, or stopping the daemon, ends it interrupted.
+//! grows. Cancelling it ends it interrupted; stopping the daemon suspends
+//! it, listed for the next scheduler to take up; a queue or store failure
+//! has it taken up again from the store once they answer.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -25,6 +27,10 @@ use crate::tracker::BatchStatus;
 /// before it writes `cancelled` lines for the rest.
 pub const CANCEL_GRACE: Duration = Duration::from_secs(60);
 
+/// How long a crawl whose queue or store failed waits before it is taken
+/// up again from the store.
+pub const RETAKE_AFTER: Duration = Duration::from_secs(1);
+
 type Routed = (Result<JobReport, QueueError>, ReportAck);
 
 /// One crawl in progress.
@@ -38,6 +44,8 @@ struct Live {
 #[derive(Debug)]
 pub struct LiveCrawls {
     crawls: Mutex<HashMap<String, Live>>,
+    /// Reports of suspended crawls, never acked.
+    held: Mutex<Vec<Routed>>,
     robots: Option<RobotsCache>,
     shutdown: CancellationToken,
     tasks: TaskTracker,
@@ -66,19 +74,22 @@ impl LiveCrawls {
     pub fn new(robots: Option<RobotsCache>, shutdown: CancellationToken) -> Self {
         Self {
             crawls: Mutex::new(HashMap::new()),
+            held: Mutex::new(Vec::new()),
             robots,
             shutdown,
             tasks: TaskTracker::new(),
         }
     }
 
-    /// Starts `req` as a task. `on_report` sees each manifest line;
-    /// `on_end` the crawl's summary or why it failed, and the daemon
-    /// waits for what it returns before it stops.
+    /// Starts `req` as a task (listed under `crawling/` already).
+    /// `on_report` sees each manifest line; `on_end` the crawl's summary
+    /// or why it failed, and the daemon waits for what it returns before
+    /// it stops. The listing is removed when the crawl ends, not when it
+    /// is suspended.
     pub fn start<E>(
         self: &Arc<Self>,
         services: CrawlServices,
-        req: CrawlRequest,
+        mut req: CrawlRequest,
         mut on_report: impl FnMut(&JobReport) + Send + 'static,
         on_end: impl FnOnce(Result<CrawlSummary, CrawlError>) -> E + Send + 'static,
     ) where
@@ -109,31 +120,60 @@ impl LiveCrawls {
             self.robots.clone()
         };
         let daemon = self.shutdown.clone();
-        let drained = async move {
-            tokio::select! {
-                () = daemon.cancelled() => {}
-                () = tokio::time::sleep(CANCEL_GRACE) => {}
+        let drained = move || {
+            let daemon = daemon.clone();
+            async move {
+                tokio::select! {
+                    () = daemon.cancelled() => {}
+                    () = tokio::time::sleep(CANCEL_GRACE) => {}
+                }
             }
         };
         let crawls = self.clone();
         self.tasks.spawn(async move {
-            let result = run_crawl(
-                services.queue,
-                services.store,
-                robots,
-                req,
-                Box::new(RoutedReports(rx)),
-                |report, so_far| {
-                    *status.lock().expect("crawl status lock") = BatchStatus::of(so_far, false);
-                    on_report(report);
-                },
-                CrawlStop {
-                    shutdown: stop,
-                    drained,
-                },
-            )
-            .await;
-            crawls.crawls.lock().expect("crawls lock").remove(&batch_id);
+            let mut reports = RoutedReports(rx);
+            let mut on_line = |report: &JobReport, so_far: &BatchSummary| {
+                *status.lock().expect("crawl status lock") = BatchStatus::of(so_far, false);
+                on_report(report);
+            };
+            let result = loop {
+                let result = run_crawl(
+                    services.queue.clone(),
+                    services.store.clone(),
+                    robots.clone(),
+                    req.clone(),
+                    &mut reports,
+                    &mut on_line,
+                    CrawlStop {
+                        shutdown: stop.clone(),
+                        drained: drained(),
+                        suspend: Some(crawls.shutdown.clone()),
+                    },
+                )
+                .await;
+                match result {
+                    Err(err) if !stop.is_cancelled() => {
+                        tracing::warn!(%batch_id, error = %err, "a crawl's queue or store failed; it is taken up again from the store");
+                        tokio::select! {
+                            () = stop.cancelled() => {}
+                            () = tokio::time::sleep(RETAKE_AFTER) => {}
+                        }
+                        req.taken_up = true;
+                    }
+                    result => break result,
+                }
+            };
+            let suspended =
+                crawls.shutdown.is_cancelled() && !result.as_ref().is_ok_and(|s| !s.suspended);
+            // A suspended crawl stays known, so its late reports are left
+            // for the next scheduler rather than taken as a batch's.
+            if !suspended {
+                crawls.crawls.lock().expect("crawls lock").remove(&batch_id);
+                let listing = oxwright_jobs::keys::crawl_listing(&batch_id);
+                if let Err(err) = services.store.delete(&listing).await {
+                    tracing::warn!(%batch_id, error = %err, "an ended crawl stays listed; the next scheduler removes it");
+                }
+            }
             on_end(result).await;
         });
     }
@@ -147,6 +187,13 @@ impl LiveCrawls {
         };
         match live.reports.send((Ok(report), ack)) {
             Ok(()) => None,
+            // The crawl is suspended with the daemon: the report is held
+            // unacked, and goes back to the queue, for the scheduler that
+            // takes the crawl up, when the daemon lets its queue go.
+            Err(mpsc::error::SendError(held)) if self.shutdown.is_cancelled() => {
+                self.held.lock().expect("held lock").push(held);
+                None
+            }
             // The crawl just ended: the report goes where late ones go.
             Err(mpsc::error::SendError((report, ack))) => Some((report.expect("sent as Ok"), ack)),
         }

@@ -5,7 +5,7 @@
 //! politeness allows. What is not taken is written to `skipped.jsonl`
 //! with the reason, each URL once.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
-use super::frontier::{Frontier, Judged, Taken};
+use super::frontier::{Frontier, Judged, Taken, page_job_id};
 use super::scope::PatternError;
 use crate::batch::input::{failed_report, too_large_error};
 use crate::batch::{BatchError, BatchSummary, ManifestWriter, Place};
@@ -68,6 +68,15 @@ pub struct CrawlRequest {
     pub options: CrawlOptions,
     /// Jobs in flight at most, across every host.
     pub window: usize,
+    /// A scheduler takes the crawl up again (after a restart, or after
+    /// the queue or the store failed): its manifest is replayed in order,
+    /// each page's stored links followed again, and no page with a line
+    /// is loaded again.
+    pub taken_up: bool,
+    /// The crawl can be taken up (a daemon's, listed under `crawling/`):
+    /// each round of pages published is logged, so a take-up knows which
+    /// are in flight.
+    pub resumable: bool,
 }
 
 /// The end state of a crawl: the batch's, and what was not taken.
@@ -80,6 +89,10 @@ pub struct CrawlSummary {
     pub skipped: BTreeMap<String, usize>,
     /// Where they are listed.
     pub skipped_list: String,
+    /// The crawl stopped with its scheduler and is listed for the next
+    /// one to take up; its manifest is as it stood.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub suspended: bool,
 }
 
 /// What the crawl reads of a page's result.
@@ -101,17 +114,51 @@ struct FoundMeta {
 }
 
 /// The crawl's state besides the queue.
-struct Crawl {
-    batch_id: String,
-    store: Arc<dyn ArtifactStore>,
-    robots: Option<RobotsCache>,
-    frontier: Frontier,
-    manifest: ManifestWriter,
-    skipped: BTreeMap<String, usize>,
-    skipped_key: String,
+pub(super) struct Crawl {
+    pub(super) batch_id: String,
+    pub(super) store: Arc<dyn ArtifactStore>,
+    pub(super) robots: Option<RobotsCache>,
+    pub(super) frontier: Frontier,
+    pub(super) manifest: ManifestWriter,
+    pub(super) skipped: BTreeMap<String, usize>,
+    pub(super) skipped_key: String,
+    /// Skip lines held while a take-up replays, written in one `put`.
+    pub(super) skip_buffer: Option<Vec<u8>>,
+    /// Pages waiting when the crawl was taken up, by job id: an earlier
+    /// scheduler may have published them, so their reports may come.
+    pub(super) again: HashMap<JobId, Taken>,
+    /// Those of them that reported before their release: not published.
+    pub(super) settled: HashSet<JobId>,
+    /// Whether rounds of pages published are logged, and the next round's number.
+    pub(super) log_rounds: Option<u64>,
+    /// Pages an earlier scheduler published that have not reported.
+    pub(super) in_flight_before: HashMap<JobId, (String, Taken)>,
 }
 
 impl Crawl {
+    /// The state of a crawl that has taken no page yet, writing `manifest`.
+    pub(super) fn new(
+        store: Arc<dyn ArtifactStore>,
+        robots: Option<RobotsCache>,
+        req: &CrawlRequest,
+        manifest: ManifestWriter,
+    ) -> Result<Self, CrawlError> {
+        Ok(Crawl {
+            batch_id: req.batch_id.clone(),
+            frontier: Frontier::new(&req.starts, req.options.clone())?,
+            manifest,
+            skipped: BTreeMap::new(),
+            skipped_key: keys::batch_skipped(&req.batch_id),
+            store,
+            robots: if req.options.ignore_robots { None } else { robots },
+            skip_buffer: None,
+            again: HashMap::new(),
+            settled: HashSet::new(),
+            log_rounds: req.resumable.then_some(0),
+            in_flight_before: HashMap::new(),
+        })
+    }
+
     /// Starts the crawl's record and its (empty) list of URLs not taken.
     async fn open(
         store: Arc<dyn ArtifactStore>,
@@ -119,15 +166,8 @@ impl Crawl {
         req: &CrawlRequest,
         created_at: chrono::DateTime<Utc>,
     ) -> Result<Self, CrawlError> {
-        let crawl = Crawl {
-            batch_id: req.batch_id.clone(),
-            frontier: Frontier::new(&req.starts, req.options.clone())?,
-            manifest: ManifestWriter::new(store.clone(), &req.batch_id, 0),
-            skipped: BTreeMap::new(),
-            skipped_key: keys::batch_skipped(&req.batch_id),
-            store: store.clone(),
-            robots: if req.options.ignore_robots { None } else { robots },
-        };
+        let manifest = ManifestWriter::new(store.clone(), &req.batch_id, 0);
+        let crawl = Crawl::new(store.clone(), robots, req, manifest)?;
         write_record(store.as_ref(), &req.batch_id, created_at, 0).await?;
         // An empty list, so a crawl that skips nothing still has one.
         store
@@ -139,7 +179,10 @@ impl Crawl {
     async fn record_skip(&mut self, line: SkippedUrl) -> Result<(), ArtifactError> {
         let mut text = serde_json::to_vec(&line).expect("skip lines serialise");
         text.push(b'\n');
-        self.store.append(&self.skipped_key, Bytes::from(text)).await?;
+        match self.skip_buffer.as_mut() {
+            Some(buffer) => buffer.extend_from_slice(&text),
+            None => self.store.append(&self.skipped_key, Bytes::from(text)).await?,
+        }
         *self.skipped.entry(line.reason.as_str().to_owned()).or_default() += 1;
         Ok(())
     }
@@ -163,6 +206,17 @@ impl Crawl {
                 false
             }
         }
+    }
+
+    /// Offers the start URLs (depth 0), then the seeds (depth 1).
+    pub(super) async fn offer_starts(&mut self, req: &CrawlRequest) -> Result<(), ArtifactError> {
+        for start in &req.starts {
+            self.offer(start, 0, None).await?;
+        }
+        for seed in &req.seeds {
+            self.offer(seed, 1, None).await?;
+        }
+        Ok(())
     }
 
     /// Offers a URL found at `depth` (linked from `parent`) to the frontier.
@@ -190,7 +244,7 @@ impl Crawl {
     }
 
     /// Follows the links of the page `taken`, whose job ended well.
-    async fn discover(&mut self, job_id: JobId, taken: &Taken) -> Result<(), ArtifactError> {
+    pub(super) async fn discover(&mut self, job_id: JobId, taken: &Taken) -> Result<(), ArtifactError> {
         let body = match self.store.get(&keys::job_result(JobKind::Fetch, job_id)).await {
             Ok(body) => body,
             Err(ArtifactError::NotFound { .. }) => {
@@ -268,15 +322,25 @@ impl Crawl {
         on_report: &mut impl FnMut(&JobReport, &BatchSummary),
     ) -> Result<(), CrawlError> {
         let now = Instant::now();
+        let mut round = Vec::new();
         while in_flight.len() < window
             && let Some((key, taken)) = self.frontier.hosts().release(now)
         {
+            let id = page_job_id(&self.batch_id, &taken.url);
+            // It reported (published by an earlier scheduler) while it waited.
+            if self.settled.remove(&id) {
+                self.frontier.hosts().finished(&key, false, now);
+                continue;
+            }
             let mut spec = template.clone();
             spec.url = taken.url.clone();
-            let job = Job::new(JobSpec::Fetch(spec), Some(self.batch_id.clone()));
+            let mut job = Job::new(JobSpec::Fetch(spec), Some(self.batch_id.clone()));
+            job.id = id;
+            job.may_have_run = self.again.remove(&id).is_some();
             match queue.publish(&job).await {
                 Ok(()) => {
                     in_flight.insert(job.id, (key, taken));
+                    round.push(job.id);
                 }
                 // A job the queue refuses as too large is this page's failure, not the crawl's.
                 Err(err @ QueueError::TooLarge { .. }) => {
@@ -287,6 +351,12 @@ impl Crawl {
                 }
                 Err(err) => return Err(err.into()),
             }
+        }
+        if let Some(seq) = self.log_rounds.as_mut()
+            && !round.is_empty()
+        {
+            crate::batch::gate::log_released(self.store.as_ref(), &self.batch_id, *seq, &round).await;
+            *seq += 1;
         }
         Ok(())
     }
@@ -324,7 +394,12 @@ impl Crawl {
                 }
             };
             let (report, ack) = next;
-            if let Some((report, (_, taken))) = claim(report, batch_id, &mut in_flight) {
+            let taken = match claim(report, batch_id, &mut in_flight) {
+                Claimed::InFlight(report, _, taken) => Some((report, taken)),
+                Claimed::Other(report) => self.again.remove(&report.job_id).map(|t| (report, t)),
+                Claimed::Nothing => None,
+            };
+            if let Some((report, taken)) = taken {
                 self.record(&report, &taken, on_report).await?;
             }
             settle(ack).await;
@@ -344,48 +419,96 @@ impl Crawl {
     /// A line for a page that never ran.
     fn not_run(&self, taken: &Taken, why: &str) -> JobReport {
         let error = JobError::new(ErrorKind::Cancelled, why);
-        failed_report(JobId::new(), &self.batch_id, taken.url.as_str(), error)
+        let id = page_job_id(&self.batch_id, &taken.url);
+        failed_report(id, &self.batch_id, taken.url.as_str(), error)
+    }
+
+    /// Records the report of one of this crawl's pages and follows its
+    /// links: one in flight, or one an earlier scheduler published; any
+    /// other report (another's, a duplicate) is passed over.
+    async fn take_report(
+        &mut self,
+        report: Result<JobReport, QueueError>,
+        in_flight: &mut HashMap<JobId, (String, Taken)>,
+        on_report: &mut impl FnMut(&JobReport, &BatchSummary),
+    ) -> Result<(), ArtifactError> {
+        let taken = match claim(report, &self.batch_id, in_flight) {
+            Claimed::InFlight(report, key, taken) => {
+                self.frontier.hosts().answered(&key, &report, Instant::now());
+                Some((report, taken))
+            }
+            Claimed::Other(report) => self.again.remove(&report.job_id).map(|taken| {
+                self.settled.insert(report.job_id);
+                (report, taken)
+            }),
+            Claimed::Nothing => None,
+        };
+        let Some((report, taken)) = taken else {
+            return Ok(());
+        };
+        self.record(&report, &taken, on_report).await?;
+        if report.status == ReportStatus::Ok {
+            self.discover(report.job_id, &taken).await?;
+        }
+        Ok(())
     }
 }
 
 /// How a crawl is stopped: when `shutdown` fires, releasing stops; the
 /// reports of the pages in flight are taken until `drained` resolves (the
 /// workers done, or a grace period), and every page taken that never
-/// reported gets a `cancelled` line.
+/// reported gets a `cancelled` line. When `suspend` has fired too, the
+/// crawl returns at once instead, its manifest as it stands, for a
+/// scheduler to take up later.
 pub struct CrawlStop<D> {
     /// Stops releasing pages.
     pub shutdown: CancellationToken,
     /// Resolves once no further report is worth waiting for.
     pub drained: D,
+    /// Makes a stop a suspension (a scheduler daemon's own shutdown).
+    pub suspend: Option<CancellationToken>,
 }
 
 /// Runs `req`: its pages go out on `queue`, their reports come from
 /// `reports` (the queue's own, or those a daemon routes to the crawl),
 /// each acked once its line is written; `on_report` sees each manifest
 /// line with the crawl's summary so far. `robots` (absent when the crawl
-/// ignores robots.txt) answers for every URL before it is taken.
+/// ignores robots.txt) answers for every URL before it is taken. A crawl
+/// `taken_up` carries on from its stored manifest.
 pub async fn run_crawl(
     queue: Arc<dyn JobQueue>,
     store: Arc<dyn ArtifactStore>,
     robots: Option<RobotsCache>,
     req: CrawlRequest,
-    mut reports: Box<dyn ReportStream>,
+    reports: &mut dyn ReportStream,
     mut on_report: impl FnMut(&JobReport, &BatchSummary),
     stop: CrawlStop<impl Future<Output = ()>>,
 ) -> Result<CrawlSummary, CrawlError> {
-    let CrawlStop { shutdown, drained } = stop;
-    let started = std::time::Instant::now();
-    let created_at = Utc::now();
-    let mut crawl = Crawl::open(store.clone(), robots, &req, created_at).await?;
-    for start in &req.starts {
-        crawl.offer(start, 0, None).await?;
-    }
-    for seed in &req.seeds {
-        crawl.offer(seed, 1, None).await?;
-    }
+    let CrawlStop {
+        shutdown,
+        drained,
+        suspend,
+    } = stop;
+    let record = if req.taken_up {
+        crate::submit::read_batch_record(store.as_ref(), &req.batch_id).await?
+    } else {
+        None
+    };
+    let (mut crawl, created_at) = match record {
+        Some(record) => (
+            Crawl::take_up(store.clone(), robots, &req).await?,
+            record.created_at,
+        ),
+        None => {
+            let created_at = Utc::now();
+            let mut crawl = Crawl::open(store.clone(), robots, &req, created_at).await?;
+            crawl.offer_starts(&req).await?;
+            (crawl, created_at)
+        }
+    };
 
     let window = req.window.max(1);
-    let mut in_flight: HashMap<JobId, (String, Taken)> = HashMap::new();
+    let mut in_flight = std::mem::take(&mut crawl.in_flight_before);
     let mut interrupted = false;
     loop {
         let now = Instant::now();
@@ -416,13 +539,7 @@ pub async fn run_crawl(
             _ = tokio::time::sleep_until(wake.unwrap_or(now)), if wake.is_some() => {}
             next = reports.next_unacked() => match next {
                 Some((report, ack)) => {
-                    if let Some((report, (key, taken))) = claim(report, &req.batch_id, &mut in_flight) {
-                        crawl.frontier.hosts().answered(&key, &report, Instant::now());
-                        crawl.record(&report, &taken, &mut on_report).await?;
-                        if report.status == ReportStatus::Ok {
-                            crawl.discover(report.job_id, &taken).await?;
-                        }
-                    }
+                    crawl.take_report(report, &mut in_flight, &mut on_report).await?;
                     settle(ack).await;
                 }
                 None => return Err(QueueError::Closed.into()),
@@ -430,48 +547,62 @@ pub async fn run_crawl(
         }
     }
     if interrupted {
+        if suspend.as_ref().is_some_and(CancellationToken::is_cancelled) {
+            tracing::info!(batch_id = %req.batch_id, in_flight = in_flight.len(), "crawl suspended with its scheduler; the next one takes it up");
+            return Ok(CrawlSummary {
+                batch: crawl.manifest.summary().clone(),
+                skipped: crawl.skipped,
+                skipped_list: crawl.skipped_key,
+                suspended: true,
+            });
+        }
         crawl
-            .wind_down(
-                reports.as_mut(),
-                &req.batch_id,
-                in_flight,
-                drained,
-                &mut on_report,
-            )
+            .wind_down(reports, &req.batch_id, in_flight, drained, &mut on_report)
             .await?;
     }
     let total = crawl.manifest.summary().total;
     write_record(store.as_ref(), &req.batch_id, created_at, total).await?;
-    let batch = crawl
-        .manifest
-        .finish(interrupted, started.elapsed().as_secs_f64())
-        .await?;
+    let elapsed = (Utc::now() - created_at).num_milliseconds().max(0) as f64 / 1000.0;
+    let batch = crawl.manifest.finish(interrupted, elapsed).await?;
     Ok(CrawlSummary {
         batch,
         skipped: crawl.skipped,
         skipped_list: crawl.skipped_key,
+        suspended: false,
     })
 }
 
-/// The report of one of this crawl's pages in flight, with what the
-/// frontier knows of it; `None` for an unreadable report or another's.
+/// What a report is to the crawl.
+enum Claimed {
+    /// The report of a page it has in flight, with its host and place.
+    InFlight(JobReport, String, Taken),
+    /// A report of this crawl's that is not in flight.
+    Other(JobReport),
+    /// Unreadable, or another's.
+    Nothing,
+}
+
+/// What `report` is to the crawl `batch_id`; one in flight is taken out
+/// of `in_flight`.
 fn claim(
     report: Result<JobReport, QueueError>,
     batch_id: &str,
     in_flight: &mut HashMap<JobId, (String, Taken)>,
-) -> Option<(JobReport, (String, Taken))> {
+) -> Claimed {
     let report = match report {
         Ok(report) => report,
         Err(err) => {
             tracing::warn!(error = %err, "unreadable report skipped");
-            return None;
+            return Claimed::Nothing;
         }
     };
     if report.batch_id.as_deref() != Some(batch_id) {
-        return None;
+        return Claimed::Nothing;
     }
-    let taken = in_flight.remove(&report.job_id)?;
-    Some((report, taken))
+    match in_flight.remove(&report.job_id) {
+        Some((key, taken)) => Claimed::InFlight(report, key, taken),
+        None => Claimed::Other(report),
+    }
 }
 
 /// Acks a report the crawl has recorded (or that is not its own).

@@ -324,9 +324,10 @@ pub async fn fetch_page(
 
 /// The artefacts of a fetch that ran before and whose `result.json` is
 /// stored (written last, so the rest are there too), when the job may
-/// have run before; `None` when it must run.
+/// have run before (delivered again, a later attempt, or published again
+/// by a restarted scheduler); `None` when it must run.
 async fn stored_fetch(ctx: &HandlerContext, job: &Job, delivered_before: bool) -> Option<Vec<String>> {
-    if !delivered_before && job.attempt <= 1 {
+    if !delivered_before && job.attempt <= 1 && !job.may_have_run {
         return None;
     }
     let body = ctx.store.get(&keys::job_result(job.kind(), job.id)).await.ok()?;

@@ -64,7 +64,7 @@ impl SiteCrawler for McpCrawler {
             Vec::new()
         };
         let queue: Arc<dyn JobQueue> = Arc::new(MemoryQueue::new());
-        let reports = queue.reports().await.map_err(|e| e.to_string())?;
+        let mut reports = queue.reports().await.map_err(|e| e.to_string())?;
         let shutdown = self.stopping.child_token();
         let capacity = self.ctx.pool.capacity();
         let (worker, workers_done) =
@@ -83,17 +83,20 @@ impl SiteCrawler for McpCrawler {
             template: call.template,
             options: call.options,
             window: capacity * 2,
+            taken_up: false,
+            resumable: false,
         };
         let summary = run_crawl(
             queue,
             self.ctx.store.clone(),
             robots,
             req,
-            reports,
+            reports.as_mut(),
             |_, _| {},
             CrawlStop {
                 shutdown: shutdown.clone(),
                 drained: workers_done.cancelled_owned(),
+                suspend: None,
             },
         )
         .await;
