@@ -16,6 +16,7 @@ mod isolation;
 mod locator;
 mod page;
 pub mod scripted;
+pub mod scripts;
 mod snapshot;
 mod storage;
 #[cfg(feature = "testsuite")]

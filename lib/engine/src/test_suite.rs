@@ -91,6 +91,7 @@ pub async fn run(open: Opener<'_>, base: &url::Url, caps: Capabilities) {
     screenshots(open().await.as_ref(), base).await;
     if caps.evaluate {
         evaluate(open().await.as_ref(), base).await;
+        reading_elements(open().await.as_ref(), base).await;
     }
     if caps.scripts {
         shadow_roots(open().await.as_ref(), base).await;
@@ -520,6 +521,68 @@ async fn evaluate(page: &dyn Page, base: &url::Url) {
         .await
         .expect_err("throws");
     assert_eq!(err.kind, EngineErrorKind::Script, "{err}");
+}
+
+/// What a control shows (never a password field's value) and a table's
+/// rows by its header cells, read alike on every engine that runs scripts
+/// on an element.
+async fn reading_elements(page: &dyn Page, base: &url::Url) {
+    page.goto(&url(base, "/suite/form"), &goto_opts())
+        .await
+        .expect("goto form");
+    let opts = ActOptions::default();
+    let label = |text: &str| {
+        Target::locator(Locator::Label {
+            text: text.into(),
+            exact: false,
+        })
+    };
+    let fill = |value: &str, secret| Act::Fill {
+        value: value.into(),
+        secret,
+    };
+    page.act(&label("Email"), &fill("ada@example.org", false), &opts)
+        .await
+        .expect("fill");
+    let email = page
+        .inspect(&label("Email"))
+        .await
+        .expect("inspect the email field");
+    assert_eq!(email.value.as_deref(), Some("ada@example.org"), "{email:?}");
+    assert_eq!(email.role.as_deref(), Some("textbox"), "{email:?}");
+    page.act(&label("Password"), &fill("hunter2-secret", true), &opts)
+        .await
+        .expect("fill the password");
+    let password = page
+        .inspect(&label("Password"))
+        .await
+        .expect("inspect the password field");
+    assert!(password.secret && password.value.is_none(), "{password:?}");
+    let country = page
+        .inspect(&Target::locator(Locator::role("combobox", Some("Country"))))
+        .await
+        .expect("inspect the select");
+    assert_eq!(country.value.as_deref(), Some("United States"), "{country:?}");
+
+    page.goto(&url(base, "/suite/table"), &goto_opts())
+        .await
+        .expect("goto table");
+    let orders = page
+        .table_rows(&Target::locator(Locator::css("#orders")))
+        .await
+        .expect("read the orders");
+    assert_eq!(
+        orders,
+        serde_json::json!([
+            { "Order": "A-1", "Total": "$10.00" },
+            { "Order": "B-2", "Total": "$7.50" },
+        ])
+    );
+    let bare = page
+        .table_rows(&Target::locator(Locator::css("#bare")))
+        .await
+        .expect("read the header-less table");
+    assert_eq!(bare, serde_json::json!([["x", "1"], ["y", "2"]]));
 }
 
 async fn shadow_roots(page: &dyn Page, base: &url::Url) {

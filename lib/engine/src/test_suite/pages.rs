@@ -87,6 +87,18 @@ b.addEventListener('auxclick', (e) => { if (e.button === 1) say('auxclick', e); 
             ),
         ),
         (
+            "/suite/table".into(),
+            page(
+                "Suite table",
+                r#"<h1>Orders</h1>
+<table id="orders"><caption>Orders</caption>
+<thead><tr><th>Order</th><th>Total</th></tr></thead>
+<tbody><tr><td>A-1</td><td>$10.00</td></tr><tr><td>B-2</td><td>$7.50</td></tr></tbody>
+</table>
+<table id="bare"><tr><td>x</td><td>1</td></tr><tr><td>y</td><td>2</td></tr></table>"#,
+            ),
+        ),
+        (
             "/suite/tabs".into(),
             page(
                 "Suite tabs",

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use oxwright_egress::EgressProxy;
 use oxwright_engine::{
-    Act, ActOptions, Acted, ConsoleMessage, DialogAction, DialogRecord, Element, EngineError,
+    Act, ActOptions, Acted, ConsoleMessage, DialogAction, DialogRecord, Element, ElementState, EngineError,
     EngineErrorKind, GotoOptions, Locator, Navigated, Page, ScreenshotOptions, Snapshot, SnapshotOptions,
-    TabInfo, Target, WaitCondition, WaitUntil,
+    TabInfo, Target, WaitCondition, WaitUntil, scripts,
 };
 use oxwright_policy::UrlPolicy;
 use serde_json::{Value, json};
@@ -433,6 +433,22 @@ impl Page for McpPage {
         });
         self.call("browser_drag", args, deadline, Retry::Never).await?;
         Ok(self.settled(started, &source.doc, opts).await)
+    }
+
+    async fn inspect(&self, target: &Target) -> Result<ElementState, EngineError> {
+        let resolved = self.resolve(target).await?;
+        let out = self
+            .eval(scripts::INSPECT_FN, Some(&resolved.target), QUICK)
+            .await?;
+        scripts::element_state(&out)
+    }
+
+    async fn table_rows(&self, target: &Target) -> Result<Value, EngineError> {
+        let resolved = self.resolve(target).await?;
+        let out = self
+            .eval(scripts::TABLE_FN, Some(&resolved.target), QUICK)
+            .await?;
+        scripts::table_rows(&out)
     }
 
     async fn evaluate(&self, expression: &str, timeout: Duration) -> Result<Value, EngineError> {
