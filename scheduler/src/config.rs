@@ -34,13 +34,21 @@ pub struct SchedulerOptions {
     /// Pages in flight at most per crawl, across its hosts (each host
     /// has its own `per_host_concurrency` besides).
     pub crawl_window: usize,
+    /// The queue outlives this daemon (a broker): a stopping daemon
+    /// suspends its crawls for the next one, and a crawl taken up counts
+    /// the pages an earlier daemon published as in flight. False for a
+    /// daemon on an in-process queue: its crawls end as a cancel ends
+    /// them, and a crawl taken up after a crash publishes those pages
+    /// again (a worker answers each from its stored result, if any).
+    pub durable_queue: bool,
 }
 
 impl SchedulerOptions {
     /// Options judging submissions by `policy`, with every other setting
     /// at its default: manifests flushed every 500 ms, no schedules,
     /// webhooks or checks, the API open with the default body limit, a
-    /// crawl window of [`oxwright_jobs::schedule::DEFAULT_CRAWL_WINDOW`].
+    /// crawl window of [`oxwright_jobs::schedule::DEFAULT_CRAWL_WINDOW`],
+    /// a queue that outlives the daemon.
     pub fn new(policy: Arc<UrlPolicy>) -> Self {
         Self {
             policy,
@@ -52,6 +60,7 @@ impl SchedulerOptions {
             checks: Vec::new(),
             check_states: BTreeMap::new(),
             crawl_window: oxwright_jobs::schedule::DEFAULT_CRAWL_WINDOW,
+            durable_queue: true,
         }
     }
 }

@@ -85,6 +85,7 @@ pub async fn run_scheduler(
     let crawls = Arc::new(crate::crawl::LiveCrawls::new(
         Some(robots_cache(&opts)?),
         shutdown.clone(),
+        opts.durable_queue,
     ));
     let state = Arc::new(AppState {
         tracker: Mutex::new(BatchTracker::new(store.clone())),

@@ -36,17 +36,18 @@ impl Daemon {
 }
 
 async fn start() -> Daemon {
-    start_on(Arc::new(MemoryQueue::new()), Arc::new(MemoryStore::new())).await
+    start_on(Arc::new(MemoryQueue::new()), Arc::new(MemoryStore::new()), true).await
 }
 
 /// A daemon on `queue` and `store`, as a scheduler started again on the
-/// same broker and bucket is.
-async fn start_on(queue: Arc<MemoryQueue>, store: Arc<MemoryStore>) -> Daemon {
+/// same broker and bucket is; `durable`: the queue outlives the daemon.
+async fn start_on(queue: Arc<MemoryQueue>, store: Arc<MemoryStore>, durable: bool) -> Daemon {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let shutdown = CancellationToken::new();
     let opts = SchedulerOptions {
         flush_interval: Duration::from_millis(50),
+        durable_queue: durable,
         ..SchedulerOptions::new(Arc::new(UrlPolicy::allowing(["127.0.0.1".parse().unwrap()])))
     };
     let task = tokio::spawn({
@@ -433,8 +434,21 @@ async fn a_cancelled_crawl_releases_no_further_page_and_ends_cancelled() {
     daemon.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_crawl_outlives_its_scheduler_and_fetches_no_page_twice() {
+/// A crawl of the tree, its daemon stopped a third of the way.
+struct Stopped {
+    origin: String,
+    site: Site,
+    queue: Arc<MemoryQueue>,
+    store: Arc<MemoryStore>,
+    batch_id: String,
+    /// Stops the worker playing on `queue`.
+    worker: CancellationToken,
+}
+
+/// Starts a crawl of the tree on a daemon whose queue outlives it, with
+/// a worker on that queue, and stops the daemon a third of the way: the
+/// crawl is suspended, not cancelled, and stays listed.
+async fn crawl_stopped_a_third_of_the_way() -> Stopped {
     let site_addr = robots_server("User-agent: *\nAllow: /\n").await;
     let origin = format!("http://{site_addr}");
     let first = start().await;
@@ -443,14 +457,14 @@ async fn a_crawl_outlives_its_scheduler_and_fetches_no_page_twice() {
         load_time: Duration::from_millis(25),
         ..Site::of(tree_of)
     };
-    let stop = CancellationToken::new();
+    let worker = CancellationToken::new();
     tokio::spawn(play_worker(
         queue.clone(),
         store.clone(),
         origin.clone(),
         site.clone(),
         Arc::default(),
-        stop.clone(),
+        worker.clone(),
     ));
     let body = serde_json::json!({
         "url": format!("{origin}/"),
@@ -464,7 +478,6 @@ async fn a_crawl_outlives_its_scheduler_and_fetches_no_page_twice() {
     let listed: serde_json::Value = serde_json::from_slice(&store.get(&listing).await.unwrap()).unwrap();
     assert_eq!(listed["webhook"]["url"], "http://127.0.0.1:9/hook", "{listed}");
 
-    // Stopped a third of the way: the crawl is suspended, not cancelled.
     let manifest = keys::batch_manifest(&batch_id);
     for _ in 0..400 {
         if store.exists(&manifest).await.unwrap() && lines(&store, &manifest).await.len() >= TREE / 3 {
@@ -478,42 +491,132 @@ async fn a_crawl_outlives_its_scheduler_and_fetches_no_page_twice() {
     assert!(store.exists(&listing).await.unwrap(), "still listed");
     assert!(!store.exists(&keys::batch_summary(&batch_id)).await.unwrap());
     assert!(!store.exists(&keys::batch_cancelled(&batch_id)).await.unwrap());
-
-    // The next scheduler on the same queue and store takes it up.
-    let second = start_on(queue.clone(), store.clone()).await;
-    let done = wait_for(&second, &batch_id, "completed").await;
-    assert_eq!(
-        (done["total"].as_u64(), done["ok"].as_u64()),
-        (Some(TREE as u64 + 1), Some(TREE as u64 + 1)),
-        "{done}"
-    );
-    let taken = lines(&store, &manifest).await;
-    let mut seen = BTreeSet::new();
-    for line in &taken {
-        let path = line["url"]
-            .as_str()
-            .unwrap()
-            .trim_start_matches(&origin)
-            .to_owned();
-        let n = path.trim_start_matches("/p").parse::<usize>().unwrap_or(0);
-        let depth = if path == "/" { 0 } else { (n + 1).ilog2() };
-        assert_eq!(line["depth"], depth, "{line}");
-        assert!(seen.insert(path), "each page one line: {line}");
+    Stopped {
+        origin,
+        site,
+        queue,
+        store,
+        batch_id,
+        worker,
     }
-    assert_eq!(seen.len(), TREE + 1);
-    let loads = site.loads.lock().unwrap().clone();
-    assert_eq!(loads.len(), TREE + 1, "{loads:?}");
-    assert!(
-        loads.values().all(|n| *n == 1),
-        "no page loaded twice: {:?}",
-        loads.iter().filter(|(_, n)| **n > 1).collect::<Vec<_>>()
-    );
-    let skipped = lines(&store, &keys::batch_skipped(&batch_id)).await;
-    assert!(skipped.is_empty(), "{skipped:?}");
-    assert!(!store.exists(&listing).await.unwrap(), "unlisted once ended");
-    let summary: serde_json::Value =
-        serde_json::from_slice(&store.get(&keys::batch_summary(&batch_id)).await.unwrap()).unwrap();
-    assert_eq!(summary["interrupted"], false, "{summary}");
-    stop.cancel();
+}
+
+impl Stopped {
+    /// Waits for `daemon` to complete the crawl, then checks that it took
+    /// every page of the tree once, at its depth, each loaded once.
+    async fn completed_on(&self, daemon: &Daemon) {
+        let done = wait_for(daemon, &self.batch_id, "completed").await;
+        assert_eq!(
+            (done["total"].as_u64(), done["ok"].as_u64()),
+            (Some(TREE as u64 + 1), Some(TREE as u64 + 1)),
+            "{done}"
+        );
+        let taken = lines(&self.store, &keys::batch_manifest(&self.batch_id)).await;
+        let mut seen = BTreeSet::new();
+        for line in &taken {
+            let path = line["url"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches(&self.origin)
+                .to_owned();
+            let n = path.trim_start_matches("/p").parse::<usize>().unwrap_or(0);
+            let depth = if path == "/" { 0 } else { (n + 1).ilog2() };
+            assert_eq!(line["depth"], depth, "{line}");
+            assert!(seen.insert(path), "each page one line: {line}");
+        }
+        assert_eq!(seen.len(), TREE + 1);
+        let loads = self.site.loads.lock().unwrap().clone();
+        assert_eq!(loads.len(), TREE + 1, "{loads:?}");
+        assert!(
+            loads.values().all(|n| *n == 1),
+            "no page loaded twice: {:?}",
+            loads.iter().filter(|(_, n)| **n > 1).collect::<Vec<_>>()
+        );
+        let skipped = lines(&self.store, &keys::batch_skipped(&self.batch_id)).await;
+        assert!(skipped.is_empty(), "{skipped:?}");
+        assert!(
+            !self
+                .store
+                .exists(&keys::crawl_listing(&self.batch_id))
+                .await
+                .unwrap(),
+            "unlisted once ended"
+        );
+        let summary = self
+            .store
+            .get(&keys::batch_summary(&self.batch_id))
+            .await
+            .unwrap();
+        let summary: serde_json::Value = serde_json::from_slice(&summary).unwrap();
+        assert_eq!(summary["interrupted"], false, "{summary}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_outlives_its_scheduler_and_fetches_no_page_twice() {
+    let stopped = crawl_stopped_a_third_of_the_way().await;
+    // The next scheduler on the same queue and store takes it up.
+    let second = start_on(stopped.queue.clone(), stopped.store.clone(), true).await;
+    stopped.completed_on(&second).await;
+    stopped.worker.cancel();
     second.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_whose_queue_was_lost_publishes_its_pages_again() {
+    let stopped = crawl_stopped_a_third_of_the_way().await;
+    // The queue is gone with whatever it held (an in-process queue after
+    // a crash): a scheduler on a new one publishes every page without a
+    // line again, and a worker answers those already fetched from the
+    // store.
+    stopped.worker.cancel();
+    let queue = Arc::new(MemoryQueue::new());
+    let second = start_on(queue.clone(), stopped.store.clone(), false).await;
+    let worker = CancellationToken::new();
+    tokio::spawn(play_worker(
+        queue,
+        stopped.store.clone(),
+        stopped.origin.clone(),
+        stopped.site.clone(),
+        Arc::default(),
+        worker.clone(),
+    ));
+    stopped.completed_on(&second).await;
+    worker.cancel();
+    second.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_on_an_in_process_queue_ends_its_crawls_when_it_stops() {
+    let site_addr = robots_server("User-agent: *\nAllow: /\n").await;
+    let origin = format!("http://{site_addr}");
+    let daemon = start_on(Arc::new(MemoryQueue::new()), Arc::new(MemoryStore::new()), false).await;
+    let hold = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let worker = CancellationToken::new();
+    tokio::spawn(play_worker(
+        daemon.queue.clone(),
+        daemon.store.clone(),
+        origin.clone(),
+        Site::of(tree_of),
+        hold,
+        worker.clone(),
+    ));
+    let body = serde_json::json!({ "url": format!("{origin}/"), "crawl": { "per_host_delay_ms": 0 } });
+    let (status, accepted) = http(daemon.addr, "POST", "/v1/crawls", &body.to_string()).await;
+    assert_eq!(status, 202, "{accepted}");
+    let batch_id = accepted["batch_id"].as_str().unwrap().to_owned();
+    wait_for(&daemon, &batch_id, "running").await;
+    let store = daemon.store.clone();
+    daemon.stop().await;
+    let summary = store.get(&keys::batch_summary(&batch_id)).await.unwrap();
+    let summary: serde_json::Value = serde_json::from_slice(&summary).unwrap();
+    assert_eq!(summary["interrupted"], true, "{summary}");
+    let manifest = lines(&store, &keys::batch_manifest(&batch_id)).await;
+    assert_eq!(manifest.len(), 1, "{manifest:?}");
+    assert_eq!(manifest[0]["error"]["kind"], "cancelled", "{manifest:?}");
+    assert!(
+        !store.exists(&keys::crawl_listing(&batch_id)).await.unwrap(),
+        "not listed"
+    );
+    worker.cancel();
 }

@@ -169,6 +169,11 @@ async fn run_embedded(
     shutdown: tokio_util::sync::CancellationToken,
 ) -> anyhow::Result<i32> {
     let queue = std::sync::Arc::new(oxwright_queue::MemoryQueue::new());
+    // The in-process queue ends with the process: a crawl cannot wait in it.
+    let opts = SchedulerOptions {
+        durable_queue: false,
+        ..opts
+    };
     // Stopping goes in order: the workers finish what they run, the jobs
     // they never started get a `cancelled` line, then the scheduler
     // records the last reports and writes the manifests.

@@ -119,7 +119,7 @@ pub(crate) async fn post_crawl(
         options: req.crawl,
         window: state.opts.crawl_window,
         taken_up: false,
-        resumable: true,
+        resumable: state.opts.durable_queue,
     };
     // Listed before it starts: a scheduler that dies from here on leaves
     // it for the next one to take up.
@@ -166,7 +166,7 @@ pub(crate) async fn take_up(state: &Arc<AppState>) -> Result<usize, ArtifactErro
             state.store.delete(&keys::crawl_listing(&batch_id)).await?;
             continue;
         }
-        let Some(crawl) = listing.request(state.opts.crawl_window) else {
+        let Some(crawl) = listing.request(state.opts.crawl_window, state.opts.durable_queue) else {
             tracing::warn!(%batch_id, "a listed crawl's options cannot be read; left alone");
             continue;
         };

@@ -46,6 +46,8 @@ pub struct LiveCrawls {
     crawls: Mutex<HashMap<String, Live>>,
     /// Reports of suspended crawls, never acked.
     held: Mutex<Vec<Routed>>,
+    /// The queue outlives the daemon: its crawls are suspended, not ended, when it stops.
+    durable: bool,
     robots: Option<RobotsCache>,
     shutdown: CancellationToken,
     tasks: TaskTracker,
@@ -70,11 +72,13 @@ pub struct CrawlServices {
 impl LiveCrawls {
     /// No crawl yet. `robots` answers for every crawl that obeys
     /// robots.txt (one cache, so a host's file is read once); `shutdown`
-    /// is the daemon's, which interrupts every crawl.
-    pub fn new(robots: Option<RobotsCache>, shutdown: CancellationToken) -> Self {
+    /// is the daemon's, which suspends every crawl when the queue is
+    /// `durable` (outlives the daemon), and otherwise interrupts it.
+    pub fn new(robots: Option<RobotsCache>, shutdown: CancellationToken, durable: bool) -> Self {
         Self {
             crawls: Mutex::new(HashMap::new()),
             held: Mutex::new(Vec::new()),
+            durable,
             robots,
             shutdown,
             tasks: TaskTracker::new(),
@@ -147,7 +151,7 @@ impl LiveCrawls {
                     CrawlStop {
                         shutdown: stop.clone(),
                         drained: drained(),
-                        suspend: Some(crawls.shutdown.clone()),
+                        suspend: crawls.durable.then(|| crawls.shutdown.clone()),
                     },
                 )
                 .await;
@@ -190,7 +194,7 @@ impl LiveCrawls {
             // The crawl is suspended with the daemon: the report is held
             // unacked, and goes back to the queue, for the scheduler that
             // takes the crawl up, when the daemon lets its queue go.
-            Err(mpsc::error::SendError(held)) if self.shutdown.is_cancelled() => {
+            Err(mpsc::error::SendError(held)) if self.durable && self.shutdown.is_cancelled() => {
                 self.held.lock().expect("held lock").push(held);
                 None
             }

@@ -75,8 +75,14 @@ impl Crawl {
                 crawl.discover(line.job_id, &taken).await?;
             }
         }
-        let (released, seq) = read_released(crawl.store.as_ref(), &req.batch_id).await?;
-        crawl.log_rounds = Some(seq);
+        // Without a queue that outlives its daemon, nothing published
+        // before is on its way: every page without a line goes out again.
+        let (released, seq) = if req.resumable {
+            read_released(crawl.store.as_ref(), &req.batch_id).await?
+        } else {
+            Default::default()
+        };
+        crawl.log_rounds = req.resumable.then_some(seq);
         let now = Instant::now();
         let waiting = crawl.frontier.hosts().drain();
         for taken in waiting {
@@ -162,9 +168,9 @@ impl CrawlListing {
     }
 
     /// The crawl to take up, holding `window` pages in flight (without
-    /// the credentials [`Self::withheld`] names); `None` when its options
-    /// cannot be read.
-    pub fn request(&self, window: usize) -> Option<CrawlRequest> {
+    /// the credentials [`Self::withheld`] names), on a queue that outlives
+    /// its daemon when `resumable`; `None` when its options cannot be read.
+    pub fn request(&self, window: usize, resumable: bool) -> Option<CrawlRequest> {
         let JobSpec::Fetch(template) = serde_json::from_value::<JobSpec>(self.template.clone()).ok()? else {
             return None;
         };
@@ -176,7 +182,7 @@ impl CrawlListing {
             options: self.options.clone(),
             window,
             taken_up: true,
-            resumable: true,
+            resumable,
         })
     }
 
