@@ -620,3 +620,48 @@ async fn a_daemon_on_an_in_process_queue_ends_its_crawls_when_it_stops() {
     );
     worker.cancel();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_taken_up_shows_its_progress_before_any_page_reports() {
+    use oxwright_scheduler::crawl::{CrawlListing, CrawlStop, run_crawl};
+    let stopped = crawl_stopped_a_third_of_the_way().await;
+    stopped.worker.cancel();
+    let at_stop = lines(&stopped.store, &keys::batch_manifest(&stopped.batch_id))
+        .await
+        .len();
+    let listed = CrawlListing::listed(stopped.store.as_ref()).await.unwrap();
+    let req = listed[0].request(8, true).unwrap();
+    let queue = Arc::new(MemoryQueue::new());
+    let mut reports = queue.reports().await.unwrap();
+    let stop = CancellationToken::new();
+    let mut first = None;
+    let run = run_crawl(
+        queue.clone(),
+        stopped.store.clone(),
+        None,
+        req,
+        reports.as_mut(),
+        |report, so_far| {
+            if first.is_none() {
+                first = Some((report.is_some(), so_far.ok + so_far.failed));
+                stop.cancel();
+            }
+        },
+        CrawlStop {
+            shutdown: stop.clone(),
+            drained: async {},
+            suspend: Some(stop.clone()),
+        },
+    );
+    // Without a first call the crawl waits for reports that never come.
+    let summary = tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .expect("the take-up shows its progress at once")
+        .unwrap();
+    assert_eq!(
+        first,
+        Some((false, at_stop)),
+        "the summary the take-up found, before any page's line"
+    );
+    assert!(summary.suspended, "{summary:?}");
+}

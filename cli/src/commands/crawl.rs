@@ -147,7 +147,11 @@ pub async fn run(setup: Setup, cmd: CrawlCmd) -> anyhow::Result<i32> {
         robots,
         req,
         reports.as_mut(),
-        |report, so_far| show(report, so_far.ok + so_far.failed, so_far.total),
+        |report, so_far| {
+            if let Some(report) = report {
+                show(report, so_far.ok + so_far.failed, so_far.total);
+            }
+        },
         CrawlStop {
             shutdown: shutdown.clone(),
             drained: embedded.workers_done.clone().cancelled_owned(),

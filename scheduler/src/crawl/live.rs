@@ -136,9 +136,11 @@ impl LiveCrawls {
         let crawls = self.clone();
         self.tasks.spawn(async move {
             let mut reports = RoutedReports(rx);
-            let mut on_line = |report: &JobReport, so_far: &BatchSummary| {
+            let mut on_line = |report: Option<&JobReport>, so_far: &BatchSummary| {
                 *status.lock().expect("crawl status lock") = BatchStatus::of(so_far, false);
-                on_report(report);
+                if let Some(report) = report {
+                    on_report(report);
+                }
             };
             let result = loop {
                 let result = run_crawl(

@@ -300,14 +300,14 @@ impl Crawl {
         &mut self,
         report: &JobReport,
         taken: &Taken,
-        on_report: &mut impl FnMut(&JobReport, &BatchSummary),
+        on_report: &mut impl FnMut(Option<&JobReport>, &BatchSummary),
     ) -> Result<(), ArtifactError> {
         let place = Place {
             depth: taken.depth,
             parent: taken.parent.clone(),
         };
         if self.manifest.record_placed(report, &place).await? {
-            on_report(report, self.manifest.summary());
+            on_report(Some(report), self.manifest.summary());
         }
         Ok(())
     }
@@ -319,7 +319,7 @@ impl Crawl {
         template: &FetchSpec,
         in_flight: &mut HashMap<JobId, (String, Taken)>,
         window: usize,
-        on_report: &mut impl FnMut(&JobReport, &BatchSummary),
+        on_report: &mut impl FnMut(Option<&JobReport>, &BatchSummary),
     ) -> Result<(), CrawlError> {
         let now = Instant::now();
         let mut round = Vec::new();
@@ -371,7 +371,7 @@ impl Crawl {
         batch_id: &str,
         mut in_flight: HashMap<JobId, (String, Taken)>,
         drained: impl Future<Output = ()>,
-        on_report: &mut impl FnMut(&JobReport, &BatchSummary),
+        on_report: &mut impl FnMut(Option<&JobReport>, &BatchSummary),
     ) -> Result<(), CrawlError> {
         tokio::pin!(drained);
         let mut done_waiting = false;
@@ -430,7 +430,7 @@ impl Crawl {
         &mut self,
         report: Result<JobReport, QueueError>,
         in_flight: &mut HashMap<JobId, (String, Taken)>,
-        on_report: &mut impl FnMut(&JobReport, &BatchSummary),
+        on_report: &mut impl FnMut(Option<&JobReport>, &BatchSummary),
     ) -> Result<(), ArtifactError> {
         let taken = match claim(report, &self.batch_id, in_flight) {
             Claimed::InFlight(report, key, taken) => {
@@ -472,16 +472,17 @@ pub struct CrawlStop<D> {
 /// Runs `req`: its pages go out on `queue`, their reports come from
 /// `reports` (the queue's own, or those a daemon routes to the crawl),
 /// each acked once its line is written; `on_report` sees each manifest
-/// line with the crawl's summary so far. `robots` (absent when the crawl
-/// ignores robots.txt) answers for every URL before it is taken. A crawl
-/// `taken_up` carries on from its stored manifest.
+/// line with the crawl's summary so far (and, with no line, the summary a
+/// take-up found). `robots` (absent when the crawl ignores robots.txt)
+/// answers for every URL before it is taken. A crawl `taken_up` carries on
+/// from its stored manifest.
 pub async fn run_crawl(
     queue: Arc<dyn JobQueue>,
     store: Arc<dyn ArtifactStore>,
     robots: Option<RobotsCache>,
     req: CrawlRequest,
     reports: &mut dyn ReportStream,
-    mut on_report: impl FnMut(&JobReport, &BatchSummary),
+    mut on_report: impl FnMut(Option<&JobReport>, &BatchSummary),
     stop: CrawlStop<impl Future<Output = ()>>,
 ) -> Result<CrawlSummary, CrawlError> {
     let CrawlStop {
@@ -495,10 +496,11 @@ pub async fn run_crawl(
         None
     };
     let (mut crawl, created_at) = match record {
-        Some(record) => (
-            Crawl::take_up(store.clone(), robots, &req).await?,
-            record.created_at,
-        ),
+        Some(record) => {
+            let crawl = Crawl::take_up(store.clone(), robots, &req).await?;
+            on_report(None, crawl.manifest.summary());
+            (crawl, record.created_at)
+        }
         None => {
             let created_at = Utc::now();
             let mut crawl = Crawl::open(store.clone(), robots, &req, created_at).await?;
