@@ -1,7 +1,8 @@
 //! `extract:` steps: a workflow reads a heading, a table with a header, a
 //! table without one, every item of a list and a field's value into its
-//! result's `outputs`; a password field's value is never read; the spec
-//! codegen writes reads the same values in Playwright and passes.
+//! result's `outputs`, and `expect: output` steps check them; a password
+//! field's value is never read; the spec codegen writes reads the same
+//! values, checks them in Playwright and passes.
 
 mod wf;
 
@@ -17,6 +18,11 @@ extract: table "Plan" as plan
 extract: text each listitem as tickets
 extract: value textbox "Company" as company
 expect: text "Open tickets"
+expect: output title includes "ada lovelace"
+expect: output invoices count = 3
+expect: output invoices[-1].Total = "30.25  EUR"
+expect: output plan[1][1] >= 3
+expect: output tickets
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -74,9 +80,38 @@ async fn extract_steps_read_texts_tables_lists_and_values_into_the_outputs() {
         "outputs['invoices'] = await page.getByRole('table', { name: 'Invoices' }).evaluate(",
         "outputs['tickets'] = (await page.getByRole('listitem').allInnerTexts())",
         "outputs['company'] = await page.getByRole('textbox', { name: 'Company' }).inputValue();",
+        "expect(Object.keys((outputs['invoices'] as any) ?? {}).length).toBe(3);",
+        "expect(String((outputs['invoices'] as any)?.at(-1)?.['Total'] ?? '')",
     ] {
         assert!(spec.code.contains(line), "{line}\n{}", spec.code);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expect_on_an_output_fails_the_run_naming_what_was_read() {
+    let wf = Wf::start().await;
+    let text = "extract: table \"Invoices\" as invoices\nexpect: output invoices[0].Total = \"99.00 EUR\"\nexpect: output invoices count = 3\n";
+    let (result, _page) = wf.run("wrong", "/app/invoices", text, None).await;
+    assert_eq!(result.status, RunStatus::Failed, "{result:#?}");
+    let err = result.error.as_ref().expect("an error");
+    assert_eq!(err.kind, ErrorKind::StepFailed, "{err}");
+    assert_eq!(result.steps[1].status, RunStatus::Failed);
+    step_says(&result, 1, "output invoices[0].Total is \"12.50 EUR\"");
+    assert_eq!(result.steps[2].status, RunStatus::Skipped);
+    // What was read before the failure is still in the result.
+    assert_eq!(result.outputs["invoices"].as_array().map(Vec::len), Some(3));
+
+    // An output no step read says which were.
+    let text = "extract: text heading \"Account of\" as title\nexpect: output titel = \"x\"\n";
+    let (result, _page) = wf.run("typo", "/app/invoices", text, None).await;
+    assert_eq!(result.status, RunStatus::Failed, "{result:#?}");
+    step_says(&result, 1, "no output titel (the outputs are title)");
+}
+
+/// Step `index` (0-based) failed for a reason that says `text`.
+fn step_says(result: &oxwright_jobs::WorkflowResult, index: usize, text: &str) {
+    let reasons = &result.steps[index].reasons;
+    assert!(reasons.iter().any(|r| r.contains(text)), "{reasons:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,6 +4,7 @@
 //! typing. Everything else is the engine's
 //! ([`Page`]); nothing here knows which browser is underneath.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -134,6 +135,8 @@ pub struct Executor<'a> {
     secrets: Arc<dyn SecretStore>,
     timeout: Duration,
     max_chars: usize,
+    /// What the run's `extract:` steps have read, by name.
+    outputs: BTreeMap<String, serde_json::Value>,
 }
 
 impl std::fmt::Debug for Executor<'_> {
@@ -161,7 +164,25 @@ impl<'a> Executor<'a> {
             secrets,
             timeout,
             max_chars,
+            outputs: BTreeMap::new(),
         }
+    }
+
+    /// Keeps what an `extract:` step read, for the `expect: output` steps
+    /// after it.
+    pub fn keep_output(&mut self, name: &str, value: serde_json::Value) {
+        self.outputs.insert(name.to_owned(), value);
+    }
+
+    /// Sets what the run has read so far (a run continued from its
+    /// checkpoint brings what its earlier steps read).
+    pub fn set_outputs(&mut self, outputs: BTreeMap<String, serde_json::Value>) {
+        self.outputs = outputs;
+    }
+
+    /// What the run's `extract:` steps have read, by name.
+    pub fn outputs(&self) -> &BTreeMap<String, serde_json::Value> {
+        &self.outputs
     }
 
     /// Returns the page the run is on: the tab an action opened, once one
@@ -462,6 +483,16 @@ impl<'a> Executor<'a> {
     /// Waits up to `limit` for `assertion` to hold.
     pub async fn check(&self, assertion: &Assertion, limit: Duration) -> Result<(), ActError> {
         let deadline = Instant::now() + limit;
+        if let Assertion::Output(output) = assertion {
+            // What was read does not change while waiting.
+            return match output.verdict(&self.outputs) {
+                None => Ok(()),
+                Some(why) => Err(ActError::Attempt(AttemptError::Assertion(format!(
+                    "expect output: {}",
+                    self.sanitizer.clean(&why)
+                )))),
+            };
+        }
         if let Assertion::Visible { locator, nth } = assertion {
             return self
                 .wait_for_target(locator, *nth, limit)
@@ -519,6 +550,7 @@ impl<'a> Executor<'a> {
                 let url = self.page().url().await?;
                 (!url.contains(text.as_str())).then(|| format!("the page is at {url}"))
             }
+            Assertion::Output(output) => output.verdict(&self.outputs),
             Assertion::Text { locator, nth, .. }
             | Assertion::Value { locator, nth, .. }
             | Assertion::Checked { locator, nth, .. } => {

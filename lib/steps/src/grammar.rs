@@ -25,6 +25,7 @@
 //! expect: value textbox "Username" = alice
 //! expect: count listitem = 3
 //! expect: url includes /app/search
+//! expect: output orders count >= 1
 //! extract: text heading "Order" as order_title
 //! extract: table "Orders" as orders
 //! ```
@@ -192,6 +193,8 @@ pub enum Assertion {
     },
     /// The page's URL contains this.
     UrlIncludes(String),
+    /// What an `extract:` step read (not the page) is so.
+    Output(OutputAssertion),
 }
 
 impl Assertion {
@@ -204,7 +207,7 @@ impl Assertion {
             | Assertion::Value { locator, .. }
             | Assertion::Checked { locator, .. }
             | Assertion::Count { locator, .. } => Some(locator),
-            Assertion::UrlIncludes(_) => None,
+            Assertion::UrlIncludes(_) | Assertion::Output(_) => None,
         }
     }
 
@@ -219,6 +222,7 @@ impl Assertion {
             Assertion::Checked { checked: false, .. } => "unchecked",
             Assertion::Count { .. } => "count",
             Assertion::UrlIncludes(_) => "url includes",
+            Assertion::Output(_) => "output",
         }
     }
 }
@@ -523,6 +527,7 @@ fn parse_assertion(rest: &str) -> Result<Assertion, String> {
         Ok((locator, nth, unquote(value)))
     };
     match word.as_str() {
+        "output" => output::output_assertion(after).map(Assertion::Output),
         "url" => {
             let text = after
                 .strip_prefix("includes")
@@ -733,8 +738,10 @@ fn word_prefix<'a>(s: &'a str, word: &str) -> Option<&'a str> {
 }
 
 mod extract;
+mod output;
 
 pub use extract::{ExtractKind, Extraction};
+pub use output::{Compare, OutputAssertion, OutputCheck, OutputPath, PathStep};
 
 #[cfg(test)]
 mod tests;

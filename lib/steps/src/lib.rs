@@ -18,8 +18,8 @@ pub use action::{Action, ActionValue};
 pub use error::{AttemptError, ParseError, StepError};
 pub use executor::{ActError, Executor};
 pub use grammar::{
-    Assertion, ExtractKind, Extraction, ScrollTo, StepAction, StructuredStep, looks_structured, parse_steps,
-    pick_nth,
+    Assertion, Compare, ExtractKind, Extraction, OutputAssertion, OutputCheck, OutputPath, PathStep,
+    ScrollTo, StepAction, StructuredStep, looks_structured, parse_steps, pick_nth,
 };
 pub use run::{
     MAX_ATTEMPTS, StepTrace, StepsError, act_decision, attempt_step, attempt_wait, ms, precheck_count,

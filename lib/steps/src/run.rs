@@ -240,6 +240,7 @@ async fn extract_step(
     // What the page shows may hold a secret typed earlier; personal data
     // is masked as in every artefact.
     let value = sanitizer.clean_json(&value);
+    exec.keep_output(&e.name, value.clone());
     trace.acted = Some(None);
     trace.output = Some(StepOutput {
         name: e.name.clone(),

@@ -330,13 +330,7 @@ const TABLE_READ: &str = "(t) => { const norm = (s) => (s || '').replace(/\\s+/g
 
 /// An `extract:` step as a Playwright read into `outputs`.
 fn extract(g: &mut Gen, e: &oxwright_steps::Extraction) {
-    if !g
-        .lines
-        .iter()
-        .any(|l| l.trim_start().starts_with("const outputs"))
-    {
-        g.push("const outputs: Record<string, unknown> = {};".into());
-    }
+    declare_outputs(g);
     let target = ts::locator(&e.locator, e.nth, &mut g.env);
     let read = match (e.kind, e.each) {
         (oxwright_steps::ExtractKind::Text, true) => {
@@ -349,6 +343,65 @@ fn extract(g: &mut Gen, e: &oxwright_steps::Extraction) {
         (oxwright_steps::ExtractKind::Table, _) => format!("await {target}.evaluate({TABLE_READ})"),
     };
     g.push(format!("outputs[{}] = {read};", ts::string(&e.name)));
+}
+
+/// `const outputs`, once, before the first line that uses it.
+fn declare_outputs(g: &mut Gen) {
+    if !g
+        .lines
+        .iter()
+        .any(|l| l.trim_start().starts_with("const outputs"))
+    {
+        g.push("const outputs: Record<string, unknown> = {};".into());
+    }
+}
+
+/// An `expect: output` step as a Playwright `expect` on `outputs`, with
+/// the run's own comparisons (spaces collapsed, thousands separators out
+/// of numbers).
+fn output_expect(g: &mut Gen, a: &oxwright_steps::OutputAssertion) -> String {
+    use oxwright_steps::{Compare, OutputCheck, PathStep};
+    declare_outputs(g);
+    let mut v = format!("(outputs[{}] as any)", ts::string(&a.path.name));
+    for step in &a.path.steps {
+        match step {
+            PathStep::Key(k) => write!(v, "?.[{}]", ts::string(k)),
+            PathStep::Index(i) if *i < 0 => write!(v, "?.at({i})"),
+            PathStep::Index(i) => write!(v, "?.[{i}]"),
+        }
+        .expect("writing to a String");
+    }
+    let number =
+        format!("Number(String({v}).replace(/[\\s,]/g, '').replace(/^[^\\d+\\-.]+|[^\\d.]+$/g, '') || NaN)");
+    let text = format!("String({v} ?? '').replace(/\\s+/g, ' ').trim()");
+    let matcher = |cmp: Compare| match cmp {
+        Compare::Eq => "toBe",
+        Compare::Ne => "not.toBe",
+        Compare::Lt => "toBeLessThan",
+        Compare::Le => "toBeLessThanOrEqual",
+        Compare::Gt => "toBeGreaterThan",
+        Compare::Ge => "toBeGreaterThanOrEqual",
+    };
+    match &a.check {
+        OutputCheck::Present => format!(
+            "expect([undefined, 'null', '', '[]', '{{}}']).not.toContain(typeof {v} === 'string' ? {v}.trim() : JSON.stringify({v}));"
+        ),
+        OutputCheck::Is(want) => match want.trim().parse::<f64>() {
+            Ok(n) if n.is_finite() => format!("expect({number}).toBe({n});"),
+            _ => format!(
+                "expect({text}).toBe({});",
+                ts::string(&oxwright_engine::normalize(want))
+            ),
+        },
+        OutputCheck::Includes(want) => format!(
+            "expect({text}.toLowerCase()).toContain({});",
+            ts::string(&oxwright_engine::normalize(want).to_lowercase())
+        ),
+        OutputCheck::Number(cmp, n) => format!("expect({number}).{}({n});", matcher(*cmp)),
+        OutputCheck::Count(cmp, n) => {
+            format!("expect(Object.keys({v} ?? {{}}).length).{}({n});", matcher(*cmp))
+        }
+    }
 }
 
 fn step_from_line(
@@ -524,6 +577,7 @@ fn assertion(g: &mut Gen, a: &Assertion) -> Result<String, CodegenError> {
         Assertion::UrlIncludes(text) => {
             format!("await expect(page).toHaveURL(/{}/);", ts::regex_literal(text))
         }
+        Assertion::Output(output) => output_expect(g, output),
     })
 }
 

@@ -93,16 +93,8 @@ pub(super) fn structured_meta(step: &StructuredStep, number: u32) -> (Vec<String
         StepAction::Expect(assertion) => {
             meta["intent"] = json!("assert");
             meta["assertion"] = json!(assertion.name());
-            keys.push("assertion".into());
-            match assertion.locator() {
-                Some(locator) => meta["target"] = serde_json::to_value(locator).unwrap_or(Value::Null),
-                None => {
-                    if let oxwright_steps::Assertion::UrlIncludes(text) = assertion {
-                        meta["target"] = json!({ "urlIncludes": text });
-                    }
-                }
-            }
-            keys.push("target".into());
+            meta["target"] = assertion_target(assertion);
+            keys.extend(["assertion".into(), "target".into()]);
         }
         StepAction::Dialog { accept, .. } => {
             meta["intent"] = json!("dialog");
@@ -124,6 +116,16 @@ pub(super) fn structured_meta(step: &StructuredStep, number: u32) -> (Vec<String
         StepAction::Else { .. } => {}
     }
     (keys, meta)
+}
+
+/// What an `expect:` step is about: its element, the URL or an output.
+fn assertion_target(assertion: &oxwright_steps::Assertion) -> Value {
+    match (assertion.locator(), assertion) {
+        (Some(locator), _) => serde_json::to_value(locator).unwrap_or(Value::Null),
+        (None, oxwright_steps::Assertion::UrlIncludes(text)) => json!({ "urlIncludes": text }),
+        (None, oxwright_steps::Assertion::Output(output)) => json!({ "output": output.path.to_string() }),
+        (None, _) => Value::Null,
+    }
 }
 
 pub(super) fn describe_decision(d: Option<&StepDecision>) -> String {

@@ -49,6 +49,10 @@ impl Run<'_> {
         // Auto-waits share the action deadline across the attempts.
         let wait = attempt_wait(self.exec.timeout());
         let (keys, meta) = structured_meta(step, number);
+        // `expect: output` reads what the steps before read, those of a
+        // run continued from its checkpoint included.
+        self.exec
+            .set_outputs(oxwright_jobs::WorkflowResult::outputs_of(&self.outcomes));
         while attempt < MAX_ATTEMPTS && !completed && !give_up {
             attempt += 1;
             let attempt_started = Instant::now();
