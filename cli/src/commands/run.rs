@@ -40,6 +40,12 @@ Structured steps (one per line; a file with no `verb:` line is plain language fo
   expect: text status = \"Hello\"          expect: value textbox \"Username\" = alice
   expect: checked checkbox \"News\"        expect: count listitem = 3
   expect: url includes /app/search
+  extract: text heading \"Order\" as title  extract: table \"Orders\" as orders
+  extract: text each listitem as items   extract: value textbox \"Company\" as company
+  expect: output title includes \"Order\"  expect: output orders count >= 1
+  expect: output orders[0].Total = 9.99  expect: output orders[-1][\"Order date\"] includes 2026
+`extract:` reads into result.json's outputs; `expect: output` checks what was read (`=` a text or
+number, `includes`, `<`, `<=`, `>`, `>=`, `!=`, `count`).
 `scroll:` also takes top, up and down; `dialog: accept \"text\"` answers a prompt.
 Targets: ROLE \"name\", text|testid|label|placeholder|css|xpath \"…\"; then `exact` (the whole name)
 and `nth N` to pick one of several matches: 0 is the first, 1 the second, -1 the last, -2 the one
@@ -472,6 +478,16 @@ mod tests {
             "no `else` example"
         );
         assert!(steps.iter().any(|s| s.once), "no `once:` example");
+        assert!(
+            steps.iter().any(|s| matches!(s.action, StepAction::Extract(_))),
+            "no `extract:` example"
+        );
+        assert!(
+            steps
+                .iter()
+                .any(|s| matches!(s.action, StepAction::Expect(oxwright_steps::Assertion::Output(_)))),
+            "no `expect: output` example"
+        );
         assert!(!STEP_GRAMMAR.contains("(0-based)"), "nth is more than 0-based");
     }
 }
