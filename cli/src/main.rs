@@ -414,6 +414,10 @@ mod tests {
             ("sitemap_hints", Ok(("run", "sitemap_hints"))),
             // The file itself: a run on this machine needs no seal.
             ("sealed_storage_state", Ok(("run", "storage_state"))),
+            (
+                "schemas",
+                Err("the files the extract: steps name, read beside the workflow"),
+            ),
         ];
         // MCP's `run_workflow`: the argument each option is, or why there is none.
         let mcp: &[(&str, Result<&str, &str>)] = &[
@@ -435,6 +439,10 @@ mod tests {
             (
                 "sealed_storage_state",
                 Err("the server's `--storage-state`: an agent does not hand over logins"),
+            ),
+            (
+                "schemas",
+                Err("not taken: an agent reads a page into a schema with fetch's extract"),
             ),
         ];
         let mut cmd = command();

@@ -108,6 +108,21 @@ async fn an_expect_on_an_output_fails_the_run_naming_what_was_read() {
     step_says(&result, 1, "no output titel (the outputs are title)");
 }
 
+/// Runs `workflow` from the invoices page in a page of its own, with
+/// `schemas` and the scripted model when given.
+async fn run_with(
+    wf: &Wf,
+    session: &str,
+    workflow: &oxwright_workflow::Workflow,
+    schemas: std::collections::BTreeMap<String, oxwright_jobs::JsonSchema>,
+    llm: Option<&oxwright_fixtures::llm::ScriptedLlm>,
+) -> Result<oxwright_jobs::WorkflowResult, oxwright_workflow::WorkflowError> {
+    let page = wf.page().await;
+    let mut opts = wf.options(session, "/app/invoices");
+    opts.schemas = schemas;
+    oxwright_workflow::run_workflow(page.as_ref(), workflow, wf.deps(llm, wf.secrets()), opts).await
+}
+
 /// Step `index` (0-based) failed for a reason that says `text`.
 fn step_says(result: &oxwright_jobs::WorkflowResult, index: usize, text: &str) {
     let reasons = &result.steps[index].reasons;
@@ -134,4 +149,85 @@ async fn a_password_fields_value_is_never_extracted() {
     for (key, body) in wf.all_artifacts().await {
         assert!(!body.contains("hunter2"), "{key} holds the password");
     }
+}
+
+/// `extract: FILE.json as NAME`: the page's Markdown goes to the model
+/// with the schema read beside the workflow; an answer that breaks the
+/// schema is sent back once with what is wrong; the valid one is the
+/// output, and `expect: output` checks it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extract_step_reads_the_page_into_a_json_schema_through_the_llm() {
+    let wf = Wf::start().await;
+    let llm = oxwright_fixtures::llm::ScriptedLlm::start()
+        .await
+        .expect("scripted llm starts");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("account.json"),
+        r#"{"type": "object", "required": ["customer", "invoices"],
+            "properties": {"customer": {"type": "string"},
+                           "invoices": {"type": "array", "items": {"type": "object", "required": ["number", "total"],
+                               "properties": {"number": {"type": "string"}, "total": {"type": "number"}}}}}}"#,
+    )
+    .unwrap();
+    let text = "extract: account.json as account\nexpect: output account.invoices count = 3\nexpect: output account.invoices[-1].total > 30\n";
+    let workflow = oxwright_workflow::Workflow::parse(text).unwrap();
+    let schemas = workflow.read_schemas(dir.path()).expect("the schema reads");
+    let answer = json!({"customer": "Ada Lovelace", "invoices": [
+        {"number": "INV-1", "total": 12.5}, {"number": "INV-2", "total": 7}, {"number": "INV-3", "total": 30.25}]});
+    llm.push(oxwright_fixtures::llm::Reply::text(
+        r#"{"customer": "Ada Lovelace"}"#,
+    ));
+    llm.push(oxwright_fixtures::llm::Reply::text(answer.to_string()));
+
+    let result = run_with(&wf, "schema", &workflow, schemas.clone(), Some(&llm))
+        .await
+        .expect("the workflow runs");
+    assert_eq!(result.status, RunStatus::Completed, "{result:#?}");
+    assert_eq!(result.outputs["account"], answer);
+    assert_eq!(result.totals.llm_calls, 2);
+    assert!(result.steps[0].prompt_tokens > 0, "{:#?}", result.steps[0]);
+    let calls = llm.received();
+    assert_eq!(calls.len(), 2);
+    let first = calls[0].prompt();
+    assert!(
+        first.contains("INV-3") && first.contains("Ada Lovelace"),
+        "{first}"
+    );
+    assert!(
+        calls[1].prompt().contains("invoices"),
+        "the repair says what was missing"
+    );
+
+    // An answer that never fits fails the step after 3 calls, not more.
+    for _ in 0..3 {
+        llm.push(oxwright_fixtures::llm::Reply::text(r#"{"customer": 7}"#));
+    }
+    let result = run_with(&wf, "unfit", &workflow, schemas.clone(), Some(&llm))
+        .await
+        .expect("the workflow runs");
+    assert_eq!(result.status, RunStatus::Failed, "{result:#?}");
+    assert_eq!((result.totals.llm_calls, llm.received().len()), (3, 5));
+    step_says(
+        &result,
+        0,
+        "extract: account.json: the model's answer did not fit the schema after 3 calls",
+    );
+    assert_eq!(
+        wf.only_error_artefact("unfit").await["errorType"],
+        "ASSERTION_FAILED"
+    );
+    assert!(result.outputs.is_empty(), "{:#?}", result.outputs);
+
+    // Without the schema, or without a model, nothing runs.
+    for (schemas, with_llm, says) in [
+        (Default::default(), true, "carries no schema of that name"),
+        (schemas, false, "reads the page through an LLM"),
+    ] {
+        let err = run_with(&wf, "refused", &workflow, schemas, with_llm.then_some(&llm))
+            .await
+            .expect_err("refused");
+        assert!(err.to_string().contains(says), "{err}");
+    }
+    assert_eq!(llm.received().len(), 5);
 }

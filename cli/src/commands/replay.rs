@@ -75,6 +75,7 @@ pub async fn run(setup: Setup, cmd: ReplayCmd) -> anyhow::Result<i32> {
             checklist: cache.checklist.clone(),
             trust_after: cmd.trust_after,
         }),
+        schemas: Default::default(),
     };
     execute(setup, &cmd.common, plan).await
 }

@@ -162,12 +162,15 @@ pub async fn run(setup: Setup, cmd: RunCmd) -> anyhow::Result<i32> {
         .workflow_id
         .clone()
         .unwrap_or_else(|| oxwright_workflow::workflow_id(name.as_deref(), cmd.url.as_str(), &text));
+    let dir = cmd.workflow.parent().unwrap_or(std::path::Path::new("."));
+    let schemas = workflow.read_schemas(dir).map_err(usage)?;
     let plan = Plan {
         workflow,
         start_url: cmd.url.clone(),
         name,
         workflow_id: id,
         replay: None,
+        schemas,
     };
     execute(setup, &cmd.common, plan).await
 }
@@ -179,6 +182,8 @@ pub(crate) struct Plan {
     pub(crate) name: Option<String>,
     pub(crate) workflow_id: String,
     pub(crate) replay: Option<oxwright_workflow::ReplayOptions>,
+    /// The JSON Schemas its `extract: FILE.json` steps read into.
+    pub(crate) schemas: std::collections::BTreeMap<String, oxwright_jobs::JsonSchema>,
 }
 
 /// Runs `plan` in one pooled page and prints its outcome; returns the exit code.
@@ -238,6 +243,7 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
     opts.console = Some(console);
     opts.checkpoints = Some(checkpoints);
     opts.storage_state = state;
+    opts.schemas = plan.schemas;
     let outcome = run_workflow(page.as_ref(), &workflow, deps, opts).await;
     let saved = match (&cmd.save_storage_state, &outcome) {
         (Some(path), Ok(r)) if r.status == RunStatus::Completed => {

@@ -82,6 +82,10 @@ pub struct Check {
     pub storage_state: Option<PathBuf>,
     /// Free-form labels (`tags`); the JUnit report's class name.
     pub tags: Vec<String>,
+    /// The JSON Schemas its `extract: FILE.json as NAME` steps read the
+    /// page into, read relative to the file the steps are in and checked
+    /// as schemas when the check is read.
+    pub schemas: std::collections::BTreeMap<String, oxwright_jobs::JsonSchema>,
     /// The lines of the keys [`Check::admit`] may refuse.
     lines: KeyLines,
 }
@@ -269,6 +273,15 @@ pub(crate) fn parse_in(
     })?;
     let url = parse_url(raw.url.get_ref()).map_err(|m| at("url", Some(raw.url.span().start), m))?;
     let (steps, steps_file) = steps_of(&raw, dir, read, &at)?;
+    let schemas = schemas_of(
+        &steps,
+        steps_file.as_deref().and_then(Path::parent).unwrap_or(dir),
+        read,
+    )
+    .map_err(|message| match &raw.steps_file {
+        Some(f) => at("steps_file", Some(f.span().start), message),
+        None => at("steps", raw.steps.as_ref().map(|s| s.span().start), message),
+    })?;
     let schedule = schedule_of(&raw, &at)?;
     let (timeout, retries, retry_delay) = limits_of(&raw, &at)?;
     let alert = match &raw.alert {
@@ -301,6 +314,7 @@ pub(crate) fn parse_in(
         alert,
         storage_state,
         tags,
+        schemas,
         lines: KeyLines {
             url: line_of(text, raw.url.span().start),
             webhook: raw
@@ -311,6 +325,24 @@ pub(crate) fn parse_in(
             storage_state: raw.storage_state.as_ref().map(|s| line_of(text, s.span().start)),
         },
     })
+}
+
+/// The JSON Schemas the `extract: FILE.json` steps of `steps` name,
+/// read through `read` relative to `dir`, each checked as a schema.
+fn schemas_of(
+    steps: &str,
+    dir: &Path,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+) -> Result<std::collections::BTreeMap<String, oxwright_jobs::JsonSchema>, String> {
+    // A step that does not parse is the run's to report.
+    let parsed: Vec<oxwright_steps::StructuredStep> = steps
+        .lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.trim()))
+        .filter(|(_, line)| !line.starts_with('#') && oxwright_steps::looks_structured(line))
+        .filter_map(|(n, line)| oxwright_steps::StructuredStep::parse(n, line).ok())
+        .collect();
+    oxwright_steps::read_schemas(&parsed, dir, read)
 }
 
 /// The workflow text (inline, or read from `steps_file`) and its file.
@@ -557,6 +589,7 @@ impl Check {
     pub fn workflow_spec(&self, url_override: Option<&Url>) -> oxwright_jobs::WorkflowSpec {
         let mut spec = oxwright_jobs::WorkflowSpec::new(self.steps.clone(), self.start_url(url_override));
         spec.name = Some(self.name.clone());
+        spec.schemas = self.schemas.clone();
         spec
     }
 

@@ -332,3 +332,49 @@ fn once_steps_are_never_retried_and_retries_back_off() {
     assert!(once.has_once_step());
     assert!(!once.may_retry());
 }
+
+#[test]
+fn the_schemas_extract_steps_name_are_read_beside_the_steps_and_go_with_the_job() {
+    const SCHEMA: &str = r#"{"type": "object", "properties": {"plan": {"type": "string"}}}"#;
+    let steps = "extract: plan.json as account\nexpect: output account.plan = Pro\n";
+    // Inline steps: beside the check file.
+    let check = parse_with(
+        &format!("url = \"http://a.test/\"\nsteps = '''\n{steps}'''\n"),
+        &[("plan.json", SCHEMA)],
+    )
+    .unwrap();
+    let spec = check.workflow_spec(None);
+    assert_eq!(spec.schemas.keys().collect::<Vec<_>>(), ["plan.json"]);
+    assert_eq!(
+        spec.schemas["plan.json"].as_value()["properties"]["plan"]["type"],
+        "string"
+    );
+    // A steps file: beside it.
+    let check = parse_with(
+        "url = \"http://a.test/\"\nsteps_file = \"flows/account.steps\"\n",
+        &[("flows/account.steps", steps), ("flows/plan.json", SCHEMA)],
+    )
+    .unwrap();
+    assert!(check.schemas.contains_key("plan.json"));
+    // Missing, not JSON, or not a schema: refused, naming the file.
+    for (files, says) in [
+        (&[][..], "/checks/plan.json"),
+        (&[("plan.json", "{")][..], "is not JSON"),
+        (
+            &[("plan.json", r#"{"type": "string"}"#)][..],
+            "\"object\" or \"array\"",
+        ),
+    ] {
+        let err = parse_with(
+            &format!("url = \"http://a.test/\"\nsteps = '''\n{steps}'''\n"),
+            files,
+        )
+        .expect_err("refused");
+        let bad = err.invalid().cloned().expect("an invalid file");
+        assert_eq!((bad.key.as_deref(), bad.line), (Some("steps"), Some(2)), "{bad}");
+        assert!(
+            bad.message.contains("extract: plan.json") && bad.message.contains(says),
+            "{bad}"
+        );
+    }
+}

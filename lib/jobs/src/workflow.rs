@@ -78,6 +78,11 @@ pub struct WorkflowSpec {
     /// check's `storage_state`. A worker without the key refuses the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sealed_storage_state: Option<String>,
+    /// The JSON Schemas the workflow's `extract: FILE.json as NAME` steps
+    /// read the page into (through `llm`), by the file name as the steps
+    /// write it. Each is checked as a schema when the job is read.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub schemas: std::collections::BTreeMap<String, crate::JsonSchema>,
 }
 
 /// The associated data a sealed login state is bound to, so that no other
@@ -109,6 +114,7 @@ impl WorkflowSpec {
             sites: Vec::new(),
             sitemap_hints: false,
             sealed_storage_state: None,
+            schemas: std::collections::BTreeMap::new(),
         }
     }
 }

@@ -28,6 +28,7 @@
 //! expect: output orders count >= 1
 //! extract: text heading "Order" as order_title
 //! extract: table "Orders" as orders
+//! extract: product.json as product
 //! ```
 //!
 //! A target is `[each] KIND ["NAME"] [exact] [nth N]`: KIND is an ARIA role
@@ -106,6 +107,8 @@ pub enum StepAction {
     ScrollPage(ScrollTo),
     /// Read something off the page into the run's outputs.
     Extract(Extraction),
+    /// Read the page through the workflow's LLM into a JSON Schema's shape.
+    ExtractSchema(SchemaExtraction),
 }
 
 /// Where `scroll:` takes the page.
@@ -259,7 +262,8 @@ impl StructuredStep {
                 | StepAction::Expect(_)
                 | StepAction::Dialog { .. }
                 | StepAction::ScrollPage(_)
-                | StepAction::Extract(_) => false,
+                | StepAction::Extract(_)
+                | StepAction::ExtractSchema(_) => false,
             }
     }
 }
@@ -413,7 +417,7 @@ pub(crate) fn parse_step(line: &str) -> Result<StepAction, String> {
         }
         "expect" => parse_assertion(rest).map(StepAction::Expect),
         "dialog" => dialog_step(rest),
-        "extract" => extract::extract_step(rest).map(StepAction::Extract),
+        "extract" => extract::extract_step(rest),
         other => Err(match nearest_verb(other) {
             Some(verb) => format!(
                 "unknown verb {other:?}: did you mean `{verb}:`? (verbs: {})",
@@ -740,7 +744,7 @@ fn word_prefix<'a>(s: &'a str, word: &str) -> Option<&'a str> {
 mod extract;
 mod output;
 
-pub use extract::{ExtractKind, Extraction};
+pub use extract::{ExtractKind, Extraction, SchemaExtraction, read_schemas};
 pub use output::{Compare, OutputAssertion, OutputCheck, OutputPath, PathStep};
 
 #[cfg(test)]

@@ -19,7 +19,8 @@ pub use error::{AttemptError, ParseError, StepError};
 pub use executor::{ActError, Executor};
 pub use grammar::{
     Assertion, Compare, ExtractKind, Extraction, OutputAssertion, OutputCheck, OutputPath, PathStep,
-    ScrollTo, StepAction, StructuredStep, looks_structured, parse_steps, pick_nth,
+    SchemaExtraction, ScrollTo, StepAction, StructuredStep, looks_structured, parse_steps, pick_nth,
+    read_schemas,
 };
 pub use run::{
     MAX_ATTEMPTS, StepTrace, StepsError, act_decision, attempt_step, attempt_wait, ms, precheck_count,

@@ -165,6 +165,16 @@ pub async fn attempt_step(
         }
         StepAction::ScrollPage(to) => scroll_step(exec, *to, sanitizer, trace).await?,
         StepAction::Extract(extraction) => extract_step(exec, extraction, wait, sanitizer, trace).await?,
+        StepAction::ExtractSchema(e) => {
+            return Err(ParseError {
+                line: step.line,
+                message: format!(
+                    "extract: {} reads through a workflow's LLM, on a line of its own (not in a fetch's actions or after else)",
+                    e.schema
+                ),
+            }
+            .into());
+        }
     })
 }
 

@@ -36,6 +36,37 @@ impl Workflow {
         }
     }
 
+    /// The JSON Schema files its `extract: FILE.json as NAME` steps name,
+    /// once each, in order.
+    pub fn schema_files(&self) -> Vec<String> {
+        let mut files: Vec<String> = Vec::new();
+        if let WorkflowBody::Structured(steps) = &self.body {
+            for step in steps {
+                if let oxwright_steps::StepAction::ExtractSchema(e) = &step.action
+                    && !files.contains(&e.schema)
+                {
+                    files.push(e.schema.clone());
+                }
+            }
+        }
+        files
+    }
+
+    /// Reads the JSON Schemas its `extract: FILE.json` steps name, each
+    /// relative to `dir` (the workflow's file), checked as a schema: an
+    /// error names the file and what is wrong.
+    pub fn read_schemas(
+        &self,
+        dir: &std::path::Path,
+    ) -> Result<std::collections::BTreeMap<String, oxwright_jobs::JsonSchema>, String> {
+        match &self.body {
+            WorkflowBody::Plain(_) => Ok(std::collections::BTreeMap::new()),
+            WorkflowBody::Structured(steps) => {
+                oxwright_steps::read_schemas(steps, dir, &|path| std::fs::read_to_string(path))
+            }
+        }
+    }
+
     /// Parses a workflow file's text. `#` lines are comments.
     pub fn parse(text: &str) -> Result<Self, WorkflowError> {
         let lines: Vec<(usize, &str)> = text

@@ -178,6 +178,7 @@ pub async fn run_workflow_job(
     checkpoints.stop_by = STOP_BY.try_with(|t| *t).ok();
     opts.checkpoints = Some(checkpoints);
     opts.storage_state = state;
+    opts.schemas = spec.schemas.clone();
     let result = run_workflow(page.as_ref(), &workflow, deps, opts)
         .await
         .map_err(JobError::from)?;

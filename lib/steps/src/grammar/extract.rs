@@ -6,11 +6,15 @@
 //! extract: text each listitem as items
 //! extract: value textbox "Email" as email
 //! extract: table "Orders" as orders
+//! extract: product.json as product
 //! ```
+//!
+//! The last reads the page through the workflow's LLM into the shape of
+//! the JSON Schema the job carries under that file name.
 
 use oxwright_engine::Locator;
 
-use super::{parse_target, word_prefix};
+use super::{StepAction, parse_target, word_prefix};
 
 /// What an `extract:` step reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,11 +54,63 @@ pub struct Extraction {
     pub name: String,
 }
 
+/// An `extract:` step that reads the page through the workflow's LLM
+/// into a JSON Schema's shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaExtraction {
+    /// The schema's file name as written; the job carries the schema
+    /// under it.
+    pub schema: String,
+    /// The name the value goes under in the run's outputs.
+    pub name: String,
+}
+
+/// Reads the JSON Schemas the `extract: FILE.json` steps among `steps`
+/// name, once each, through `read` relative to `dir` (the file the steps
+/// are in), each checked as a schema: an error names the step's file,
+/// the path read and what is wrong.
+pub fn read_schemas<'a>(
+    steps: impl IntoIterator<Item = &'a super::StructuredStep>,
+    dir: &std::path::Path,
+    read: &dyn Fn(&std::path::Path) -> std::io::Result<String>,
+) -> Result<std::collections::BTreeMap<String, oxwright_jobs::JsonSchema>, String> {
+    let mut schemas = std::collections::BTreeMap::new();
+    for step in steps {
+        let StepAction::ExtractSchema(e) = &step.action else {
+            continue;
+        };
+        if schemas.contains_key(&e.schema) {
+            continue;
+        }
+        let path = dir.join(&e.schema);
+        let text =
+            read(&path).map_err(|err| format!("extract: {}: reading {}: {err}", e.schema, path.display()))?;
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|err| format!("extract: {}: {} is not JSON: {err}", e.schema, path.display()))?;
+        let schema = oxwright_jobs::JsonSchema::from_value(value)
+            .map_err(|err| format!("extract: {}: {}: {err}", e.schema, path.display()))?;
+        schemas.insert(e.schema.clone(), schema);
+    }
+    Ok(schemas)
+}
+
 /// Parses what follows `extract:`.
-pub(super) fn extract_step(rest: &str) -> Result<Extraction, String> {
+pub(super) fn extract_step(rest: &str) -> Result<StepAction, String> {
     let (what, name) = rest
         .rsplit_once(" as ")
         .ok_or("extract needs `… as NAME` (the name its value goes under in the run's outputs)")?;
+    let file = super::unquote(what);
+    if file.to_ascii_lowercase().ends_with(".json") && !file.contains(char::is_whitespace) {
+        return Ok(StepAction::ExtractSchema(SchemaExtraction {
+            schema: file,
+            name: output_name(name)?,
+        }));
+    }
+    element_step(what, name).map(StepAction::Extract)
+}
+
+/// The name an output goes under: letters, digits and `_`.
+fn output_name(name: &str) -> Result<String, String> {
     let name = name.trim();
     let valid = name
         .chars()
@@ -66,6 +122,12 @@ pub(super) fn extract_step(rest: &str) -> Result<Extraction, String> {
             "extract names its value with letters, digits and `_` (starting with a letter), not {name:?}"
         ));
     }
+    Ok(name.to_owned())
+}
+
+/// `text TARGET`, `value TARGET` or `table …`, read under `name`.
+fn element_step(what: &str, name: &str) -> Result<Extraction, String> {
+    let name = output_name(name)?;
     let what = what.trim();
     let (kind, target) = if let Some(after) = word_prefix(what, "text") {
         (ExtractKind::Text, after)
@@ -76,7 +138,7 @@ pub(super) fn extract_step(rest: &str) -> Result<Extraction, String> {
         (ExtractKind::Table, what)
     } else {
         return Err(format!(
-            "extract reads `text TARGET`, `value TARGET` or `table [\"NAME\"]`, not {what:?}"
+            "extract reads `text TARGET`, `value TARGET`, `table [\"NAME\"]` or `SCHEMA.json`, not {what:?}"
         ));
     };
     let (each, target) = match word_prefix(target, "each") {
@@ -105,7 +167,7 @@ pub(super) fn extract_step(rest: &str) -> Result<Extraction, String> {
         locator,
         nth,
         each,
-        name: name.to_owned(),
+        name,
     })
 }
 
@@ -148,6 +210,24 @@ mod tests {
                 .unwrap()
                 .may_act_twice()
         );
+    }
+
+    #[test]
+    fn a_json_file_is_read_through_the_llm() {
+        for line in [
+            "extract: product.json as product",
+            r#"extract: "schemas/Product.JSON" as product"#,
+        ] {
+            match StructuredStep::parse(1, line).unwrap().action {
+                StepAction::ExtractSchema(e) => {
+                    assert!(e.schema.ends_with(".json") || e.schema.ends_with(".JSON"));
+                    assert_eq!(e.name, "product");
+                }
+                other => panic!("{line}: {other:?}"),
+            }
+        }
+        let err = StructuredStep::parse(1, "extract: product.json as 1x").unwrap_err();
+        assert!(err.to_string().contains("letters, digits"), "{err}");
     }
 
     #[test]

@@ -404,6 +404,23 @@ fn output_expect(g: &mut Gen, a: &oxwright_steps::OutputAssertion) -> String {
     }
 }
 
+/// Why a step read through a model has no place in a spec.
+fn read_by_model(e: &oxwright_steps::SchemaExtraction) -> CodegenError {
+    CodegenError::Unusable(format!(
+        "extract: {} reads the page through an LLM, which a Playwright spec has not: read the values with `extract: text`, `value` or `table` steps to have them in a spec",
+        e.schema
+    ))
+}
+
+/// `scroll: through`: a screen at a time to the bottom, waiting at each.
+fn scroll_through() -> String {
+    format!(
+        "for (let screen = 0; screen < {}; screen++) {{ const end = await page.evaluate({}); await page.waitForTimeout(500); if (end) break; }}",
+        oxwright_steps::ScrollTo::MAX_SCREENS,
+        ts::string(oxwright_steps::ScrollTo::THROUGH_STEP)
+    )
+}
+
 fn step_from_line(
     g: &mut Gen,
     action: &StepAction,
@@ -441,13 +458,10 @@ fn step_from_line(
             g.push("page.removeAllListeners('dialog');".into());
             g.push(format!("page.on('dialog', (dialog) => {how});"));
         }
-        StepAction::ScrollPage(oxwright_steps::ScrollTo::Through) => g.push(format!(
-            "for (let screen = 0; screen < {}; screen++) {{ const end = await page.evaluate({}); await page.waitForTimeout(500); if (end) break; }}",
-            oxwright_steps::ScrollTo::MAX_SCREENS,
-            ts::string(oxwright_steps::ScrollTo::THROUGH_STEP)
-        )),
+        StepAction::ScrollPage(oxwright_steps::ScrollTo::Through) => g.push(scroll_through()),
         StepAction::ScrollPage(to) => g.push(format!("await page.evaluate({});", ts::string(to.script()))),
         StepAction::Extract(e) => extract(g, e),
+        StepAction::ExtractSchema(e) => return Err(read_by_model(e)),
         StepAction::Act {
             locator,
             nth,

@@ -113,6 +113,13 @@ pub(super) fn structured_meta(step: &StructuredStep, number: u32) -> (Vec<String
             meta["output"] = json!(e.name);
             keys.extend(["target".into(), "value".into(), "output".into()]);
         }
+        StepAction::ExtractSchema(e) => {
+            meta["intent"] = json!("extract");
+            meta["value"] = json!("schema");
+            meta["schema"] = json!(e.schema);
+            meta["output"] = json!(e.name);
+            keys.extend(["value".into(), "schema".into(), "output".into()]);
+        }
         StepAction::Else { .. } => {}
     }
     (keys, meta)

@@ -120,6 +120,8 @@ pub(super) fn classify(kind: StepKind, tried: &[Tried]) -> ErrorType {
         Some("ACTION_FAILED") => ErrorType::ActionFailed,
         Some("LLM_ERROR") => ErrorType::LlmError,
         Some("LLM_FALLBACK_DISABLED") => ErrorType::LlmFallbackDisabled,
+        // A reading that did not hold (a model's answer that never fitted).
+        Some("ASSERTION_FAILED") => ErrorType::AssertionFailed,
         _ => ErrorType::StepNotCompleted,
     }
 }

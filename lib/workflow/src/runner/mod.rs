@@ -32,6 +32,7 @@ mod llm_step;
 mod record;
 mod replay;
 mod resume;
+mod schema;
 mod structured;
 #[cfg(test)]
 mod tests;
@@ -110,6 +111,9 @@ pub struct WorkflowOptions {
     /// set and each origin's storage written before the first page opens.
     /// A run continued from a checkpoint takes the checkpoint's state instead.
     pub storage_state: Option<oxwright_engine::StorageState>,
+    /// The JSON Schemas `extract: FILE.json as NAME` steps read into, by
+    /// the file name as the steps write it.
+    pub schemas: std::collections::BTreeMap<String, oxwright_jobs::JsonSchema>,
 }
 
 /// How a replay runs.
@@ -147,6 +151,7 @@ impl WorkflowOptions {
             hints: crate::Hints::default(),
             checkpoints: None,
             storage_state: None,
+            schemas: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -187,6 +192,24 @@ struct Run<'a> {
     last_shot: Option<Vec<u8>>,
 }
 
+/// Refuses a run whose `extract: FILE.json` steps have no schema, or no
+/// LLM to read through, before anything runs.
+fn schemas_given(workflow: &Workflow, deps: &RunDeps, opts: &WorkflowOptions) -> Result<(), WorkflowError> {
+    for file in workflow.schema_files() {
+        if !opts.schemas.contains_key(&file) {
+            return Err(WorkflowError::Config(format!(
+                "extract: {file}: the job carries no schema of that name (the files the steps name are read beside the workflow, or given as the job's `schemas`)"
+            )));
+        }
+        if deps.llm.is_none() {
+            return Err(WorkflowError::Config(format!(
+                "extract: {file} reads the page through an LLM (--llm-base-url and --model)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Runs `workflow` on `page` (any engine) and returns its result. A failed step or a fatal
 /// error still yields a result (status failed, `error` set) with the
 /// artefacts written so far; `Err` is returned only when nothing could run.
@@ -208,6 +231,7 @@ pub async fn run_workflow(
             "plain-language steps need an LLM (--llm-base-url and --model)".into(),
         ));
     }
+    schemas_given(workflow, &deps, &opts)?;
     let mut run = new_run(page, workflow, &deps, &opts, mode);
     let outcome = run.run(workflow).await;
     if let Err(e @ WorkflowError::HandedOver { .. }) = outcome {

@@ -30,36 +30,17 @@ impl Run<'_> {
             }
             Err(e) => tracing::warn!(error = %e, "final screenshot failed"),
         }
-        let html = match self.exec.page().html().await {
-            Ok(html) => html,
-            Err(e) => {
-                tracing::warn!(error = %e, "final page html failed");
-                return;
-            }
-        };
-        let base = self
-            .exec
-            .page()
-            .url()
-            .await
-            .ok()
-            .and_then(|u| url::Url::parse(&u).ok());
-        let converted = tokio::task::spawn_blocking(move || {
-            oxwright_markdown::html_to_markdown(&html, base.as_ref(), oxwright_markdown::ContentMode::Full)
-        })
-        .await;
-        match converted {
-            Ok(Ok(c)) => {
+        match self.page_markdown().await {
+            Ok(markdown) => {
                 if let Err(e) = self
                     .log
-                    .put_text(FINAL_MARKDOWN, &c.markdown, "text/markdown; charset=utf-8")
+                    .put_text(FINAL_MARKDOWN, &markdown, "text/markdown; charset=utf-8")
                     .await
                 {
                     tracing::warn!(error = %e, "final markdown not stored");
                 }
             }
-            Ok(Err(e)) => tracing::warn!(error = %e, "final page markdown failed"),
-            Err(e) => tracing::warn!(error = %e, "final page markdown task failed"),
+            Err(why) => tracing::warn!(error = %why, "final page markdown failed"),
         }
     }
 

@@ -24,17 +24,7 @@ impl Run<'_> {
         self.log
             .say(&format!("step {number}/{}: {}", self.checklist.len(), step.text));
         let step_started = Instant::now();
-        self.kind = match &step.action {
-            StepAction::Goto(_) => StepKind::Goto,
-            StepAction::Sleep(_) => StepKind::Sleep,
-            StepAction::Expect(_) => StepKind::Expect,
-            StepAction::Act { .. }
-            | StepAction::Else { .. }
-            | StepAction::PressKey(_)
-            | StepAction::Dialog { .. }
-            | StepAction::ScrollPage(_)
-            | StepAction::Extract(_) => StepKind::Act,
-        };
+        self.kind = step_kind(&step.action);
         self.tried.clear();
         if step.may_act_twice() {
             self.checkpoint_acting(index, None).await;
@@ -46,6 +36,7 @@ impl Run<'_> {
         let mut stop = false;
         let mut else_reason = None;
         let mut output = None;
+        let mut step_tokens = (0, 0);
         // Auto-waits share the action deadline across the attempts.
         let wait = attempt_wait(self.exec.timeout());
         let (keys, meta) = structured_meta(step, number);
@@ -62,15 +53,9 @@ impl Run<'_> {
             let hint_keys: Vec<&str> = keys.iter().map(String::as_str).collect();
             let mut line = AttemptLine::new(number, attempt, &step.text, &meta, &hint_keys, 0, "");
             let mut trace = StepTrace::default();
-            let outcome: Result<(), AttemptError> = attempt_step(
-                &mut self.exec,
-                step,
-                &self.opts.start_url,
-                wait,
-                &self.sanitizer,
-                &mut trace,
-            )
-            .await?;
+            let outcome = self.attempt(step, wait, &mut trace, &mut line).await?;
+            step_tokens.0 += line.tokens.prompt;
+            step_tokens.1 += line.tokens.completion;
             line.decision = trace.decision;
             line.precheck = trace.precheck;
             if let Some(navigated) = trace.acted {
@@ -92,8 +77,10 @@ impl Run<'_> {
                 Err(err) => {
                     reasons.push(err.to_string());
                     line.fail(&err);
-                    // Drawn on a canvas: another attempt cannot find elements either.
-                    give_up = matches!(err, AttemptError::Canvas(_));
+                    // Drawn on a canvas: another attempt cannot find elements
+                    // either. A model's reading made its own repairs.
+                    give_up = matches!(err, AttemptError::Canvas(_))
+                        || matches!(step.action, StepAction::ExtractSchema(_));
                 }
             }
             self.finish_attempt(line, trace.durations, attempt_started)
@@ -105,7 +92,16 @@ impl Run<'_> {
             self.exec.snapshot().await.map(|s| s.text).unwrap_or_default()
         };
         let closed = self
-            .close_step(index, completed, attempt, reasons, 0, 0, step_started, &snapshot)
+            .close_step(
+                index,
+                completed,
+                attempt,
+                reasons,
+                step_tokens.0,
+                step_tokens.1,
+                step_started,
+                &snapshot,
+            )
             .await;
         if let Some(outcome) = self.outcomes.last_mut().filter(|o| o.step_number == number) {
             outcome.else_reason = else_reason;
@@ -113,5 +109,47 @@ impl Run<'_> {
         }
         closed?;
         Ok(stop)
+    }
+
+    /// One attempt of `step`: a model's reading into a schema, or what
+    /// `oxwright-steps` does; the model's tokens go on `line`.
+    async fn attempt(
+        &mut self,
+        step: &StructuredStep,
+        wait: std::time::Duration,
+        trace: &mut StepTrace,
+        line: &mut AttemptLine,
+    ) -> Result<Result<(), AttemptError>, WorkflowError> {
+        if let StepAction::ExtractSchema(e) = &step.action {
+            let (outcome, tokens) = self.read_by_schema(e, trace).await;
+            line.tokens.prompt += tokens.0;
+            line.tokens.completion += tokens.1;
+            return Ok(outcome);
+        }
+        Ok(attempt_step(
+            &mut self.exec,
+            step,
+            &self.opts.start_url,
+            wait,
+            &self.sanitizer,
+            trace,
+        )
+        .await?)
+    }
+}
+
+/// What kind of step an action is, for its failure's type.
+fn step_kind(action: &StepAction) -> StepKind {
+    match action {
+        StepAction::Goto(_) => StepKind::Goto,
+        StepAction::Sleep(_) => StepKind::Sleep,
+        StepAction::Expect(_) => StepKind::Expect,
+        StepAction::Act { .. }
+        | StepAction::Else { .. }
+        | StepAction::PressKey(_)
+        | StepAction::Dialog { .. }
+        | StepAction::ScrollPage(_)
+        | StepAction::Extract(_)
+        | StepAction::ExtractSchema(_) => StepKind::Act,
     }
 }
