@@ -44,8 +44,9 @@ Structured steps (one per line; a file with no `verb:` line is plain language fo
   extract: text each listitem as items   extract: value textbox \"Company\" as company
   expect: output title includes \"Order\"  expect: output orders count >= 1
   expect: output orders[0].Total = 9.99  expect: output orders[-1][\"Order date\"] includes 2026
-`extract:` reads into result.json's outputs; `expect: output` checks what was read (`=` a text or
-number, `includes`, `<`, `<=`, `>`, `>=`, `!=`, `count`).
+`extract:` reads into result.json's outputs (`extract: product.json as product` reads the page through
+the LLM into the JSON Schema in product.json, beside the workflow); `expect: output` checks what was
+read (`=` a text or number, `includes`, `<`, `<=`, `>`, `>=`, `!=`, `count`).
 `scroll:` also takes top, up and down; `dialog: accept \"text\"` answers a prompt.
 Targets: ROLE \"name\", text|testid|label|placeholder|css|xpath \"…\"; then `exact` (the whole name)
 and `nth N` to pick one of several matches: 0 is the first, 1 the second, -1 the last, -2 the one
@@ -202,6 +203,11 @@ pub(crate) async fn execute(setup: Setup, cmd: &RunArgs, plan: Plan) -> anyhow::
         return Err(usage(missing_secrets_message(&missing, &secrets.describe())));
     }
     let llm = cmd.llm.model(&setup.env, &setup.config.llm)?;
+    if let (Some(file), None) = (plan.schemas.keys().next(), &llm) {
+        return Err(usage(format!(
+            "extract: {file} reads the page through an LLM: give --llm-base-url and --model (or [llm])"
+        )));
+    }
     let session = cmd
         .resume
         .clone()
